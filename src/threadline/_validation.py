@@ -1,0 +1,83 @@
+"""Turn pydantic's validation errors into :class:`threadline.ValidationError` with JSON paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pydantic
+
+from threadline.errors import ErrorDetail, ValidationError
+
+__all__ = ["format_path", "translate_errors"]
+
+# The tags of the part unions: pydantic puts the chosen tag into an error's location
+# (``parts.0.tool_call.arguments``); a JSON path reads better without it.
+_PART_TAGS = frozenset(
+    {
+        "text",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "file",
+        "hook",
+        "provider_tool_call",
+        "provider_tool_result",
+    }
+)
+_UNION_NOISE = frozenset({"str", "tuple[...]", "function-after[_decode_base64(), str]", "bytes"})
+
+
+def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
+    """``("messages", 3, "parts", 0, "tool_call", "arguments")`` → ``messages[3].parts[0].arguments``."""
+    path = prefix
+    previous: int | str | None = None
+    for item in loc:
+        if isinstance(item, int):
+            path += f"[{item}]"
+        elif isinstance(previous, int) and item in _PART_TAGS:
+            pass
+        elif item in _UNION_NOISE or item.startswith(("function-", "tagged-union[")):
+            pass
+        else:
+            path = f"{path}.{item}" if path else item
+        previous = item
+    return path
+
+
+def translate_errors(
+    error: pydantic.ValidationError, summary: str, prefix: str = ""
+) -> ValidationError:
+    """Build a :class:`ValidationError` listing every problem in ``error`` with its path."""
+    details: list[ErrorDetail] = []
+    seen: set[tuple[str, str]] = set()
+    items = error.errors(include_url=False, include_input=False)
+    paths = [format_path(item["loc"], prefix) for item in items]
+    for item, path in zip(items, paths):
+        kind = item["type"]
+        if kind == "too_short" and any(other.startswith(path + "[") for other in paths):
+            continue  # "no parts left" only because a part was invalid: that error says why
+        if kind == "role_part":
+            path = f"{path}[{item.get('ctx', {}).get('index')}]"
+        message = _friendly(kind, item["msg"], path)
+        if (path, message) in seen:
+            continue
+        seen.add((path, message))
+        details.append(ErrorDetail(path, message, kind))
+    lines = "\n".join(f"  {detail}" for detail in details)
+    noun = "problem" if len(details) == 1 else "problems"
+    return ValidationError(f"{summary}: {len(details)} {noun}\n{lines}", details)
+
+
+def _friendly(kind: str, message: str, path: str) -> str:
+    if kind == "too_short" and path.endswith("parts"):
+        return "a message needs at least one part"
+    if kind == "union_tag_invalid":
+        return (
+            message + " (a part's type is one of text, reasoning, tool_call, tool_result, "
+            "file, hook, provider_tool_call, provider_tool_result)"
+        )
+    if kind == "extra_forbidden":
+        return "unknown field; check the spelling (messages and parts forbid extra fields)"
+    if kind.startswith("value_error") and message.startswith("Value error, "):
+        return message[len("Value error, ") :]
+    return message

@@ -1,0 +1,127 @@
+"""Every exception and warning threadline raises.
+
+Each error also subclasses the builtin it resembles, so ``except ValueError`` keeps working in
+code that does not know threadline::
+
+    ThreadlineError
+    ├── ValidationError (ValueError)        bad messages or JSON given to threadline
+    │   └── UnsupportedVersionError         JSON written by a newer threadline
+    ├── IntegrityError (ValueError)         a history that cannot be sent to a model as it is
+    ├── CodecError                          a provider payload threadline cannot read or write
+    │   ├── UnknownProviderError (LookupError)
+    │   └── UnsupportedContentError (ValueError)
+    ├── StoreError                          a store's driver failed (the driver error is __cause__)
+    └── PluginError                         a context plugin failed
+
+    ThreadlineWarning (UserWarning)
+    └── StoreRecoveryWarning                a store skipped a record it could not read
+
+Calling pydantic directly (``Message(...)``, ``Message.model_validate``) raises pydantic's own
+``ValidationError``, which is also a ``ValueError``; threadline's entry points (constructors,
+``load_json``, ``History`` methods, codecs) translate it to :class:`ValidationError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from threadline.integrity import IntegrityIssue
+
+__all__ = [
+    "CodecError",
+    "ErrorDetail",
+    "IntegrityError",
+    "PluginError",
+    "StoreError",
+    "StoreRecoveryWarning",
+    "ThreadlineError",
+    "ThreadlineWarning",
+    "UnknownProviderError",
+    "UnsupportedContentError",
+    "UnsupportedVersionError",
+    "ValidationError",
+]
+
+
+class ThreadlineError(Exception):
+    """The base of every error threadline raises on purpose."""
+
+
+@dataclass(frozen=True)
+class ErrorDetail:
+    """One problem found while validating input."""
+
+    path: str
+    """Where the problem is, as a JSON path such as ``messages[3].parts[0].arguments``."""
+    message: str
+    """What is wrong, and where possible how to fix it."""
+    type: str
+    """A stable machine-readable kind, such as ``missing`` or ``role_part``."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ValidationError(ThreadlineError, ValueError):
+    """Messages, parts or JSON given to threadline are not valid.
+
+    Raised by the constructors, ``load_json``, ``History`` methods given mappings and the codecs'
+    ``decode``. ``errors`` lists every problem with the path of the field.
+    """
+
+    def __init__(self, message: str, errors: Sequence[ErrorDetail] = ()) -> None:
+        super().__init__(message)
+        self.errors: tuple[ErrorDetail, ...] = tuple(errors)
+
+
+class UnsupportedVersionError(ValidationError):
+    """The JSON envelope has a format version this threadline cannot read.
+
+    Written by a newer threadline (upgrade to read it) or not a threadline envelope at all.
+    """
+
+    def __init__(self, message: str, version: object) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+class IntegrityError(ThreadlineError, ValueError):
+    """A history breaks a pairing or ordering rule that repair may not (or was told not to) fix.
+
+    ``issues`` holds every problem found, each with its code, message index and part index.
+    """
+
+    def __init__(self, message: str, issues: Sequence[IntegrityIssue] = ()) -> None:
+        super().__init__(message)
+        self.issues: tuple[IntegrityIssue, ...] = tuple(issues)
+
+
+class CodecError(ThreadlineError):
+    """A provider payload cannot be read, or a history cannot be written in a provider format."""
+
+
+class UnknownProviderError(CodecError, LookupError):
+    """No codec is registered under the given provider name."""
+
+
+class UnsupportedContentError(CodecError, ValueError):
+    """A part cannot be carried by the provider format and ``unsupported="raise"`` was asked."""
+
+
+class StoreError(ThreadlineError):
+    """A store could not load or write a conversation. The driver's error is ``__cause__``."""
+
+
+class PluginError(ThreadlineError):
+    """A context plugin failed; the history is left as it was before the plugin ran."""
+
+
+class ThreadlineWarning(UserWarning):
+    """The base of threadline's warnings."""
+
+
+class StoreRecoveryWarning(ThreadlineWarning):
+    """A store skipped a record it could not read (for example a line torn by a crash)."""

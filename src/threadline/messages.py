@@ -1,0 +1,811 @@
+"""The message model: :class:`Message`, its part types, constructors and accessors.
+
+A conversation is a sequence of :class:`Message`. Each message has a ``role`` and one or more
+parts; parts are frozen, slotted pydantic dataclasses told apart by their ``type`` tag (the
+bulk of a history's memory is parts, so they carry no ``__dict__``). Nothing here names a
+provider's wire format: the codecs map parts to and from each provider, and the attribute
+docstrings below say which wire field each provider slot corresponds to.
+
+Which parts a role may hold is validated here; pairing rules (every call answered once, ids
+unique) are the job of :mod:`threadline.integrity`.
+"""
+
+from __future__ import annotations
+
+import binascii
+import dataclasses
+import json
+import secrets
+from base64 import b64decode, b64encode
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar, Union
+
+import pydantic
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, check_json_value
+from threadline._validation import translate_errors
+
+__all__ = [
+    "AssistantPart",
+    "FilePart",
+    "HookPart",
+    "Message",
+    "Part",
+    "ProviderToolCallPart",
+    "ProviderToolResultPart",
+    "ReasoningPart",
+    "Role",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultContent",
+    "ToolResultPart",
+    "assistant_message",
+    "file_part",
+    "hook_part",
+    "internal_message",
+    "reasoning_part",
+    "same_content",
+    "system_message",
+    "text_part",
+    "tool_call_part",
+    "tool_message",
+    "tool_result_part",
+    "use_id_factory",
+    "user_message",
+]
+
+Role: TypeAlias = Literal["system", "user", "assistant", "tool", "internal"]
+"""Who a message is from. ``internal`` messages never reach a model (UI and resume state)."""
+
+Metadata: TypeAlias = FrozenJsonMap
+"""Read-only JSON metadata; the annotation used for every ``metadata`` field."""
+
+_PART_CONFIG = ConfigDict(
+    extra="forbid", str_strict=True, json_schema_serialization_defaults_required=True
+)
+
+
+class _Base64Bytes:
+    """``bytes`` in Python, **standard** base64 (``+/``, padded) in JSON.
+
+    pydantic's own bytes-as-base64 mode writes the URL-safe alphabet, which providers reject in
+    ``data:`` URLs; this type writes standard base64 and reads either alphabet.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        from_str = core_schema.no_info_after_validator_function(
+            _decode_base64, core_schema.str_schema(strict=True)
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=from_str,
+            python_schema=core_schema.union_schema(
+                [core_schema.bytes_schema(strict=True), from_str], mode="left_to_right"
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _encode_base64, when_used="json"
+            ),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "contentEncoding": "base64"}
+
+
+def _encode_base64(value: bytes) -> str:
+    return b64encode(value).decode("ascii")
+
+
+def _decode_base64(value: str) -> bytes:
+    try:
+        if "-" in value or "_" in value:
+            return b64decode(value, altchars=b"-_", validate=True)
+        return b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as error:
+        raise PydanticCustomError(
+            "base64", "file bytes are not valid base64 ({error})", {"error": str(error)}
+        ) from None
+
+
+Base64Bytes = Annotated[bytes, _Base64Bytes]
+JsonObject = Annotated[FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
+JsonData = Annotated[Any, JSON_DATA]
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class TextPart:
+    """Plain text from a user, a model or a tool."""
+
+    type: Literal["text"] = "text"
+    """The part tag, always ``"text"``."""
+    text: str
+    """The text. May be empty."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence: Anthropic ``cache_control`` and
+    ``citations``, Gemini ``thoughtSignature`` (``gemini.thought_signature``), an OpenAI
+    Responses output item id (``openai.item_id``)."""
+
+    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> TextPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class ReasoningPart:
+    """A model's reasoning ("thinking"), with the opaque state a provider needs to continue it.
+
+    Opaque fields are kept byte for byte; codecs replay them only to the provider (and model)
+    that produced them.
+    """
+
+    type: Literal["reasoning"] = "reasoning"
+    """The part tag, always ``"reasoning"``."""
+    text: str = ""
+    """The readable reasoning text. Anthropic ``thinking.thinking``; OpenAI Responses
+    ``reasoning.content`` text; Gemini text of a ``thought: true`` part; Mistral ``thinking``
+    chunk text; Bedrock ``reasoningContent.reasoningText.text``. Empty when the provider
+    only returned encrypted or redacted reasoning."""
+    signature: str | None = None
+    """The provider's integrity signature over the reasoning. Anthropic ``thinking.signature``;
+    Gemini ``thoughtSignature`` (base64) of the thought part; Bedrock
+    ``reasoningText.signature``; Mistral ``thinking`` chunk ``signature``."""
+    encrypted: str | None = None
+    """Encrypted or redacted reasoning the provider can read back. OpenAI Responses
+    ``reasoning.encrypted_content``; Anthropic ``redacted_thinking.data``; Bedrock
+    ``reasoningContent.redactedContent`` (base64)."""
+    redacted: bool = False
+    """True when the provider withheld the text and only ``encrypted`` carries the reasoning
+    (Anthropic ``redacted_thinking``, Bedrock ``redactedContent``)."""
+    provider: str | None = None
+    """Which provider produced the opaque state: ``openai``, ``anthropic``, ``gemini``,
+    ``mistral`` or ``bedrock``. Opaque state is never sent to another provider."""
+    model: str | None = None
+    """The model that produced it, when known; with ``reasoning="auto"`` a codec given another
+    ``model`` drops the opaque state."""
+    item_id: str | None = None
+    """OpenAI Responses ``reasoning`` item ``id`` (``rs_...``)."""
+    summary: tuple[str, ...] = ()
+    """OpenAI Responses ``reasoning.summary[].text``, one entry per summary part."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence."""
+
+    def with_metadata(
+        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
+    ) -> ReasoningPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class ToolCallPart:
+    """A model asking the application to run a tool.
+
+    OpenAI Chat ``tool_calls[]``; OpenAI Responses ``function_call``; Anthropic ``tool_use``;
+    Gemini ``functionCall``; Mistral ``tool_calls[]``; Bedrock ``toolUse``.
+    """
+
+    type: Literal["tool_call"] = "tool_call"
+    """The part tag, always ``"tool_call"``."""
+    id: str
+    """The call id its result refers to. OpenAI Chat ``tool_calls[].id``; OpenAI Responses
+    ``call_id``; Anthropic ``tool_use.id``; Gemini ``functionCall.id``; Mistral
+    ``tool_calls[].id``; Bedrock ``toolUse.toolUseId``. Codecs map ids a provider would
+    reject without changing the stored one."""
+    name: str
+    """The tool's name."""
+    arguments: JsonObject
+    """The arguments as a parsed JSON object (read-only). OpenAI and Mistral send a JSON string;
+    Anthropic ``input``, Gemini ``args`` and Bedrock ``input`` an object."""
+    raw_arguments: str | None = None
+    """The text the model emitted when it was not a JSON object. Set only when ``arguments``
+    is empty; such a call is invalid and :func:`~threadline.prepare_messages` repairs it."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence: Gemini ``gemini.thought_signature``, OpenAI
+    Responses ``openai.item_id`` (the ``fc_...`` item id)."""
+
+    def __post_init__(self) -> None:
+        if self.raw_arguments is not None and self.arguments:
+            raise PydanticCustomError(
+                "raw_arguments",
+                "raw_arguments may be set only when arguments is empty: raw_arguments keeps the "
+                "text of arguments that were not a JSON object. Pass either parsed arguments "
+                "or raw_arguments with arguments={}",
+            )
+
+    def with_metadata(
+        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
+    ) -> ToolCallPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class FilePart:
+    """An image, document, audio or other file, by bytes or by URL (exactly one)."""
+
+    type: Literal["file"] = "file"
+    """The part tag, always ``"file"``."""
+    media_type: str
+    """The IANA media type, such as ``image/png`` or ``application/pdf``."""
+    data: Base64Bytes | None = None
+    """The file's bytes; standard base64 in JSON. OpenAI ``data:`` URLs and ``file_data``;
+    Anthropic ``source.data``; Gemini ``inlineData.data``; Bedrock ``source.bytes``."""
+    url: str | None = None
+    """Where the file lives (``https://``, ``gs://``, ``s3://``...). OpenAI ``image_url.url``
+    and ``file_url``; Anthropic ``source.url``; Gemini ``fileData.fileUri``; Bedrock
+    ``s3Location.uri``."""
+    filename: str | None = None
+    """The file's name, where the provider takes one (OpenAI ``filename``, Bedrock document
+    ``name``)."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence."""
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise PydanticCustomError(
+                "file_source",
+                "a file part needs exactly one of data (bytes) or url (str); "
+                "got {which}. Use file_part(bytes_or_url, media_type)",
+                {"which": "neither" if self.data is None else "both"},
+            )
+        if "/" not in self.media_type:
+            raise PydanticCustomError(
+                "media_type",
+                "media_type '{media_type}' is not a media type such as 'image/png' or 'application/pdf'",
+                {"media_type": self.media_type},
+            )
+
+    def __repr__(self) -> str:
+        source = f"data=<{len(self.data)} bytes>" if self.data is not None else f"url={self.url!r}"
+        return f"FilePart(media_type={self.media_type!r}, {source}, filename={self.filename!r})"
+
+    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> FilePart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+ToolResultContent: TypeAlias = Annotated[
+    Union[TextPart, FilePart], Field(discriminator="type")  # noqa: UP007 (pydantic needs Union)
+]
+"""What a tool result's content may hold besides a plain string."""
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class ToolResultPart:
+    """What a tool returned for one call.
+
+    OpenAI Chat ``role: "tool"`` message; OpenAI Responses ``function_call_output``; Anthropic
+    ``tool_result``; Gemini ``functionResponse``; Mistral ``role: "tool"``; Bedrock
+    ``toolResult``.
+    """
+
+    type: Literal["tool_result"] = "tool_result"
+    """The part tag, always ``"tool_result"``."""
+    call_id: str
+    """The ``id`` of the :class:`ToolCallPart` this answers."""
+    content: str | tuple[ToolResultContent, ...]
+    """The result: a string, or text and file parts (a tool that returns an image)."""
+    name: str | None = None
+    """The tool's name (Gemini ``functionResponse.name`` and Mistral ``name`` need it)."""
+    is_error: bool = False
+    """The tool failed. Anthropic ``is_error``; Bedrock ``status: "error"``; Gemini
+    ``response: {"error": ...}``; formats without a flag prefix the text with
+    ``[tool error] ``."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details and repair provenance (``threadline.repair``)."""
+
+    @property
+    def text(self) -> str:
+        """The text of the result: ``content`` itself, or its text parts concatenated."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
+
+    def with_metadata(
+        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
+    ) -> ToolResultPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class HookPart:
+    """Application state for a UI or a resumed run (a pending approval, a form). Never sent to a
+    model: integrity drops it."""
+
+    type: Literal["hook"] = "hook"
+    """The part tag, always ``"hook"``."""
+    name: str
+    """What kind of state this is, chosen by the application (``"approval"``...)."""
+    state: JsonObject
+    """The state, a read-only JSON object."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Application details kept across persistence."""
+
+    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> HookPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class ProviderToolCallPart:
+    """A tool the provider ran itself (web search, code execution).
+
+    OpenAI Responses ``web_search_call`` and other hosted tool items; Anthropic
+    ``server_tool_use``; Gemini ``executableCode``.
+    """
+
+    type: Literal["provider_tool_call"] = "provider_tool_call"
+    """The part tag, always ``"provider_tool_call"``."""
+    id: str
+    """The provider's id for the call."""
+    name: str
+    """The hosted tool's name (``web_search``, ``code_execution``...)."""
+    input: JsonData = None
+    """The call's input as the provider sent it (any JSON value)."""
+    provider: str
+    """The provider that ran it; these parts are sent back only to that provider."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence."""
+
+    def with_metadata(
+        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
+    ) -> ProviderToolCallPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+class ProviderToolResultPart:
+    """The result of a tool the provider ran itself; follows its call in the same message.
+
+    Anthropic ``web_search_tool_result`` and siblings; Gemini ``codeExecutionResult``.
+    """
+
+    type: Literal["provider_tool_result"] = "provider_tool_result"
+    """The part tag, always ``"provider_tool_result"``."""
+    call_id: str
+    """The ``id`` of the :class:`ProviderToolCallPart` this answers."""
+    content: JsonData = None
+    """The result as the provider sent it (any JSON value)."""
+    provider: str
+    """The provider that ran it."""
+    is_error: bool = False
+    """The hosted tool failed."""
+    metadata: Metadata = dataclasses.field(default=EMPTY)
+    """Provider details kept across persistence."""
+
+    def with_metadata(
+        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
+    ) -> ProviderToolResultPart:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
+        return _with_metadata(self, mapping, kv)
+
+
+Part: TypeAlias = Annotated[
+    Union[  # noqa: UP007 (pydantic needs Union here on 3.10)
+        TextPart,
+        ReasoningPart,
+        ToolCallPart,
+        ToolResultPart,
+        FilePart,
+        HookPart,
+        ProviderToolCallPart,
+        ProviderToolResultPart,
+    ],
+    Field(discriminator="type"),
+]
+"""Any part, told apart by its ``type`` tag."""
+
+AssistantPart: TypeAlias = Union[  # noqa: UP007
+    TextPart, ReasoningPart, ToolCallPart, FilePart, HookPart, ProviderToolCallPart,
+    ProviderToolResultPart,
+]  # fmt: skip
+"""The parts an assistant message may hold."""
+
+_P = TypeVar("_P", TextPart, ReasoningPart, ToolCallPart, ToolResultPart, FilePart, HookPart,
+             ProviderToolCallPart, ProviderToolResultPart)  # fmt: skip
+
+_ALLOWED: dict[str, frozenset[type]] = {
+    "system": frozenset({TextPart}),
+    "user": frozenset({TextPart, FilePart}),
+    "assistant": frozenset(
+        {TextPart, ReasoningPart, ToolCallPart, FilePart, HookPart,
+         ProviderToolCallPart, ProviderToolResultPart}
+    ),  # fmt: skip
+    "tool": frozenset({ToolResultPart}),
+    "internal": frozenset({HookPart, TextPart}),
+}
+_ALLOWED_TEXT = {
+    "system": "text parts",
+    "user": "text and file parts",
+    "assistant": "text, reasoning, tool_call, file, hook and provider tool parts",
+    "tool": "tool_result parts",
+    "internal": "hook and text parts",
+}
+_WHERE_INSTEAD = {
+    "tool_call": "put tool calls on an assistant message",
+    "tool_result": "put tool results on a tool message",
+    "reasoning": "put reasoning on an assistant message",
+    "hook": "put hook parts on an internal or assistant message",
+    "file": "put files on a user or assistant message, or in a tool result's content",
+    "provider_tool_call": "put provider tool parts on an assistant message",
+    "provider_tool_result": "put provider tool parts on an assistant message",
+    "text": "text is not allowed here",
+}
+
+_id_factory: ContextVar[Callable[[], str] | None] = ContextVar(
+    "threadline_id_factory", default=None
+)
+
+
+def _new_message_id() -> str:
+    factory = _id_factory.get()
+    if factory is not None:
+        return factory()
+    return "msg_" + secrets.token_hex(16)
+
+
+@contextmanager
+def use_id_factory(factory: Callable[[], str]) -> Iterator[None]:
+    """Make message ids come from ``factory`` inside the ``with`` block (this context only).
+
+    Durable workflows that replay code need the same ids on every replay::
+
+        counter = itertools.count()
+        with use_id_factory(lambda: f"msg_{next(counter)}"):
+            message = user_message("hi")
+    """
+    token = _id_factory.set(factory)
+    try:
+        yield
+    finally:
+        _id_factory.reset(token)
+
+
+class Message(pydantic.BaseModel):
+    """One message of a conversation: a role and at least one part.
+
+    Frozen; compare with ``==`` (every field, ids and metadata included) or
+    :func:`same_content` (roles and parts only).
+    """
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", str_strict=True, json_schema_serialization_defaults_required=True
+    )
+
+    id: str = Field(default_factory=_new_message_id)
+    """A unique id: ``"msg_"`` and 32 hex digits unless given (see :func:`use_id_factory`)."""
+    role: Role
+    """Who the message is from."""
+    parts: tuple[Part, ...] = Field(min_length=1)
+    """What the message holds, in order. Which part types are allowed depends on ``role``."""
+    created_at: datetime | None = None
+    """When the message was created; never set automatically (deterministic replays)."""
+    metadata: Metadata = Field(default_factory=lambda: EMPTY)
+    """Application and provider details kept across persistence (usage, response ids...)."""
+    replay: bool = Field(default=False, exclude=True)
+    """Runtime only: this message is being replayed from a stored run. Never serialized, so
+    loaded or sanitized messages always have ``replay=False``."""
+
+    @pydantic.field_validator("parts", mode="after")
+    @classmethod
+    def _check_parts_for_role(
+        cls, parts: tuple[Any, ...], info: pydantic.ValidationInfo
+    ) -> tuple[Any, ...]:
+        role = info.data.get("role")
+        if role is None:  # the role itself was invalid; that error is reported already
+            return parts
+        allowed = _ALLOWED[role]
+        for index, part in enumerate(parts):
+            if type(part) not in allowed:
+                raise PydanticCustomError(
+                    "role_part",
+                    "a {part_type} part, which a {role} message cannot hold; "
+                    "{role} messages hold {allowed} ({hint})",
+                    {
+                        "index": index,
+                        "part_type": part.type,
+                        "role": role,
+                        "allowed": _ALLOWED_TEXT[role],
+                        "hint": _WHERE_INSTEAD[part.type],
+                    },
+                )
+        return parts
+
+    @property
+    def text(self) -> str:
+        """The message's text parts concatenated with no separator."""
+        return "".join(part.text for part in self.parts if type(part) is TextPart)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+        """The message's tool calls, in order."""
+        return tuple(part for part in self.parts if type(part) is ToolCallPart)
+
+    @property
+    def tool_results(self) -> tuple[ToolResultPart, ...]:
+        """The message's tool results, in order."""
+        return tuple(part for part in self.parts if type(part) is ToolResultPart)
+
+    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> Message:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``.
+
+        Raises:
+            threadline.ValidationError: a value is not JSON.
+        """
+        merged = _merged_metadata(self.metadata, mapping, kv)
+        return self.model_copy(update={"metadata": merged})
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            if name == "replay" and not value:
+                continue
+            if name in ("created_at",) and value is None:
+                continue
+            if name == "metadata" and not value:
+                continue
+            yield name, value
+
+
+def same_content(a: Message, b: Message, /) -> bool:
+    """True when ``a`` and ``b`` have the same role and parts, whatever their ids and metadata."""
+    return a.role == b.role and a.parts == b.parts
+
+
+def _merged_metadata(
+    current: Mapping[str, Any], mapping: Mapping[str, Any] | None, kv: Mapping[str, Any]
+) -> FrozenJsonMap:
+    merged = dict(current)
+    if mapping:
+        merged.update(mapping)
+    merged.update(kv)
+    try:
+        return FrozenJsonMap(check_json_value(merged, "metadata"))
+    except PydanticCustomError as error:
+        from threadline.errors import ErrorDetail, ValidationError
+
+        detail = ErrorDetail("metadata", error.message(), error.type)
+        raise ValidationError(f"invalid metadata: {detail}", [detail]) from None
+
+
+def _with_metadata(part: _P, mapping: Mapping[str, Any] | None, kv: Mapping[str, Any]) -> _P:
+    merged = _merged_metadata(part.metadata, mapping, kv)
+    return dataclasses.replace(part, metadata=merged)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructors. They validate and raise threadline.ValidationError naming the field.
+
+def _as_part(item: object) -> object:
+    return TextPart(text=item) if isinstance(item, str) else item
+
+
+def _message(
+    role: Role,
+    parts: Sequence[object],
+    id: str | None,
+    metadata: Mapping[str, Any] | None,
+    created_at: datetime | None,
+) -> Message:
+    fields: dict[str, Any] = {"role": role, "parts": tuple(parts)}
+    if id is not None:
+        fields["id"] = id
+    if metadata:
+        fields["metadata"] = metadata
+    if created_at is not None:
+        fields["created_at"] = created_at
+    try:
+        return Message(**fields)
+    except pydantic.ValidationError as error:
+        raise translate_errors(error, f"invalid {role} message") from None
+
+
+def user_message(
+    *content: str | TextPart | FilePart,
+    id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    """A user message; each ``str`` becomes a text part.
+
+    Raises:
+        threadline.ValidationError: no content, or a part a user message cannot hold.
+    """
+    return _message("user", [_as_part(item) for item in content], id, metadata, created_at)
+
+
+def assistant_message(
+    *content: str | AssistantPart,
+    id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    """An assistant message; each ``str`` becomes a text part.
+
+    Raises:
+        threadline.ValidationError: no content, or a part an assistant message cannot hold.
+    """
+    return _message("assistant", [_as_part(item) for item in content], id, metadata, created_at)
+
+
+def tool_message(
+    *results: ToolResultPart,
+    id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    """A tool message holding one or more results (one per call of the turn it answers).
+
+    Raises:
+        threadline.ValidationError: no results, or something other than a tool result.
+    """
+    return _message("tool", results, id, metadata, created_at)
+
+
+def system_message(
+    text: str,
+    *,
+    id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    """A system message (instructions to the model).
+
+    Raises:
+        threadline.ValidationError: ``text`` is not a string.
+    """
+    return _message("system", [_as_part(text)], id, metadata, created_at)
+
+
+def internal_message(
+    *parts: str | HookPart | TextPart,
+    id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    created_at: datetime | None = None,
+) -> Message:
+    """An internal message (UI or resume state, notes); never sent to a model.
+
+    Raises:
+        threadline.ValidationError: no parts, or a part other than hook or text.
+    """
+    return _message("internal", [_as_part(item) for item in parts], id, metadata, created_at)
+
+
+def _part(cls: type[_P], what: str, **fields: Any) -> _P:
+    fields = {key: value for key, value in fields.items() if value is not None}
+    try:
+        return cls(**fields)
+    except pydantic.ValidationError as error:
+        raise translate_errors(error, f"invalid {what} part") from None
+
+
+def text_part(text: str, *, metadata: Mapping[str, Any] | None = None) -> TextPart:
+    """A text part.
+
+    Raises:
+        threadline.ValidationError: ``text`` is not a string.
+    """
+    return _part(TextPart, "text", text=text, metadata=metadata)
+
+
+def reasoning_part(text: str = "", **fields: Any) -> ReasoningPart:
+    """A reasoning part; ``fields`` are :class:`ReasoningPart`'s (``signature``, ``provider``...).
+
+    Raises:
+        threadline.ValidationError: a field has the wrong type or is unknown.
+    """
+    return _part(ReasoningPart, "reasoning", text=text, **fields)
+
+
+def tool_call_part(
+    id: str,
+    name: str,
+    arguments: Mapping[str, Any] | str | None = None,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+) -> ToolCallPart:
+    """A tool call. ``arguments`` is a mapping, or the JSON text a model emitted.
+
+    Text that does not parse to a JSON object is kept in ``raw_arguments`` with
+    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs).
+
+    Raises:
+        threadline.ValidationError: ``id`` or ``name`` is not a string, or an argument value
+            is not JSON.
+    """
+    raw: str | None = None
+    parsed: Mapping[str, Any] | None
+    if isinstance(arguments, str):
+        try:
+            decoded = json.loads(arguments)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, dict):
+            parsed = decoded
+        else:
+            parsed, raw = {}, arguments
+    else:
+        parsed = arguments
+    return _part(
+        ToolCallPart,
+        "tool_call",
+        id=id,
+        name=name,
+        arguments=parsed if parsed is not None else {},
+        raw_arguments=raw,
+        metadata=metadata,
+    )
+
+
+def tool_result_part(
+    call_id: str,
+    content: str | Sequence[str | TextPart | FilePart],
+    *,
+    name: str | None = None,
+    is_error: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> ToolResultPart:
+    """A tool result for the call ``call_id``; ``content`` is a string or text/file parts.
+
+    Raises:
+        threadline.ValidationError: ``content`` holds something other than text or files.
+    """
+    value: object = (
+        content if isinstance(content, str) else tuple(_as_part(item) for item in content)
+    )
+    return _part(
+        ToolResultPart,
+        "tool_result",
+        call_id=call_id,
+        content=value,
+        name=name,
+        is_error=is_error,
+        metadata=metadata,
+    )
+
+
+def file_part(
+    data_or_url: bytes | str,
+    media_type: str,
+    *,
+    filename: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> FilePart:
+    """A file part: ``bytes`` become ``data``, a ``str`` is a ``url``.
+
+    Raises:
+        threadline.ValidationError: ``media_type`` is not a media type.
+    """
+    source = "data" if isinstance(data_or_url, (bytes, bytearray, memoryview)) else "url"
+    value = bytes(data_or_url) if source == "data" else data_or_url  # type: ignore[arg-type]
+    return _part(
+        FilePart,
+        "file",
+        media_type=media_type,
+        filename=filename,
+        metadata=metadata,
+        **{source: value},
+    )
+
+
+def hook_part(
+    name: str, state: Mapping[str, Any], *, metadata: Mapping[str, Any] | None = None
+) -> HookPart:
+    """A hook part holding UI or resume ``state`` (a JSON object) under ``name``.
+
+    Raises:
+        threadline.ValidationError: ``state`` holds a value that is not JSON.
+    """
+    return _part(HookPart, "hook", name=name, state=state, metadata=metadata)
+

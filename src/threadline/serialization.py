@@ -1,0 +1,175 @@
+"""The neutral JSON format: a versioned envelope around a list of messages.
+
+Version 1 (what :func:`dump_json` writes)::
+
+    {"format": "threadline", "version": 1, "messages": [{"id": ..., "role": ..., "parts": [...]}]}
+
+Every field is written, defaults included, so the ``type`` tags are never lost. File bytes are
+standard base64. ``replay`` is runtime-only and never written.
+
+Version 0 is a bare JSON list of messages (what ``History.to_json`` of early drafts and
+hand-written fixtures look like); :func:`load_json` migrates it. A version newer than this
+library knows is refused with :class:`~threadline.UnsupportedVersionError`: reading it as
+version 1 could silently drop fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
+
+import pydantic
+import pydantic_core
+
+from threadline._validation import translate_errors
+from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
+from threadline.messages import Message
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "dump_json", "json_schema", "load_json"]
+
+FORMAT = "threadline"
+"""The ``format`` value of the envelope."""
+FORMAT_VERSION = 1
+"""The envelope version this library writes."""
+SCHEMA_ID = f"urn:threadline:messages:v{FORMAT_VERSION}"
+
+
+@pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
+class _Envelope(TypedDict):
+    format: Literal["threadline"]
+    version: Literal[1]
+    messages: list[Message]
+
+
+@cache
+def _envelope_adapter() -> pydantic.TypeAdapter[_Envelope]:
+    # Built on first use: building the core schema is most of what importing would cost.
+    return pydantic.TypeAdapter(_Envelope)
+
+
+@cache
+def _messages_adapter() -> pydantic.TypeAdapter[list[Message]]:
+    return pydantic.TypeAdapter(list[Message])
+
+_PREFIX = b'{"format":"threadline","version":1,"messages":'
+
+
+def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
+    """Serialize messages to the versioned JSON envelope (UTF-8 bytes).
+
+    Args:
+        messages: the messages, in order.
+        indent: pretty-print with this many spaces (compact when ``None``).
+
+    Raises:
+        threadline.ValidationError: an item is not a :class:`Message`.
+    """
+    items = messages if isinstance(messages, list) else list(messages)
+    for index, item in enumerate(items):
+        if not isinstance(item, Message):
+            raise ValidationError(
+                f"messages[{index}] is a {type(item).__name__}, not a Message; "
+                "build messages with user_message(...) etc. or Message.model_validate(...)",
+                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
+            )
+    if indent is None:
+        return _PREFIX + _messages_adapter().dump_json(items) + b"}"
+    envelope = {"format": FORMAT, "version": FORMAT_VERSION, "messages": items}
+    return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
+
+
+def load_json(data: bytes | bytearray | str) -> list[Message]:
+    """Read messages from the JSON envelope, or from a bare JSON list (version 0).
+
+    Nothing is half-loaded: either every message is valid and returned, or an error is raised.
+
+    Raises:
+        threadline.UnsupportedVersionError: the envelope's version is newer than this library
+            knows (upgrade threadline) or not a version at all.
+        threadline.ValidationError: the input is not JSON, not a threadline envelope, or a
+            message in it is invalid; ``errors`` names the JSON path of each bad field.
+    """
+    if not isinstance(data, (bytes, bytearray, str)):
+        raise ValidationError(
+            f"load_json takes bytes or str, not {type(data).__name__}",
+            [ErrorDetail("", "not bytes or str", "type")],
+        )
+    if _starts_with_bracket(data):
+        try:
+            return _messages_adapter().validate_json(data)
+        except pydantic.ValidationError as error:
+            raise _diagnose(data, error, bare=True) from None
+    try:
+        return _envelope_adapter().validate_json(data)["messages"]
+    except pydantic.ValidationError as error:
+        raise _diagnose(data, error, bare=False) from None
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of what :func:`dump_json` writes (serialization mode, with ``$id``)."""
+    schema = _envelope_adapter().json_schema(mode="serialization")
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
+    schema["title"] = f"threadline messages, format version {FORMAT_VERSION}"
+    return schema
+
+
+def _starts_with_bracket(data: bytes | bytearray | str) -> bool:
+    head = data[:64].lstrip()
+    if isinstance(head, str):
+        return head.startswith("[")
+    return head.startswith(b"[") or head.startswith(b"\xef\xbb\xbf[")
+
+
+def _diagnose(
+    data: bytes | bytearray | str, error: pydantic.ValidationError, *, bare: bool
+) -> ValidationError:
+    """Explain why validation failed: not JSON, not an envelope, a newer version, or bad fields."""
+    first = error.errors(include_url=False)[0]
+    if first["type"] in ("json_invalid", "json_type"):
+        try:
+            pydantic_core.from_json(data)
+        except ValueError as json_error:
+            detail = ErrorDetail("", f"not valid JSON: {json_error}", "json_invalid")
+            return ValidationError(f"cannot load threadline JSON: {detail.message}", [detail])
+    if bare:
+        return translate_errors(error, "invalid threadline JSON", prefix="messages")
+    try:
+        document = pydantic_core.from_json(data)
+    except ValueError as json_error:
+        detail = ErrorDetail("", f"not valid JSON: {json_error}", "json_invalid")
+        return ValidationError(f"cannot load threadline JSON: {detail.message}", [detail])
+    if not isinstance(document, dict):
+        detail = ErrorDetail(
+            "", f"expected an envelope object or a list of messages, got {_kind(document)}", "type"
+        )
+        return ValidationError(f"cannot load threadline JSON: {detail.message}", [detail])
+    if document.get("format") != FORMAT:
+        detail = ErrorDetail(
+            "format",
+            f"expected 'threadline', got {document.get('format')!r}; this is not a threadline "
+            "envelope",
+            "format",
+        )
+        return ValidationError(f"cannot load threadline JSON: {detail}", [detail])
+    version = document.get("version")
+    if version != FORMAT_VERSION:
+        if isinstance(version, int) and not isinstance(version, bool) and version > 1:
+            return UnsupportedVersionError(
+                f"this threadline reads format versions 0 to {FORMAT_VERSION}, but the data is "
+                f"version {version}: upgrade threadline to read it",
+                version,
+            )
+        return UnsupportedVersionError(
+            f"the envelope's version is {version!r}, which is not a threadline format version "
+            f"(0 to {FORMAT_VERSION})",
+            version,
+        )
+    return translate_errors(error, "invalid threadline JSON")
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
+

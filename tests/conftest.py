@@ -1,0 +1,25 @@
+"""Test-wide settings: hypothesis profiles and the THREADLINE_REQUIRE_ALL switch.
+
+Profiles: ``dev`` (the default, quick) and ``ci`` (more examples, chosen when ``CI`` is set);
+``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(
+    os.environ.get("THREADLINE_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
