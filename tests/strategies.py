@@ -32,7 +32,9 @@ PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
 texts = st.one_of(
     st.just(""),
     st.text(max_size=20),
-    st.sampled_from(["héllo wörld", "日本語のテキスト", "emoji 🧵🪡", 'quote " and \\ backslash', "line\nbreak"]),
+    st.sampled_from(
+        ["héllo wörld", "日本語のテキスト", "emoji 🧵🪡", 'quote " and \\ backslash', "line\nbreak"]
+    ),
 )
 names = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
 

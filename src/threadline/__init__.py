@@ -4,8 +4,6 @@ This module only re-exports. Heavier parts (codecs, stores, context management) 
 use, so ``import threadline`` imports pydantic and nothing optional.
 """
 
-from __future__ import annotations
-
 from threadline.errors import (
     CodecError,
     ErrorDetail,

@@ -18,7 +18,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue]"
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue] | None"
 """A value that JSON can hold."""
 
 __all__ = ["EMPTY", "FrozenJsonMap", "JsonValue", "check_json_value", "freeze_json_map"]
@@ -131,7 +131,7 @@ def check_json_value(value: Any, path: str = "") -> Any:
         return int(value)
     if isinstance(value, float):
         return check_json_value(float(value), path)
-    _not_json(value, path, "use None, bool, int, float, str, list or a str-keyed dict")
+    return _not_json(value, path, "use None, bool, int, float, str, list or a str-keyed dict")
 
 
 def _check_object(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
@@ -155,7 +155,11 @@ def _not_json(value: object, path: str, hint: str) -> NoReturn:
     raise PydanticCustomError(
         "json_value",
         "{where} is a {kind}, which is not a JSON value ({hint})",
-        {"where": f"value at {path}" if path else "value", "kind": type(value).__name__, "hint": hint},
+        {
+            "where": f"value at {path}" if path else "value",
+            "kind": type(value).__name__,
+            "hint": hint,
+        },
     )
 
 

@@ -28,15 +28,20 @@ _UNION_NOISE = frozenset({"str", "tuple[...]", "function-after[_decode_base64(),
 
 
 def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
-    """``("messages", 3, "parts", 0, "tool_call", "arguments")`` → ``messages[3].parts[0].arguments``."""
+    """Render a pydantic error location as a JSON path.
+
+    ``("messages", 3, "parts", 0, "tool_call", "arguments")`` → ``messages[3].parts[0].arguments``.
+    """
     path = prefix
     previous: int | str | None = None
     for item in loc:
         if isinstance(item, int):
             path += f"[{item}]"
-        elif isinstance(previous, int) and item in _PART_TAGS:
-            pass
-        elif item in _UNION_NOISE or item.startswith(("function-", "tagged-union[")):
+        elif (
+            (isinstance(previous, int) and item in _PART_TAGS)
+            or item in _UNION_NOISE
+            or item.startswith(("function-", "tagged-union["))
+        ):
             pass
         else:
             path = f"{path}.{item}" if path else item
@@ -52,7 +57,7 @@ def translate_errors(
     seen: set[tuple[str, str]] = set()
     items = error.errors(include_url=False, include_input=False)
     paths = [format_path(item["loc"], prefix) for item in items]
-    for item, path in zip(items, paths):
+    for item, path in zip(items, paths, strict=True):
         kind = item["type"]
         if kind == "too_short" and any(other.startswith(path + "[") for other in paths):
             continue  # "no parts left" only because a part was invalid: that error says why
@@ -76,7 +81,7 @@ def _friendly(kind: str, message: str, path: str) -> str:
             message + " (a part's type is one of text, reasoning, tool_call, tool_result, "
             "file, hook, provider_tool_call, provider_tool_result)"
         )
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         return "unknown field; check the spelling (messages and parts forbid extra fields)"
     if kind.startswith("value_error") and message.startswith("Value error, "):
         return message[len("Value error, ") :]

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeVar, Union
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, Union, get_args
 
 import pydantic
 from pydantic import ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -30,6 +30,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, check_json_value
 from threadline._validation import translate_errors
+from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
     "AssistantPart",
@@ -66,9 +67,7 @@ Role: TypeAlias = Literal["system", "user", "assistant", "tool", "internal"]
 Metadata: TypeAlias = FrozenJsonMap
 """Read-only JSON metadata; the annotation used for every ``metadata`` field."""
 
-_PART_CONFIG = ConfigDict(
-    extra="forbid", str_strict=True, json_schema_serialization_defaults_required=True
-)
+_PART_CONFIG = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
 
 class _Base64Bytes:
@@ -222,9 +221,7 @@ class ToolCallPart:
                 "or raw_arguments with arguments={}",
             )
 
-    def with_metadata(
-        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
-    ) -> ToolCallPart:
+    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> ToolCallPart:
         """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
         return _with_metadata(self, mapping, kv)
 
@@ -261,7 +258,8 @@ class FilePart:
         if "/" not in self.media_type:
             raise PydanticCustomError(
                 "media_type",
-                "media_type '{media_type}' is not a media type such as 'image/png' or 'application/pdf'",
+                "media_type '{media_type}' is not a media type "
+                "such as 'image/png' or 'application/pdf'",
                 {"media_type": self.media_type},
             )
 
@@ -419,10 +417,7 @@ _P = TypeVar("_P", TextPart, ReasoningPart, ToolCallPart, ToolResultPart, FilePa
 _ALLOWED: dict[str, frozenset[type]] = {
     "system": frozenset({TextPart}),
     "user": frozenset({TextPart, FilePart}),
-    "assistant": frozenset(
-        {TextPart, ReasoningPart, ToolCallPart, FilePart, HookPart,
-         ProviderToolCallPart, ProviderToolResultPart}
-    ),  # fmt: skip
+    "assistant": frozenset(get_args(AssistantPart)),
     "tool": frozenset({ToolResultPart}),
     "internal": frozenset({HookPart, TextPart}),
 }
@@ -481,7 +476,7 @@ class Message(pydantic.BaseModel):
     """
 
     model_config = ConfigDict(
-        frozen=True, extra="forbid", str_strict=True, json_schema_serialization_defaults_required=True
+        frozen=True, extra="forbid", json_schema_serialization_defaults_required=True
     )
 
     id: str = Field(default_factory=_new_message_id)
@@ -573,8 +568,6 @@ def _merged_metadata(
     try:
         return FrozenJsonMap(check_json_value(merged, "metadata"))
     except PydanticCustomError as error:
-        from threadline.errors import ErrorDetail, ValidationError
-
         detail = ErrorDetail("metadata", error.message(), error.type)
         raise ValidationError(f"invalid metadata: {detail}", [detail]) from None
 
@@ -586,6 +579,7 @@ def _with_metadata(part: _P, mapping: Mapping[str, Any] | None, kv: Mapping[str,
 
 # ---------------------------------------------------------------------------------------------
 # Constructors. They validate and raise threadline.ValidationError naming the field.
+
 
 def _as_part(item: object) -> object:
     return TextPart(text=item) if isinstance(item, str) else item
@@ -650,6 +644,15 @@ def tool_message(
     Raises:
         threadline.ValidationError: no results, or something other than a tool result.
     """
+    for index, result in enumerate(results):
+        if not isinstance(result, ToolResultPart):
+            detail = ErrorDetail(
+                f"parts[{index}]",
+                f"a tool message holds tool_result parts, not {type(result).__name__}; "
+                "build each with tool_result_part(call_id, content)",
+                "role_part",
+            )
+            raise ValidationError(f"invalid tool message: 1 problem\n  {detail}", [detail])
     return _message("tool", results, id, metadata, created_at)
 
 
@@ -808,4 +811,3 @@ def hook_part(
         threadline.ValidationError: ``state`` holds a value that is not JSON.
     """
     return _part(HookPart, "hook", name=name, state=state, metadata=metadata)
-

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, Literal
-
-from typing_extensions import TypedDict
+from typing import Annotated, Any, Literal
 
 import pydantic
 import pydantic_core
+from typing_extensions import TypedDict
 
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
@@ -40,7 +39,7 @@ SCHEMA_ID = f"urn:threadline:messages:v{FORMAT_VERSION}"
 @pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
 class _Envelope(TypedDict):
     format: Literal["threadline"]
-    version: Literal[1]
+    version: Annotated[int, pydantic.Strict()]
     messages: list[Message]
 
 
@@ -53,6 +52,7 @@ def _envelope_adapter() -> pydantic.TypeAdapter[_Envelope]:
 @cache
 def _messages_adapter() -> pydantic.TypeAdapter[list[Message]]:
     return pydantic.TypeAdapter(list[Message])
+
 
 _PREFIX = b'{"format":"threadline","version":1,"messages":'
 
@@ -103,9 +103,12 @@ def load_json(data: bytes | bytearray | str) -> list[Message]:
         except pydantic.ValidationError as error:
             raise _diagnose(data, error, bare=True) from None
     try:
-        return _envelope_adapter().validate_json(data)["messages"]
+        envelope = _envelope_adapter().validate_json(data)
     except pydantic.ValidationError as error:
         raise _diagnose(data, error, bare=False) from None
+    if envelope["version"] != FORMAT_VERSION:
+        raise _version_error(envelope["version"])
+    return envelope["messages"]
 
 
 def json_schema() -> dict[str, Any]:
@@ -120,7 +123,7 @@ def _starts_with_bracket(data: bytes | bytearray | str) -> bool:
     head = data[:64].lstrip()
     if isinstance(head, str):
         return head.startswith("[")
-    return head.startswith(b"[") or head.startswith(b"\xef\xbb\xbf[")
+    return head.startswith((b"[", b"\xef\xbb\xbf["))
 
 
 def _diagnose(
@@ -155,21 +158,25 @@ def _diagnose(
         )
         return ValidationError(f"cannot load threadline JSON: {detail}", [detail])
     version = document.get("version")
-    if version != FORMAT_VERSION:
-        if isinstance(version, int) and not isinstance(version, bool) and version > 1:
-            return UnsupportedVersionError(
-                f"this threadline reads format versions 0 to {FORMAT_VERSION}, but the data is "
-                f"version {version}: upgrade threadline to read it",
-                version,
-            )
-        return UnsupportedVersionError(
-            f"the envelope's version is {version!r}, which is not a threadline format version "
-            f"(0 to {FORMAT_VERSION})",
-            version,
-        )
+    if type(version) is not int or version != FORMAT_VERSION:
+        return _version_error(version)
     return translate_errors(error, "invalid threadline JSON")
 
 
-def _kind(value: object) -> str:
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
+def _version_error(version: object) -> UnsupportedVersionError:
+    if type(version) is int and version > FORMAT_VERSION:
+        return UnsupportedVersionError(
+            f"this threadline reads format versions 0 to {FORMAT_VERSION}, but the data is "
+            f"version {version}: upgrade threadline to read it",
+            version,
+        )
+    return UnsupportedVersionError(
+        f"the envelope's version is {version!r}, which is not a threadline envelope version "
+        f"(envelopes are version 1 to {FORMAT_VERSION}; version 0 is a bare list of messages)",
+        version,
+    )
 
+
+def _kind(value: object) -> str:
+    kinds: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return kinds.get(type(value), type(value).__name__)

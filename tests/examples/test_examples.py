@@ -1,0 +1,58 @@
+"""Every example script and every ```python block in the docs runs.
+
+Each example runs in a fresh interpreter from a temporary directory (so files it writes land
+there). Each docs block runs as a standalone script: a block that is not meant to run on its own
+must not be tagged ``python`` (use ``text`` or ``pycon``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+DOCS = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
+BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def docs_blocks() -> list[tuple[str, str]]:
+    blocks = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for match in BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            blocks.append((f"{path.relative_to(ROOT)}:{line}", match.group(1)))
+    return blocks
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(script: Path, tmp_path: Path) -> None:
+    result = run_python([str(script)], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip(), "an example should show what it did"
+
+
+@pytest.mark.parametrize(("where", "code"), docs_blocks(), ids=[w for w, _ in docs_blocks()])
+def test_docs_block_runs(where: str, code: str, tmp_path: Path) -> None:
+    script = tmp_path / "block.py"
+    script.write_text(code, encoding="utf-8")
+    result = run_python([str(script)], cwd=tmp_path)
+    assert result.returncode == 0, f"{where}\n{result.stdout}{result.stderr}"
+
+
+def test_there_are_examples_and_docs_blocks() -> None:
+    assert any(p.name == "agent_loop.py" for p in EXAMPLES)
+    assert docs_blocks()
