@@ -1,9 +1,10 @@
 """A scripted agent loop with no network: the job threadline exists for.
 
 A fake model answers a travel question by thinking, calling two tools in parallel, reading
-their results and replying. The loop keeps the conversation as threadline messages, records a
-UI hook (an approval the user gave), prints a readable transcript, and checks that the whole
-history survives the neutral JSON format byte for byte.
+their results and replying. The loop keeps the conversation in a ``threadline.History`` with a
+printer subscribed to it (so the transcript appears as the loop runs), records a UI hook (an
+approval the user gave), and checks that the whole history survives the neutral JSON format
+byte for byte.
 
 Run it with ``python examples/agent_loop.py``.
 """
@@ -76,16 +77,16 @@ def run_tools(message: tl.Message) -> tl.Message:
 # -- the loop ----------------------------------------------------------------------------------
 
 
-def agent_loop(question: str, max_steps: int = 5) -> list[tl.Message]:
-    history: list[tl.Message] = [
-        tl.system_message("You are a concise travel assistant."),
-        tl.user_message(question),
-    ]
+def agent_loop(history: tl.History, question: str, max_steps: int = 5) -> None:
+    history.append(tl.user_message(question))
     for _ in range(max_steps):
-        reply = fake_model(history)
+        seen = history.snapshot()  # O(1); the model is shown exactly this
+        reply = fake_model(seen)
+        if history.version != seen.version:
+            continue  # someone changed the history while the model ran: ask again
         history.append(reply)
         if not reply.tool_calls:
-            return history
+            return
         # A UI would ask the user before running tools; the answer is kept as internal state.
         history.append(
             tl.internal_message(
@@ -111,23 +112,33 @@ def describe(part: Any) -> str:
     return repr(part)
 
 
-def print_transcript(history: Sequence[tl.Message]) -> None:
-    for message in history:
+def print_messages(messages: Sequence[tl.Message]) -> None:
+    for message in messages:
         for index, part in enumerate(message.parts):
             label = f"{message.role:>9}" if index == 0 else " " * 9
             print(f"{label} | {describe(part)}")
 
 
+def printer(event: tl.HistoryEvent) -> None:
+    """A history listener: prints each message as it is added, whoever adds it."""
+    print_messages(event.messages)
+
+
 def main() -> None:
     counter = itertools.count(1)
     with tl.use_id_factory(lambda: f"msg_{next(counter):04d}"):  # deterministic ids for the demo
-        history = agent_loop("What's the weather in Lisbon, and how do I fly there from Oslo?")
-    print_transcript(history)
+        history = tl.History([tl.system_message("You are a concise travel assistant.")])
+        print_messages(history.snapshot())
+        history.subscribe(printer)
+        agent_loop(history, "What's the weather in Lisbon, and how do I fly there from Oslo?")
 
-    data = tl.dump_json(history)
-    restored = tl.load_json(data)
-    assert restored == history, "the neutral JSON format must round-trip exactly"
-    print(f"\nround trip: {len(history)} messages, {len(data)} bytes of JSON, identical on reload")
+    data = history.to_json()
+    restored = tl.History.from_json(data)
+    assert restored.snapshot() == history.snapshot(), "the JSON format must round-trip exactly"
+    print(
+        f"\nround trip: {len(history)} messages (version {history.version}), {len(data)} bytes "
+        "of JSON, identical on reload"
+    )
 
 
 if __name__ == "__main__":

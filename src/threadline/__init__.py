@@ -18,6 +18,7 @@ from threadline.errors import (
     UnsupportedVersionError,
     ValidationError,
 )
+from threadline.history import History, HistoryEvent, Snapshot
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -52,6 +53,8 @@ __all__ = [
     "CodecError",
     "ErrorDetail",
     "FilePart",
+    "History",
+    "HistoryEvent",
     "HookPart",
     "IntegrityError",
     "Message",
@@ -61,6 +64,7 @@ __all__ = [
     "ProviderToolResultPart",
     "ReasoningPart",
     "Role",
+    "Snapshot",
     "StoreError",
     "StoreRecoveryWarning",
     "TextPart",

@@ -644,7 +644,8 @@ def tool_message(
     Raises:
         threadline.ValidationError: no results, or something other than a tool result.
     """
-    for index, result in enumerate(results):
+    given: Sequence[object] = results  # callers without a type checker pass anything
+    for index, result in enumerate(given):
         if not isinstance(result, ToolResultPart):
             detail = ErrorDetail(
                 f"parts[{index}]",
