@@ -40,6 +40,7 @@ from typing_extensions import Self
 
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, ValidationError
+from threadline.integrity import prepare_messages
 from threadline.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json, load_json
 
@@ -407,6 +408,18 @@ class History:
     def without_system(self) -> list[Message]:
         """The messages that are not system messages, in order (a new list)."""
         return [message for message in self.snapshot() if message.role != "system"]
+
+    def messages_for_model(self, mode: Literal["auto", "strict"] = "auto") -> list[Message]:
+        """The history as a model should see it: :func:`~threadline.prepare_messages` of it.
+
+        Internal messages and hook parts are dropped, dangling tool calls answered, misplaced
+        results moved (``auto``), or :class:`~threadline.IntegrityError` raised (``strict``).
+        The stored history is not changed.
+
+        Raises:
+            threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
+        """
+        return prepare_messages(self.snapshot(), mode)
 
     def get_tool_result(self, call_id: str) -> ToolResultPart | None:
         """The :class:`~threadline.ToolResultPart` answering the call ``call_id``, or ``None``.
