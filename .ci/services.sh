@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Install (when missing) and start the servers the test suite uses, on loopback only, and print
+# the environment variables the tests read. Used by .ci/run; usable by hand:
+#   eval "$(bash .ci/services.sh)"
+set -euo pipefail
+
+log() { echo "services: $*" >&2; }
+
+if ! command -v redis-server >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+  log "installing redis-server and postgresql from Debian packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq redis-server postgresql >&2
+fi
+
+REDIS_PORT="${THREADLINE_REDIS_PORT:-6379}"
+if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+  log "starting redis-server on 127.0.0.1:$REDIS_PORT"
+  redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --daemonize yes --save '' \
+    --appendonly no --logfile /tmp/threadline-redis.log >&2
+fi
+for _ in $(seq 1 50); do
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1 && break
+  sleep 0.2
+done
+redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null
+
+PG_VERSION=$(ls /usr/lib/postgresql | sort -n | tail -1)
+if ! pg_lsclusters -h 2>/dev/null | grep -q "^$PG_VERSION main"; then
+  log "creating postgresql cluster $PG_VERSION/main"
+  pg_createcluster "$PG_VERSION" main >&2
+fi
+if ! pg_lsclusters -h | grep "^$PG_VERSION main" | grep -q online; then
+  log "starting postgresql $PG_VERSION on 127.0.0.1"
+  pg_ctlcluster "$PG_VERSION" main start >&2
+fi
+PG_PORT=$(pg_lsclusters -h | awk -v v="$PG_VERSION" '$1 == v && $2 == "main" {print $3}')
+for _ in $(seq 1 50); do
+  su postgres -c "psql -p $PG_PORT -qAtc 'select 1'" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+su postgres -c "psql -p $PG_PORT -v ON_ERROR_STOP=1 -qAt" >&2 <<SQL
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'threadline') THEN
+    CREATE ROLE threadline LOGIN PASSWORD 'threadline';
+  END IF;
+END \$\$;
+SQL
+if ! su postgres -c "psql -p $PG_PORT -qAtc \"select 1 from pg_database where datname='threadline'\"" | grep -q 1; then
+  su postgres -c "createdb -p $PG_PORT -O threadline threadline" >&2
+fi
+
+echo "export THREADLINE_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
+echo "export THREADLINE_POSTGRES_DSN=postgresql://threadline:threadline@127.0.0.1:$PG_PORT/threadline"
