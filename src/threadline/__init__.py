@@ -4,6 +4,9 @@ This module only re-exports. Heavier parts (codecs, stores, context management) 
 use, so ``import threadline`` imports pydantic and nothing optional.
 """
 
+import importlib as _importlib
+import typing as _typing
+
 from threadline.errors import (
     CodecError,
     ErrorDetail,
@@ -47,16 +50,60 @@ from threadline.messages import (
 )
 from threadline.serialization import dump_json, json_schema, load_json
 
+if _typing.TYPE_CHECKING:
+    from threadline.codecs import decode, decode_response, encode
+    from threadline.stores import (
+        AsyncStore,
+        FileBlobStore,
+        JsonlStore,
+        MemoryStore,
+        SQLiteBlobStore,
+        SQLiteStore,
+        Store,
+    )
+
 __version__ = "0.1.0.dev0"
 
+# Names whose modules load on first use, so `import threadline` stays light.
+_LAZY: dict[str, str] = {
+    "AsyncStore": "threadline.stores",
+    "FileBlobStore": "threadline.stores",
+    "JsonlStore": "threadline.stores",
+    "MemoryStore": "threadline.stores",
+    "SQLiteBlobStore": "threadline.stores",
+    "SQLiteStore": "threadline.stores",
+    "Store": "threadline.stores",
+    "decode": "threadline.codecs",
+    "decode_response": "threadline.codecs",
+    "encode": "threadline.codecs",
+}
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'threadline' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "AsyncStore",
     "CodecError",
     "ErrorDetail",
+    "FileBlobStore",
     "FilePart",
     "History",
     "HistoryEvent",
     "HookPart",
     "IntegrityError",
+    "JsonlStore",
+    "MemoryStore",
     "Message",
     "Part",
     "PluginError",
@@ -64,7 +111,10 @@ __all__ = [
     "ProviderToolResultPart",
     "ReasoningPart",
     "Role",
+    "SQLiteBlobStore",
+    "SQLiteStore",
     "Snapshot",
+    "Store",
     "StoreError",
     "StoreRecoveryWarning",
     "TextPart",
@@ -78,7 +128,10 @@ __all__ = [
     "ValidationError",
     "__version__",
     "assistant_message",
+    "decode",
+    "decode_response",
     "dump_json",
+    "encode",
     "file_part",
     "hook_part",
     "internal_message",

@@ -108,7 +108,23 @@ class UnknownProviderError(CodecError, LookupError):
 
 
 class UnsupportedContentError(CodecError, ValueError):
-    """A part cannot be carried by the provider format and ``unsupported="raise"`` was asked."""
+    """A part cannot be carried by the provider format and ``unsupported="raise"`` was asked.
+
+    ``provider``, ``message_index`` and ``part_index`` say which part of which message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        message_index: int | None = None,
+        part_index: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.message_index = message_index
+        self.part_index = part_index
 
 
 class StoreError(ThreadlineError):

@@ -1,0 +1,844 @@
+"""Anthropic Messages (``POST /v1/messages``): ``{"messages": [...], "system"?: ...}``.
+
+How threadline's messages map to the wire:
+
+- leading system messages (and ``encode(system=...)``) become the top-level ``system``: a
+  string for one text, else text blocks. A system message later in the history becomes user
+  text in place (only some models take ``role: "system"`` turns).
+- consecutive messages of one wire role are merged into one turn, one block per part (text is
+  never concatenated). Tool messages become ``tool_result`` blocks of a user turn, always
+  before any other block of that turn, with ``is_error: true`` for a failed result.
+- tool calls are ``tool_use`` blocks with ``input`` as an **object**; ids outside
+  ``^[a-zA-Z0-9_-]+$`` get a hashed id, the same for the call and its result.
+- images (JPEG, PNG, GIF, WebP) by bytes or URL; PDFs by bytes or URL and UTF-8 plain text by
+  bytes as ``document`` blocks (``filename`` is the document ``title``); in user turns and
+  tool results. Anything else, and files on assistant messages, follow the ``unsupported``
+  policy.
+- reasoning from Anthropic goes back as ``thinking`` (with its ``signature``) or
+  ``redacted_thinking`` (``encrypted`` is its ``data``), in place, when the reasoning policy
+  allows it; Anthropic's server tools (``server_tool_use`` and their ``*_tool_result``
+  blocks) go back to Anthropic only. Other reasoning follows the reasoning policy; other
+  providers' tools the ``unsupported`` policy.
+- empty text parts are left out: the API rejects empty text blocks.
+- part metadata ``anthropic.cache_control`` is the block's ``cache_control``.
+
+``decode`` reads all of this back; ``decode_response`` reads a Messages response: reasoning
+tagged with ``provider="anthropic"`` and the response's model, citations in
+``metadata["anthropic.citations"]``, usage and the response id in the message's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    as_json_document,
+    build_message,
+    decode_base64,
+    downgrade_reasoning,
+    encode_base64,
+    map_call_ids,
+    media_type_from_url,
+    name_results_after_calls,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "anthropic"
+FORMAT = "Anthropic Messages"
+
+_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_UNKNOWN_IMAGE = "image/*"
+SERVER_TOOLS: Mapping[str, str] = {
+    "web_search": "web_search_tool_result",
+    "web_fetch": "web_fetch_tool_result",
+    "code_execution": "code_execution_tool_result",
+    "bash_code_execution": "bash_code_execution_tool_result",
+    "text_editor_code_execution": "text_editor_code_execution_tool_result",
+    "tool_search_tool_regex": "tool_search_tool_result",
+    "tool_search_tool_bm25": "tool_search_tool_result",
+}
+"""Anthropic's server tools and the block type of their results."""
+_CACHE = "anthropic.cache_control"
+_CALLER = "anthropic.caller"
+_BLOCK_TYPE = "anthropic.type"
+
+
+def _valid_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as ``{"messages": [...], "system"?: ...}`` for the Messages API.
+
+    Args:
+        messages: the history, in order.
+        system: system text placed first in the top-level ``system``.
+        model: the target model; Anthropic reasoning from another model is not replayed.
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``auto`` replays Anthropic thinking (to its model) and drops other
+            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    system_blocks: list[dict[str, Any]] = []
+    if system:
+        system_blocks.append({"type": "text", "text": system})
+    turns: list[dict[str, Any]] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system" and leading:
+            system_blocks.extend(_text_block(part) for part in _texts(message))
+            continue
+        leading = False
+        if role == "assistant":
+            blocks = _assistant_blocks(message, index, ids, options)
+            wire_role = "assistant"
+        elif role == "tool":
+            blocks = [
+                _tool_result_block(part, ids, message, (index, part_index), options)
+                for part_index, part in enumerate(message.parts)
+                if type(part) is ToolResultPart
+            ]
+            wire_role = "user"
+        else:
+            blocks = _user_blocks(message, index, options)
+            wire_role = "user"
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == wire_role:
+            _merge(turns[-1]["content"], blocks)
+        else:
+            turns.append({"role": wire_role, "content": blocks})
+    payload: dict[str, Any] = {}
+    if len(system_blocks) == 1 and "cache_control" not in system_blocks[0]:
+        payload["system"] = system_blocks[0]["text"]
+    elif system_blocks:
+        payload["system"] = system_blocks
+    payload["messages"] = turns
+    return payload
+
+
+def _merge(content: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
+    """Append ``blocks`` to a turn, keeping every ``tool_result`` before the other blocks."""
+    if blocks[0]["type"] != "tool_result" or content[-1]["type"] == "tool_result":
+        content.extend(blocks)
+        return
+    first_other = next(i for i, block in enumerate(content) if block["type"] != "tool_result")
+    content[first_other:first_other] = blocks
+
+
+def _texts(message: Message) -> list[TextPart]:
+    return [part for part in message.parts if isinstance(part, TextPart) and part.text]
+
+
+def _text_block(part: TextPart) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": part.text}
+    if _CACHE in part.metadata:
+        block["cache_control"] = part.metadata[_CACHE]
+    return block
+
+
+def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if part.text:
+                blocks.append(_text_block(part))
+        elif isinstance(part, FilePart):
+            block = _file_block(part)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                blocks.append(block)
+    return blocks
+
+
+def _assistant_blocks(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    server_calls: dict[str, str] = {}
+    for part_index, part in enumerate(message.parts):
+        block: dict[str, Any] | None = None
+        if isinstance(part, TextPart):
+            if part.text:
+                block = _text_block(part)
+        elif isinstance(part, ToolCallPart):
+            block = _tool_use_block(part, ids)
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                block = _thinking_block(part)
+            elif action == "text":
+                blocks.extend(_text_block(text) for text in downgrade_reasoning(part))
+        elif isinstance(part, ProviderToolCallPart):
+            block = _server_tool_block(part)
+            if block is not None:
+                server_calls[block["id"]] = block["name"]
+            else:
+                block = _unsupported_block(part, message, (index, part_index), options)
+        elif isinstance(part, ProviderToolResultPart):
+            block = _server_result_block(part, server_calls)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+        elif not isinstance(part, HookPart):
+            block = _unsupported_block(part, message, (index, part_index), options)
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
+def _replayable(part: ReasoningPart) -> bool:
+    if part.redacted:
+        return part.encrypted is not None
+    return part.signature is not None
+
+
+def _thinking_block(part: ReasoningPart) -> dict[str, Any]:
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.encrypted}
+    return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+
+
+def _tool_use_block(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_use",
+        "id": ids.get(part.id, part.id),
+        "name": part.name,
+        "input": dict(part.arguments),
+    }
+    return _with_block_metadata(block, part.metadata)
+
+
+def _with_block_metadata(block: dict[str, Any], metadata: Mapping[str, Any]) -> dict[str, Any]:
+    if metadata:
+        if _CALLER in metadata:
+            block["caller"] = metadata[_CALLER]
+        if _CACHE in metadata:
+            block["cache_control"] = metadata[_CACHE]
+    return block
+
+
+def _server_tool_block(part: ProviderToolCallPart) -> dict[str, Any] | None:
+    if part.provider != PROVIDER or part.name not in SERVER_TOOLS:
+        return None
+    if not isinstance(part.input, dict):
+        return None
+    block = {"type": "server_tool_use", "id": part.id, "name": part.name, "input": part.input}
+    return _with_block_metadata(block, part.metadata)
+
+
+def _server_result_type(part: ProviderToolResultPart, calls: Mapping[str, str]) -> str | None:
+    if part.provider != PROVIDER or part.content is None:
+        return None
+    block_type = part.metadata.get(_BLOCK_TYPE)
+    if isinstance(block_type, str) and block_type.endswith("_tool_result"):
+        return block_type
+    name = calls.get(part.call_id)
+    return SERVER_TOOLS.get(name) if name is not None else None
+
+
+def _server_result_block(
+    part: ProviderToolResultPart, calls: Mapping[str, str]
+) -> dict[str, Any] | None:
+    block_type = _server_result_type(part, calls)
+    if block_type is None:
+        return None
+    block = {"type": block_type, "tool_use_id": part.call_id, "content": part.content}
+    return _with_block_metadata(block, part.metadata)
+
+
+def _tool_result_block(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": ids.get(part.call_id, part.call_id),
+    }
+    content = part.content
+    if isinstance(content, str):
+        if content:
+            block["content"] = content
+    else:
+        items: list[dict[str, Any]] = []
+        for item in content:
+            if isinstance(item, TextPart):
+                if item.text:
+                    items.append({"type": "text", "text": item.text})
+                continue
+            file_block = _file_block(item)
+            if file_block is None:
+                file_block = _unsupported_block(item, message, position, options)
+            if file_block is not None:
+                items.append(file_block)
+        if items:
+            block["content"] = items
+    if part.is_error:
+        block["is_error"] = True
+    if _CACHE in part.metadata:
+        block["cache_control"] = part.metadata[_CACHE]
+    return block
+
+
+def _file_kind(part: FilePart) -> str | None:
+    """How the format carries a file (``image``, ``pdf``, ``text``), or ``None``."""
+    media_type = part.media_type
+    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+        return "image"
+    if media_type == "application/pdf":
+        return "pdf"
+    if media_type == "text/plain" and part.data is not None:
+        try:
+            part.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return "text"
+    return None
+
+
+def _file_block(part: FilePart) -> dict[str, Any] | None:
+    kind = _file_kind(part)
+    if kind is None:
+        return None
+    source: dict[str, Any]
+    if part.data is None:
+        source = {"type": "url", "url": part.url}
+    elif kind == "text":
+        source = {"type": "text", "media_type": "text/plain", "data": part.data.decode("utf-8")}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": encode_base64(part.data)}
+    block: dict[str, Any] = {"type": "image" if kind == "image" else "document", "source": source}
+    if kind != "image" and part.filename is not None:
+        block["title"] = part.filename
+    if _CACHE in part.metadata:
+        block["cache_control"] = part.metadata[_CACHE]
+    return block
+
+
+def _unsupported_block(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> dict[str, Any] | None:
+    if isinstance(part, FilePart):
+        reason = (
+            "assistant turns take no files"
+            if message.role == "assistant"
+            else "Messages takes JPEG, PNG, GIF and WebP images, PDFs, and UTF-8 plain text "
+            "by bytes"
+        )
+    elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+        reason = "only Anthropic's own server tools can be sent back to Anthropic"
+    else:
+        reason = "the Messages API has no place for this part"
+    replacement = unsupported_part(part, message, position, options, reason=reason)
+    return None if replacement is None else {"type": "text", "text": replacement.text}
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"messages": [...], "system"?: ...}`` (a whole request body too) or a message list.
+
+    A user turn is split into a tool message (its ``tool_result`` blocks) and a user message
+    (the rest), in block order.
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a Messages payload; the message names the
+            JSON path of the first value that does not fit.
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    wire = reader.messages(payload)
+    out: list[Message] = []
+    if isinstance(payload, Mapping) and payload.get("system") is not None:
+        parts = _decode_text_content(payload["system"], "system", reader)
+        if parts:
+            out.append(build_message("system", parts, "system"))
+    names: dict[str, str] = {}
+    for index, raw in enumerate(wire):
+        path = f"messages[{index}]"
+        item = reader.expect_object(raw, path)
+        role = reader.str_field(item, "role", path)
+        content = reader.field(item, "content", path)
+        if role == "system":
+            parts = _decode_text_content(content, f"{path}.content", reader)
+            if parts:
+                out.append(build_message("system", parts, path))
+            continue
+        if role not in ("user", "assistant"):
+            reader.fail(f"{path}.role", f"unknown role {role!r} (user, assistant or system)")
+        if isinstance(content, str):
+            if content:
+                out.append(build_message(role, [TextPart(text=content)], path))
+            continue
+        runs: list[tuple[str, list[Any]]] = []
+        for block_index, block in enumerate(reader.expect_list(content, f"{path}.content")):
+            where = f"{path}.content[{block_index}]"
+            part, part_role = _decode_block(block, role, where, names, reader, model=None)
+            if runs and runs[-1][0] == part_role:
+                runs[-1][1].append(part)
+            else:
+                runs.append((part_role, [part]))
+        out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
+    return out
+
+
+def _decode_text_content(value: Any, path: str, reader: Reader) -> list[TextPart]:
+    if isinstance(value, str):
+        return [TextPart(text=value)] if value else []
+    parts = []
+    for index, raw in enumerate(reader.expect_list(value, path)):
+        where = f"{path}[{index}]"
+        block = reader.expect_object(raw, where)
+        kind = reader.str_field(block, "type", where)
+        if kind != "text":
+            reader.fail(f"{where}.type", f"system content holds text blocks only, not {kind!r}")
+        parts.append(_decode_text(block, where, reader))
+    return parts
+
+
+def _decode_text(block: Mapping[str, Any], path: str, reader: Reader) -> TextPart:
+    metadata: dict[str, Any] = {}
+    if block.get("cache_control") is not None:
+        metadata[_CACHE] = block["cache_control"]
+    if block.get("citations"):
+        metadata["anthropic.citations"] = strip_nulls(block["citations"])
+    return TextPart(text=reader.str_field(block, "text", path), metadata=freeze_json_map(metadata))
+
+
+def _decode_block(
+    raw: Any,
+    role: str,
+    path: str,
+    names: dict[str, str],
+    reader: Reader,
+    *,
+    model: str | None,
+) -> tuple[Any, str]:
+    """A content block as a part, and the role of the message it belongs in."""
+    block = reader.expect_object(raw, path)
+    kind = reader.str_field(block, "type", path)
+    if kind == "text":
+        return _decode_text(block, path, reader), role
+    if kind in ("image", "document"):
+        return _decode_file(block, kind, path, reader), role
+    if role == "user":
+        if kind == "tool_result":
+            return _decode_tool_result(block, path, names, reader), "tool"
+        reader.fail(f"{path}.type", f"a user turn cannot hold a {kind!r} block here")
+    if kind == "thinking":
+        return ReasoningPart(
+            text=reader.str_field(block, "thinking", path),
+            signature=reader.str_field(block, "signature", path),
+            provider=PROVIDER,
+            model=model,
+        ), role
+    if kind == "redacted_thinking":
+        return ReasoningPart(
+            encrypted=reader.str_field(block, "data", path),
+            redacted=True,
+            provider=PROVIDER,
+            model=model,
+        ), role
+    metadata = {_CALLER: strip_nulls(block["caller"])} if block.get("caller") is not None else {}
+    if kind == "tool_use":
+        call_id = reader.str_field(block, "id", path)
+        name = reader.str_field(block, "name", path)
+        names.setdefault(call_id, name)
+        if block.get("cache_control") is not None:
+            metadata[_CACHE] = block["cache_control"]
+        arguments = block.get("input", {})
+        if not isinstance(arguments, Mapping):
+            return ToolCallPart(
+                id=call_id,
+                name=name,
+                arguments=EMPTY,
+                raw_arguments=json.dumps(arguments),
+                metadata=freeze_json_map(metadata),
+            ), role
+        return ToolCallPart(
+            id=call_id,
+            name=name,
+            arguments=freeze_json_map(arguments),
+            metadata=freeze_json_map(metadata),
+        ), role
+    if kind == "server_tool_use":
+        return ProviderToolCallPart(
+            id=reader.str_field(block, "id", path),
+            name=reader.str_field(block, "name", path),
+            input=strip_nulls(block.get("input", {})),
+            provider=PROVIDER,
+            metadata=freeze_json_map(metadata),
+        ), role
+    if kind.endswith("_tool_result") and kind != "tool_result":
+        content = strip_nulls(block.get("content"))
+        return ProviderToolResultPart(
+            call_id=reader.str_field(block, "tool_use_id", path),
+            content=content,
+            provider=PROVIDER,
+            is_error=_is_error_content(content),
+            metadata=freeze_json_map({**metadata, _BLOCK_TYPE: kind}),
+        ), role
+    raise reader.error(f"{path}.type", f"an assistant turn cannot hold a {kind!r} block")
+
+
+def _is_error_content(content: Any) -> bool:
+    kind = content.get("type") if isinstance(content, Mapping) else None
+    return isinstance(kind, str) and kind.endswith("_error")
+
+
+def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader) -> FilePart:
+    source = reader.expect_object(reader.field(block, "source", path), f"{path}.source")
+    where = f"{path}.source"
+    source_type = reader.str_field(source, "type", where)
+    filename = reader.optional_str(block, "title", path) if kind == "document" else None
+    metadata = _cache_metadata(block)
+    if source_type == "base64":
+        media_type = reader.str_field(source, "media_type", where)
+        data = decode_base64(reader.str_field(source, "data", where), reader, f"{where}.data")
+        return FilePart(media_type=media_type, data=data, filename=filename, metadata=metadata)
+    if source_type == "url":
+        url = reader.str_field(source, "url", where)
+        if kind == "document":
+            media_type = "application/pdf"
+        else:
+            media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
+            if not media_type.startswith("image/"):
+                media_type = _UNKNOWN_IMAGE
+        return FilePart(media_type=media_type, url=url, filename=filename, metadata=metadata)
+    if source_type == "text" and kind == "document":
+        text = reader.str_field(source, "data", where)
+        return FilePart(
+            media_type=reader.optional_str(source, "media_type", where) or "text/plain",
+            data=text.encode("utf-8"),
+            filename=filename,
+            metadata=metadata,
+        )
+    raise reader.error(
+        f"{where}.type",
+        f"a {source_type!r} source cannot be stored: threadline keeps files as bytes or URLs",
+    )
+
+
+def _decode_tool_result(
+    block: Mapping[str, Any], path: str, names: Mapping[str, str], reader: Reader
+) -> ToolResultPart:
+    call_id = reader.str_field(block, "tool_use_id", path)
+    raw = block.get("content")
+    content: str | tuple[TextPart | FilePart, ...]
+    if raw is None or isinstance(raw, str):
+        content = raw or ""
+    else:
+        items: list[TextPart | FilePart] = []
+        for index, item in enumerate(reader.expect_list(raw, f"{path}.content")):
+            where = f"{path}.content[{index}]"
+            inner = reader.expect_object(item, where)
+            kind = reader.str_field(inner, "type", where)
+            if kind == "text":
+                items.append(TextPart(text=reader.str_field(inner, "text", where)))
+            elif kind in ("image", "document"):
+                items.append(_decode_file(inner, kind, where, reader))
+            else:
+                reader.fail(f"{where}.type", f"a {kind!r} block in a tool result cannot be stored")
+        content = tuple(items)
+    is_error = block.get("is_error")
+    if is_error is not None and not isinstance(is_error, bool):
+        reader.fail(f"{path}.is_error", "expected a boolean")
+    metadata = _cache_metadata(block)
+    return ToolResultPart(
+        call_id=call_id,
+        content=content,
+        name=names.get(call_id),
+        is_error=bool(is_error),
+        metadata=metadata,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a Messages API response into an assistant message.
+
+    Accepts the JSON dict, JSON text, or the SDK's ``Message`` object. Thinking keeps its
+    signature (``redacted_thinking`` its data, in ``encrypted``) with ``provider="anthropic"``
+    and the response's ``model``; server tools become provider tool parts; text citations go
+    to ``metadata["anthropic.citations"]``. The message's metadata holds ``provider``,
+    ``model``, ``response_id``, ``stop_reason`` and ``usage``.
+
+    Raises:
+        threadline.CodecError: ``response`` is not a Messages response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    document = reader.expect_object(as_json_document(response, FORMAT), "")
+    model = reader.optional_str(document, "model", "")
+    parts: list[Any] = []
+    names: dict[str, str] = {}
+    for index, block in enumerate(
+        reader.expect_list(reader.field(document, "content", ""), "content")
+    ):
+        part, _ = _decode_block(block, "assistant", f"content[{index}]", names, reader, model=model)
+        parts.append(part)
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = document.get("usage")
+    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=reader.optional_str(document, "id", ""),
+        model=model,
+        stop_reason=reader.optional_str(document, "stop_reason", ""),
+        usage=usage,
+        input_tokens=usage.get("input_tokens") if usage else None,
+        output_tokens=usage.get("output_tokens") if usage else None,
+    )
+    return build_message("assistant", parts, "content", metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), the Messages format loses exactly:
+
+    - part metadata it has no field for (it keeps ``anthropic.cache_control`` and, on server
+      tool parts, ``anthropic.caller`` and ``anthropic.type``), image filenames, and a tool
+      result's ``name`` (read back from its call);
+    - where system text sits: a system message after the first other message reads back as
+      user text;
+    - reasoning per the reasoning policy: replayed thinking keeps text, signature or
+      encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
+      metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
+      policy replaces or drops;
+    - empty text parts; tool-call ids outside ``[a-zA-Z0-9_-]+`` (mapped); an empty result
+      content tuple (read back as ``""``); the media type of an image sent by URL (from its
+      extension, else ``image/*``); ``raw_arguments`` (the format takes an object only);
+      a server tool result's ``is_error``, which the format derives from its content.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[Message] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system" and leading:
+            parts: list[Any] = [_read_back_text(part) for part in _texts(message)]
+        else:
+            leading = False
+            if role == "system":
+                role = "user"
+            parts = _read_back_parts(message, index, ids, options)
+        if parts:
+            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    return name_results_after_calls(out)
+
+
+def _read_back_text(part: TextPart) -> TextPart:
+    if part.metadata.keys() <= {_CACHE}:
+        return part
+    return TextPart(text=part.text, metadata=_only(part.metadata, _CACHE))
+
+
+def _cache_metadata(block: Mapping[str, Any]) -> FrozenJsonMap:
+    cache = block.get("cache_control")
+    return EMPTY if cache is None else freeze_json_map({_CACHE: cache})
+
+
+def _only(metadata: Mapping[str, Any], *keys: str) -> FrozenJsonMap:
+    return freeze_json_map({key: metadata[key] for key in keys if key in metadata})
+
+
+def _read_back_parts(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[Any]:
+    parts: list[Any] = []
+    server_calls: dict[str, str] = {}
+    for part_index, part in enumerate(message.parts):
+        position = (index, part_index)
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append(_read_back_text(part))
+        elif isinstance(part, FilePart):
+            parts.extend(_file_read_back(part, message, position, options))
+        elif isinstance(part, ToolCallPart):
+            parts.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    metadata=_only(part.metadata, _CALLER, _CACHE),
+                )
+            )
+        elif isinstance(part, ToolResultPart):
+            parts.append(_result_read_back(part, ids, message, position, options))
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                parts.append(
+                    ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
+                    if part.redacted
+                    else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+                )
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+        elif isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None:
+            server_calls[part.id] = part.name
+            parts.append(
+                ProviderToolCallPart(
+                    id=part.id,
+                    name=part.name,
+                    input=part.input,
+                    provider=PROVIDER,
+                    metadata=_only(part.metadata, _CALLER),
+                )
+            )
+        elif isinstance(part, ProviderToolResultPart) and (
+            block_type := _server_result_type(part, server_calls)
+        ):
+            parts.append(
+                ProviderToolResultPart(
+                    call_id=part.call_id,
+                    content=part.content,
+                    provider=PROVIDER,
+                    is_error=_is_error_content(part.content),
+                    metadata=freeze_json_map(
+                        {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
+                    ),
+                )
+            )
+        elif not isinstance(part, HookPart):
+            replacement = unsupported_part(part, message, position, options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+    return parts
+
+
+def _file_read_back(
+    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> list[TextPart | FilePart]:
+    kind = _file_kind(part) if message.role != "assistant" else None
+    if kind is None:
+        replacement = unsupported_part(part, message, position, options, reason="")
+        return [] if replacement is None else [replacement]
+    metadata = _only(part.metadata, _CACHE)
+    filename = part.filename if kind != "image" else None
+    if part.url is not None:
+        media_type = part.media_type
+        if kind == "image":
+            media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
+            if not media_type.startswith("image/"):
+                media_type = _UNKNOWN_IMAGE
+        return [FilePart(media_type=media_type, url=part.url, filename=filename, metadata=metadata)]
+    return [
+        FilePart(media_type=part.media_type, data=part.data, filename=filename, metadata=metadata)
+    ]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                if item.text:
+                    items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, message, position, options))
+        content = tuple(items) if items else ""
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+        metadata=_only(part.metadata, _CACHE),
+    )

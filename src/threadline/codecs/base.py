@@ -1,0 +1,665 @@
+"""The codec contract, and the toolkit every codec (ours or a third party's) builds on.
+
+A codec is a module with three functions, :class:`Codec`:
+
+- ``encode(messages, *, system=None, model=None, integrity="auto", reasoning="auto",
+  unsupported="placeholder") -> dict`` — the history fragment of a provider request;
+- ``decode(payload) -> list[Message]`` — that fragment (or a whole request body) read back;
+- ``decode_response(response) -> Message`` — the provider's reply as an assistant message.
+
+A module may also define ``normalize_for_round_trip(messages, *, model=None,
+reasoning="auto", unsupported="placeholder") -> list[Message]``: what ``decode(encode(m))``
+gives back for prepared messages ``m``, up to message ids, ``created_at``, message metadata and
+how parts are grouped into messages. It is the format's *declared losses*;
+:func:`threadline.testing.check_codec` holds the codec to it. It may use only the losses DESIGN
+allows (see ``docs/providers.md``); a module without it declares that it loses nothing else.
+
+The rest of this module is shared machinery, so that every format applies one policy the same
+way: the reasoning replay rule, the unsupported-content policy and its placeholder text, the
+``[tool error] `` prefix, tool-call id mapping, response metadata keys, and readers that turn a
+malformed payload into a :class:`~threadline.CodecError` naming the JSON path.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, NoReturn, Protocol, TypeAlias, cast
+
+import pydantic
+
+from threadline._validation import translate_errors
+from threadline.errors import CodecError, ErrorDetail, UnsupportedContentError, ValidationError
+from threadline.messages import (
+    FilePart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = [
+    "TOOL_ERROR_PREFIX",
+    "Codec",
+    "EncodeOptions",
+    "IntegrityMode",
+    "Reader",
+    "ReasoningAction",
+    "ReasoningPolicy",
+    "UnsupportedPolicy",
+    "add_error_prefix",
+    "as_json_document",
+    "build_message",
+    "data_url",
+    "decode_base64",
+    "downgrade_reasoning",
+    "encode_base64",
+    "hashed_id",
+    "map_call_ids",
+    "media_type_from_url",
+    "name_results_after_calls",
+    "parse_arguments",
+    "parse_data_url",
+    "placeholder_text",
+    "prepare_for_encoding",
+    "reasoning_action",
+    "response_metadata",
+    "strip_error_prefix",
+    "strip_nulls",
+    "unsupported_part",
+]
+
+IntegrityMode: TypeAlias = Literal["auto", "strict", "off"]
+"""How ``encode`` runs :func:`~threadline.prepare_messages` first (``off`` skips it)."""
+ReasoningPolicy: TypeAlias = Literal["auto", "text", "drop"]
+"""``auto`` replays opaque reasoning only to its producer (and model); ``text`` also sends
+other reasoning as plain text; ``drop`` sends no reasoning."""
+UnsupportedPolicy: TypeAlias = Literal["placeholder", "drop", "raise"]
+"""What happens to a part the format cannot carry."""
+
+_INTEGRITY_MODES = ("auto", "strict", "off")
+_REASONING_POLICIES = ("auto", "text", "drop")
+_UNSUPPORTED_POLICIES = ("placeholder", "drop", "raise")
+
+TOOL_ERROR_PREFIX = "[tool error] "
+"""Written before a failed tool's output by formats with no error flag on tool results."""
+
+
+class Codec(Protocol):
+    """What a wire-format module provides. Our codecs are modules, so is a third party's."""
+
+    def encode(
+        self,
+        messages: Iterable[Message],
+        *,
+        system: str | None = None,
+        model: str | None = None,
+        integrity: IntegrityMode = "auto",
+        reasoning: ReasoningPolicy = "auto",
+        unsupported: UnsupportedPolicy = "placeholder",
+    ) -> dict[str, Any]:
+        """Write ``messages`` as the history fragment of a request."""
+        ...
+
+    def decode(self, payload: Any) -> list[Message]:
+        """Read a history fragment (or a whole request body) back into messages."""
+        ...
+
+    def decode_response(self, response: Any) -> Message:
+        """Read a provider response into one assistant message."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Encoding: options, preparation and the shared policies.
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodeOptions:
+    """The options of one ``encode`` call, checked, plus what errors need to name a part."""
+
+    provider: str
+    """The ``provider`` string of the format (``openai``, ``anthropic``...)."""
+    model: str | None
+    """The target model; opaque reasoning from another model is not replayed."""
+    reasoning: ReasoningPolicy
+    """The reasoning policy."""
+    unsupported: UnsupportedPolicy
+    """The unsupported-content policy."""
+    source: Sequence[Message] = ()
+    """The caller's messages, so an error can give indices in *their* list."""
+
+    def locate(self, message: Message, part: object, fallback: tuple[int, int]) -> tuple[int, int]:
+        """The (message index, part index) of ``part`` in the caller's list, if it is there.
+
+        Repair may drop or move messages, so the prepared list's indices can differ from the
+        caller's; ids and part identity find the original. Only error paths call this.
+        """
+        for index, original in enumerate(self.source):
+            if original.id == message.id:
+                for part_index, candidate in enumerate(original.parts):
+                    if candidate is part or candidate == part:
+                        return index, part_index
+                return index, fallback[1]
+        return fallback
+
+
+def prepare_for_encoding(
+    messages: Iterable[Message],
+    *,
+    provider: str,
+    model: str | None,
+    integrity: str,
+    reasoning: str,
+    unsupported: str,
+) -> tuple[list[Message], EncodeOptions]:
+    """Check ``encode``'s options, then run the integrity pass the caller asked for.
+
+    Raises:
+        ValueError: an option has a value outside its documented choices.
+        threadline.ValidationError: an item of ``messages`` is neither a :class:`Message` nor
+            a mapping that validates as one.
+        threadline.IntegrityError: ``integrity`` is ``auto`` or ``strict`` and the history
+            breaks a rule that mode does not repair.
+    """
+    _check_choice("integrity", integrity, _INTEGRITY_MODES)
+    _check_choice("reasoning", reasoning, _REASONING_POLICIES)
+    _check_choice("unsupported", unsupported, _UNSUPPORTED_POLICIES)
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"model must be a str or None, not {type(model).__name__}")
+    source = _as_messages(messages)
+    if integrity == "off":
+        prepared = source
+    else:
+        from threadline.integrity import prepare_messages
+
+        prepared = prepare_messages(source, mode=cast(Literal["auto", "strict"], integrity))
+    options = EncodeOptions(
+        provider=provider,
+        model=model,
+        reasoning=cast(ReasoningPolicy, reasoning),
+        unsupported=cast(UnsupportedPolicy, unsupported),
+        source=source,
+    )
+    return prepared, options
+
+
+def _as_messages(messages: Iterable[Message]) -> list[Message]:
+    if isinstance(messages, (str, bytes, bytearray, Mapping)) or not isinstance(messages, Iterable):
+        raise ValidationError(
+            f"encode takes a sequence of Message, not {type(messages).__name__}; wrap a single "
+            "message in a list",
+            [ErrorDetail("messages", "not a sequence of messages", "type")],
+        )
+    items: list[Any] = list(messages)
+    if set(map(type, items)) <= {Message}:  # the common case, checked at C speed
+        return items
+    out: list[Message] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Message):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            try:
+                out.append(Message.model_validate(item))
+            except pydantic.ValidationError as error:
+                raise translate_errors(
+                    error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"
+                ) from None
+        else:
+            raise ValidationError(
+                f"messages[{index}] is a {type(item).__name__}, not a Message; build messages "
+                "with user_message(...) etc. or pass mappings Message.model_validate accepts",
+                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
+            )
+    return out
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        allowed = ", ".join(repr(choice) for choice in choices)
+        raise ValueError(f"{name} must be one of {allowed}, not {value!r}")
+
+
+ReasoningAction: TypeAlias = Literal["replay", "text", "drop"]
+
+
+def reasoning_action(
+    part: ReasoningPart, options: EncodeOptions, *, replayable: bool
+) -> ReasoningAction:
+    """Decide what a format does with a reasoning part.
+
+    Opaque state is replayed only to the provider that produced it, only when the target
+    ``model`` is unknown or is the part's model, and only when the format can carry it
+    (``replayable``: Anthropic needs a signature, OpenAI Chat has no field at all). Otherwise
+    ``reasoning="text"`` sends the readable text as plain text and ``"auto"`` drops it.
+    """
+    if options.reasoning == "drop":
+        return "drop"
+    if (
+        replayable
+        and part.provider == options.provider
+        and (options.model is None or options.model == part.model)
+    ):
+        return "replay"
+    return "text" if options.reasoning == "text" else "drop"
+
+
+def downgrade_reasoning(part: ReasoningPart) -> list[TextPart]:
+    """The readable text of a reasoning part as text parts (none for redacted reasoning).
+
+    The text itself when there is one, else one text part per summary entry: parts are never
+    joined, so no separator is invented.
+    """
+    if part.text:
+        return [TextPart(text=part.text)]
+    return [TextPart(text=entry) for entry in part.summary if entry]
+
+
+def placeholder_text(part: object, provider: str) -> str:
+    """``[<media_type> omitted: not supported by <provider>]``.
+
+    For a part that is not a file, the part's ``type`` tag stands in for the media type
+    (``[provider_tool_call omitted: ...]``).
+    """
+    label = part.media_type if isinstance(part, FilePart) else getattr(part, "type", "part")
+    return f"[{label} omitted: not supported by {provider}]"
+
+
+def unsupported_part(
+    part: object,
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+    *,
+    reason: str,
+) -> TextPart | None:
+    """Apply the ``unsupported`` policy to a part the format cannot carry.
+
+    Returns the placeholder text part, or ``None`` to drop the part.
+
+    Args:
+        part: the part (or the file inside a tool result) that cannot be sent.
+        message: the prepared message holding it.
+        position: its (message index, part index) in the prepared list.
+        options: the encode options.
+        reason: why the format cannot carry it, for the error message.
+
+    Raises:
+        threadline.UnsupportedContentError: ``unsupported="raise"``.
+    """
+    if options.unsupported == "placeholder":
+        return TextPart(text=placeholder_text(part, options.provider))
+    if options.unsupported == "drop":
+        return None
+    label = part.media_type if isinstance(part, FilePart) else getattr(part, "type", "part")
+    index, part_index = options.locate(message, part, position)
+    raise UnsupportedContentError(
+        f"{options.provider} cannot carry the {label} part at messages[{index}].parts"
+        f"[{part_index}] (message id {message.id!r}): {reason}. Pass "
+        "unsupported='placeholder' to send a placeholder text instead, or 'drop' to leave it out",
+        provider=options.provider,
+        message_index=index,
+        part_index=part_index,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool results and ids.
+
+
+def add_error_prefix(text: str) -> str:
+    """``text`` with :data:`TOOL_ERROR_PREFIX` before it."""
+    return TOOL_ERROR_PREFIX + text
+
+
+def strip_error_prefix(text: str) -> tuple[str, bool]:
+    """``(text without the prefix, True)`` when ``text`` starts with it, else ``(text, False)``."""
+    if text.startswith(TOOL_ERROR_PREFIX):
+        return text[len(TOOL_ERROR_PREFIX) :], True
+    return text, False
+
+
+def hashed_id(original: str, attempt: int = 0, *, prefix: str = "call_", size: int = 24) -> str:
+    """A short id derived from ``original`` (and a collision ``attempt``): ``prefix`` + hex.
+
+    24 hex digits (96 bits) make an accidental collision negligible; :func:`map_call_ids`
+    still checks and retries with the next ``attempt``.
+    """
+    seed = original if attempt == 0 else f"{original}#{attempt}"
+    return prefix + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:size]
+
+
+def map_call_ids(
+    messages: Iterable[Message],
+    *,
+    is_valid: Callable[[str], bool],
+    mint: Callable[[str, int], str] = hashed_id,
+) -> dict[str, str]:
+    """Wire ids for the tool-call ids a format would reject; valid ids are left out (kept).
+
+    Deterministic (depends only on the ids, in order of appearance), collision-free (a minted
+    id never equals a kept id or another minted one) and one mapping for the whole history, so
+    a call and its result always get the same wire id. Stored ids are never changed: codecs
+    look ids up with ``mapping.get(id, id)``.
+
+    Args:
+        messages: the prepared history.
+        is_valid: whether the format accepts an id as it is.
+        mint: ``mint(original, attempt)`` makes a candidate wire id; it must satisfy
+            ``is_valid``.
+
+    Raises:
+        ValueError: ``mint`` made an id that ``is_valid`` rejects (a bug in the codec).
+    """
+    seen: dict[str, None] = {}
+    for message in messages:
+        if message.role == "assistant":
+            for part in message.parts:
+                if type(part) is ToolCallPart:
+                    seen[part.id] = None
+        elif message.role == "tool":
+            for part in message.parts:
+                if type(part) is ToolResultPart:
+                    seen[part.call_id] = None
+    invalid = [item for item in seen if not is_valid(item)]
+    if not invalid:
+        return {}
+    taken = {item for item in seen if is_valid(item)}
+    mapping: dict[str, str] = {}
+    for original in invalid:
+        attempt = 0
+        candidate = mint(original, attempt)
+        while candidate in taken:
+            attempt += 1
+            candidate = mint(original, attempt)
+        if not is_valid(candidate):
+            raise ValueError(f"the codec minted the id {candidate!r}, which it rejects itself")
+        taken.add(candidate)
+        mapping[original] = candidate
+    return mapping
+
+
+def name_results_after_calls(messages: Sequence[Message]) -> list[Message]:
+    """Each tool result named after its call, as ``decode`` reads it from formats without a
+    name on results; results with no call keep their name."""
+    names: dict[str, str] = {}
+    out: list[Message] = []
+    for message in messages:
+        if message.role == "assistant":
+            for part in message.parts:
+                if type(part) is ToolCallPart:
+                    names.setdefault(part.id, part.name)
+        if message.role == "tool":
+            parts = tuple(
+                dataclasses.replace(part, name=names.get(part.call_id, part.name))
+                if type(part) is ToolResultPart and part.name != names.get(part.call_id, part.name)
+                else part
+                for part in message.parts
+            )
+            if parts != message.parts:
+                message = message.model_copy(update={"parts": parts})
+        out.append(message)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding: reading payloads with paths, responses, metadata.
+
+
+def as_json_document(response: Any, format_name: str) -> Any:
+    """A response as JSON values: a mapping as is, an SDK model dumped, JSON text parsed.
+
+    Raises:
+        threadline.CodecError: ``response`` is none of these.
+    """
+    if isinstance(response, Mapping):
+        return response
+    dump = getattr(response, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if isinstance(response, (str, bytes, bytearray)):
+        try:
+            return json.loads(response)
+        except ValueError as error:
+            raise CodecError(f"not a {format_name} response: not valid JSON ({error})") from None
+    raise CodecError(
+        f"not a {format_name} response: expected a JSON object (dict), an SDK response object "
+        f"or JSON text, got {type(response).__name__}"
+    )
+
+
+class Reader:
+    """Reads a decoded JSON payload, raising :class:`~threadline.CodecError` with the JSON
+    path of the first value that does not fit the format."""
+
+    __slots__ = ("format_name",)
+
+    def __init__(self, format_name: str) -> None:
+        self.format_name = format_name
+
+    def error(self, path: str, problem: str) -> CodecError:
+        """The error for the value at ``path``."""
+        where = path or "the top level"
+        return CodecError(f"not a valid {self.format_name} payload: {where}: {problem}")
+
+    def fail(self, path: str, problem: str) -> NoReturn:
+        """Raise the error for the value at ``path``."""
+        raise self.error(path, problem)
+
+    def expect_object(self, value: Any, path: str) -> Mapping[str, Any]:
+        """``value`` if it is a JSON object."""
+        if not isinstance(value, Mapping):
+            self.fail(path, f"expected an object, got {_kind(value)}")
+        return value
+
+    def expect_list(self, value: Any, path: str) -> Sequence[Any]:
+        """``value`` if it is a JSON array."""
+        if not isinstance(value, (list, tuple)):
+            self.fail(path, f"expected an array, got {_kind(value)}")
+        return value
+
+    def expect_str(self, value: Any, path: str) -> str:
+        """``value`` if it is a string."""
+        if not isinstance(value, str):
+            self.fail(path, f"expected a string, got {_kind(value)}")
+        return value
+
+    def field(self, obj: Mapping[str, Any], key: str, path: str) -> Any:
+        """A required key of ``obj``."""
+        if key not in obj or obj[key] is None:
+            self.fail(f"{path}.{key}" if path else key, "required but missing")
+        return obj[key]
+
+    def str_field(self, obj: Mapping[str, Any], key: str, path: str) -> str:
+        """A required string key of ``obj``."""
+        return self.expect_str(self.field(obj, key, path), _join(path, key))
+
+    def optional_str(self, obj: Mapping[str, Any], key: str, path: str) -> str | None:
+        """An optional string key of ``obj`` (``None`` when absent or null)."""
+        value = obj.get(key)
+        return None if value is None else self.expect_str(value, _join(path, key))
+
+    def messages(self, payload: Any, key: str = "messages") -> Sequence[Any]:
+        """The message list of a payload: ``payload[key]``, or the payload itself if a list."""
+        if isinstance(payload, (list, tuple)):
+            return payload
+        if isinstance(payload, Mapping):
+            if key not in payload:
+                self.fail(key, "required but missing (pass what encode returned, or the body)")
+            return self.expect_list(payload[key], key)
+        raise self.error(
+            "", f"expected an object with {key!r} or a list of messages, got {_kind(payload)}"
+        )
+
+
+def build_message(
+    role: str, parts: Sequence[object], path: str, metadata: Mapping[str, Any] | None = None
+) -> Message:
+    """A decoded message; values threadline cannot store raise with the payload's path.
+
+    Raises:
+        threadline.ValidationError: a part holds a value a message cannot (a non-JSON number
+            in tool arguments, say), naming ``path``.
+    """
+    fields: dict[str, Any] = {"role": role, "parts": tuple(parts)}
+    if metadata:
+        fields["metadata"] = metadata
+    try:
+        return Message(**fields)
+    except pydantic.ValidationError as error:
+        raise translate_errors(error, f"cannot store the message at {path}") from None
+
+
+def parse_arguments(text: str) -> dict[str, Any] | None:
+    """Tool arguments as a JSON object, or ``None`` when ``text`` is not one.
+
+    Strict JSON: ``NaN`` and ``Infinity`` (which :func:`json.loads` accepts) make the text
+    unparseable, so it is kept raw instead of failing validation later.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    kinds: dict[type, str] = {
+        dict: "an object",
+        list: "an array",
+        tuple: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    return kinds.get(type(value), type(value).__name__)
+
+
+def encode_base64(data: bytes) -> str:
+    """Standard base64 (``+/``, padded), what ``data:`` URLs and provider APIs expect."""
+    return base64.b64encode(data).decode("ascii")
+
+
+def decode_base64(text: str, reader: Reader, path: str) -> bytes:
+    """Bytes from standard (or URL-safe) base64.
+
+    Raises:
+        threadline.CodecError: ``text`` is not base64, naming ``path``.
+    """
+    try:
+        if "-" in text or "_" in text:
+            return base64.b64decode(text, altchars=b"-_", validate=True)
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as error:
+        reader.fail(path, f"not valid base64 ({error})")
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    """``data:<media_type>;base64,<standard base64>``."""
+    return f"data:{media_type};base64,{encode_base64(data)}"
+
+
+def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | None:
+    """``(media_type, bytes)`` of a ``data:`` URL, or ``None`` for any other URL.
+
+    Raises:
+        threadline.CodecError: a ``data:`` URL whose data cannot be decoded, naming ``path``.
+    """
+    if not url.startswith("data:"):
+        return None
+    header, comma, body = url[5:].partition(",")
+    if not comma:
+        reader.fail(path, "a data: URL needs a comma before its data")
+    media_type, _, encoding = header.partition(";")
+    media_type = media_type or "text/plain"
+    if encoding == "base64" or header.endswith(";base64"):
+        return media_type, decode_base64(body, reader, path)
+    from urllib.parse import unquote_to_bytes
+
+    return media_type, unquote_to_bytes(body)
+
+
+_EXTENSION_TYPES = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+    "pdf": "application/pdf",
+    "txt": "text/plain",
+    "wav": "audio/wav",
+    "mp3": "audio/mpeg",
+}
+
+
+def media_type_from_url(url: str, default: str) -> str:
+    """The media type a URL's file extension implies, else ``default``.
+
+    A fixed table, not :mod:`mimetypes`: that reads the system's tables, and a decoded history
+    must not depend on the machine that decoded it.
+    """
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    if "." not in name:
+        return default
+    return _EXTENSION_TYPES.get(name.rsplit(".", 1)[-1].lower(), default)
+
+
+def response_metadata(
+    *,
+    provider: str,
+    response_id: str | None,
+    model: str | None,
+    stop_reason: str | None,
+    usage: Mapping[str, Any] | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+) -> dict[str, Any]:
+    """The message metadata every ``decode_response`` writes, under the same keys everywhere.
+
+    ``provider``, ``model``, ``response_id``, ``stop_reason`` (the provider's own value) and
+    ``usage``: the provider's usage object (nulls left out) with ``input_tokens`` and
+    ``output_tokens`` always present, whatever the provider calls them.
+    """
+    metadata: dict[str, Any] = {"provider": provider}
+    if model is not None:
+        metadata["model"] = model
+    if response_id is not None:
+        metadata["response_id"] = response_id
+    if stop_reason is not None:
+        metadata["stop_reason"] = stop_reason
+    if usage is not None or input_tokens is not None or output_tokens is not None:
+        counts = strip_nulls(dict(usage or {}))
+        counts["input_tokens"] = input_tokens
+        counts["output_tokens"] = output_tokens
+        metadata["usage"] = counts
+    return metadata
+
+
+def strip_nulls(value: Any) -> Any:
+    """``value`` with every ``null`` member of its objects left out, recursively.
+
+    SDK response models dump every optional field, ``null`` when absent; the request types of
+    the same API often refuse ``null`` for those fields, so responses are kept without them.
+    """
+    if isinstance(value, Mapping):
+        return {key: strip_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [strip_nulls(item) for item in value]
+    return value

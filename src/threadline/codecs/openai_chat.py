@@ -1,0 +1,773 @@
+"""OpenAI Chat Completions (``POST /v1/chat/completions``): ``{"messages": [...]}``.
+
+How threadline's messages map to the wire:
+
+- system messages stay where they are, as ``role: "system"`` messages (``developer`` is read
+  as system); ``encode(system=...)`` adds one first.
+- user text and files: images (PNG, JPEG, GIF, WebP) by bytes (``data:`` URL, standard base64)
+  or URL as ``image_url``; PDFs by bytes as ``file.file_data`` (with a ``filename``: the API
+  requires one, ``document.pdf`` when the part has none); WAV and MP3 bytes as
+  ``input_audio``. Anything else follows the ``unsupported`` policy.
+- assistant text (a refusal, ``metadata["openai.refusal"]``, as a ``refusal`` part) and tool
+  calls with ``arguments`` as a **JSON string** (``raw_arguments`` verbatim when set). The
+  format has no place for reasoning, files or provider-run tools on an assistant message:
+  reasoning follows the reasoning policy (``text`` sends its text), the rest the
+  ``unsupported`` policy. A message's tool calls follow its text.
+- tool results become one ``role: "tool"`` message each. Tool messages take text only, so
+  a file in a result is sent in one user message after the tool messages, introduced by
+  ``[files from tool result <id>]``, and the result's text says where each file went
+  (``[file 1 (image/png) is in the next user message]``); ``decode`` puts the files back.
+  There is no error flag: a failed result's text starts with ``[tool error] ``.
+- tool-call ids longer than 40 characters get a short hashed id, the same for the call and
+  its result (stored ids never change).
+
+``decode`` reads all of this back (a whole request body too); ``decode_response`` reads a
+Chat Completions response (``choices[0]``), with usage and the response id in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from threadline._json import EMPTY, freeze_json_map
+from threadline.codecs.base import (
+    TOOL_ERROR_PREFIX,
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    add_error_prefix,
+    as_json_document,
+    build_message,
+    data_url,
+    decode_base64,
+    downgrade_reasoning,
+    encode_base64,
+    map_call_ids,
+    media_type_from_url,
+    name_results_after_calls,
+    parse_arguments,
+    parse_data_url,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_error_prefix,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "openai"
+FORMAT = "OpenAI Chat Completions"
+MAX_ID_LENGTH = 40
+"""The API rejects longer ``tool_calls[].id`` / ``tool_call_id`` values."""
+DEFAULT_PDF_FILENAME = "document.pdf"
+"""Sent for a PDF without a filename: the API requires ``file.filename`` with ``file_data``."""
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_UNKNOWN_IMAGE = "image/*"
+"""The media type of an image read back from a URL whose extension does not say."""
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+_AUDIO_TYPES = {"wav": "audio/wav", "mp3": "audio/mpeg"}
+_ROLES = {"user": "user", "system": "system", "developer": "system"}
+"""Wire roles of messages with content, and the roles threadline reads them as."""
+_REFUSAL = freeze_json_map({"openai.refusal": True})
+_CUSTOM_TOOL = freeze_json_map({"openai.custom_tool": True})
+_ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
+_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
+
+
+def _valid_id(value: str) -> bool:
+    return 0 < len(value) <= MAX_ID_LENGTH
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as ``{"messages": [...]}`` for the Chat Completions API.
+
+    Args:
+        messages: the history, in order.
+        system: system text sent first, as its own system message.
+        model: the target model (reasoning is never replayed to Chat Completions).
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``text`` sends reasoning text as assistant text; ``auto`` and ``drop``
+            leave reasoning out (the format has no place for it).
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    attachments: list[dict[str, Any]] = []
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "tool":
+            for part_index, part in enumerate(message.parts):
+                if type(part) is ToolResultPart:
+                    out.append(
+                        _tool_message(part, ids, attachments, message, (index, part_index), options)
+                    )
+            continue
+        if attachments:
+            out.append({"role": "user", "content": attachments})
+            attachments = []
+        if role == "assistant":
+            item = _assistant_message(message, index, ids, options)
+        elif role == "user" or role == "system":
+            item = _user_or_system_message(message, index, options)
+        else:  # internal messages never reach a model, even with integrity="off"
+            continue
+        if item is not None:
+            out.append(item)
+    if attachments:
+        out.append({"role": "user", "content": attachments})
+    return {"messages": out}
+
+
+def _user_or_system_message(
+    message: Message, index: int, options: EncodeOptions
+) -> dict[str, Any] | None:
+    parts = message.parts
+    if len(parts) == 1 and type(parts[0]) is TextPart:
+        return {"role": message.role, "content": parts[0].text}
+    content: list[dict[str, Any]] = []
+    for part_index, part in enumerate(parts):
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_block(part)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                content.append(block)
+    if not content:
+        return None
+    return {"role": message.role, "content": content}
+
+
+def _assistant_message(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> dict[str, Any] | None:
+    content: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if not part.text:
+                continue  # an empty assistant message is a 400; an empty text says nothing
+            if part.metadata.get("openai.refusal") is True:
+                content.append({"type": "refusal", "refusal": part.text})
+            else:
+                content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            calls.append(_tool_call(part, ids))
+        elif isinstance(part, ReasoningPart):
+            if reasoning_action(part, options, replayable=False) == "text":
+                content.extend(
+                    {"type": "text", "text": text.text}
+                    for text in downgrade_reasoning(part)
+                    if text.text
+                )
+        elif not isinstance(part, HookPart):
+            block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                content.append(block)
+    if not content and not calls:
+        return None
+    item: dict[str, Any] = {"role": "assistant"}
+    if len(content) == 1 and content[0]["type"] == "text":
+        item["content"] = content[0]["text"]
+    elif content:
+        item["content"] = content
+    if calls:
+        item["tool_calls"] = calls
+    return item
+
+
+def _tool_call(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
+    wire_id = ids.get(part.id, part.id)
+    if _is_custom_call(part):
+        return {
+            "id": wire_id,
+            "type": "custom",
+            "custom": {"name": part.name, "input": part.arguments["input"]},
+        }
+    if part.raw_arguments is not None:
+        arguments = part.raw_arguments
+    else:
+        arguments = json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "id": wire_id,
+        "type": "function",
+        "function": {"name": part.name, "arguments": arguments},
+    }
+
+
+def _is_custom_call(part: ToolCallPart) -> bool:
+    return (
+        part.metadata.get("openai.custom_tool") is True
+        and len(part.arguments) == 1
+        and isinstance(part.arguments.get("input"), str)
+    )
+
+
+def _tool_message(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    attachments: list[dict[str, Any]],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    wire_id = ids.get(part.call_id, part.call_id)
+    content = part.content
+    if isinstance(content, str):
+        text = add_error_prefix(content) if part.is_error else content
+        return {"role": "tool", "tool_call_id": wire_id, "content": text}
+    blocks: list[dict[str, Any]] = []
+    files = 0
+    for item in content:
+        if isinstance(item, TextPart):
+            blocks.append({"type": "text", "text": item.text})
+            continue
+        block = _file_block(item)
+        if block is None:
+            replacement = _unsupported_block(item, message, position, options)
+            if replacement is not None:
+                blocks.append(replacement)
+            continue
+        files += 1
+        if files == 1:
+            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
+        attachments.append(block)
+        note = f"[file {files} ({item.media_type}) is in the next user message]"
+        blocks.append({"type": "text", "text": note})
+    if not blocks:
+        return {
+            "role": "tool",
+            "tool_call_id": wire_id,
+            "content": TOOL_ERROR_PREFIX if part.is_error else "",
+        }
+    if part.is_error:
+        blocks[0] = {"type": "text", "text": add_error_prefix(blocks[0]["text"])}
+    return {"role": "tool", "tool_call_id": wire_id, "content": blocks}
+
+
+def _file_kind(part: FilePart) -> str | None:
+    """How the format carries a file (``image``, ``pdf``, ``audio``), or ``None``."""
+    media_type = part.media_type
+    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+        return "image"
+    if part.data is None:
+        return None
+    if media_type == "application/pdf":
+        return "pdf"
+    if media_type in _AUDIO_FORMATS:
+        return "audio"
+    return None
+
+
+def _file_block(part: FilePart) -> dict[str, Any] | None:
+    kind = _file_kind(part)
+    if kind == "image":
+        url = part.url if part.data is None else data_url(part.media_type, part.data)
+        image: dict[str, Any] = {"url": url}
+        detail = part.metadata.get("openai.detail")
+        if detail is not None:
+            image["detail"] = detail
+        return {"type": "image_url", "image_url": image}
+    if part.data is None:
+        return None
+    if kind == "pdf":
+        file = {
+            "file_data": data_url(part.media_type, part.data),
+            "filename": part.filename or DEFAULT_PDF_FILENAME,
+        }
+        return {"type": "file", "file": file}
+    if kind == "audio":
+        audio = {"data": encode_base64(part.data), "format": _AUDIO_FORMATS[part.media_type]}
+        return {"type": "input_audio", "input_audio": audio}
+    return None
+
+
+def _why_unsupported(part: object) -> str:
+    if isinstance(part, FilePart):
+        return (
+            "Chat Completions takes PNG, JPEG, GIF and WebP images, and PDF, WAV and MP3 "
+            "files by bytes, in user messages (tool results' files are moved to one)"
+        )
+    return "Chat Completions has no place for this part"
+
+
+def _unsupported_block(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> dict[str, Any] | None:
+    reason = _why_unsupported(part)
+    if message.role == "assistant" and isinstance(part, FilePart):
+        reason = "assistant messages take only text and tool calls"
+    replacement = unsupported_part(part, message, position, options, reason=reason)
+    return None if replacement is None else {"type": "text", "text": replacement.text}
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"messages": [...]}``, a whole request body, or a bare message list.
+
+    Consecutive tool messages become one tool message; the user message ``encode`` adds for
+    tool results' files is folded back into those results.
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a Chat Completions payload; the message
+            names the JSON path of the first value that does not fit.
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    wire = reader.messages(payload)
+    out: list[Message] = []
+    names: dict[str, str] = {}
+    run: list[ToolResultPart] = []
+    for index, raw in enumerate(wire):
+        path = f"messages[{index}]"
+        item = reader.expect_object(raw, path)
+        role = reader.str_field(item, "role", path)
+        if role == "tool":
+            run.append(_decode_tool(item, path, names, reader))
+            continue
+        if run:
+            if role == "user" and _fold_attachments(run, item, path, reader):
+                out.append(build_message("tool", run, path))
+                run = []
+                continue
+            out.append(build_message("tool", run, path))
+            run = []
+        parts: Sequence[TextPart | FilePart | ToolCallPart]
+        if role == "assistant":
+            parts = _assistant_parts(item, path, names, reader)
+        elif role in _ROLES:
+            parts = _content_parts(item, path, reader, user=role == "user")
+        else:
+            reader.fail(
+                f"{path}.role",
+                f"unknown role {role!r} (system, developer, user, assistant or tool)",
+            )
+        if parts:
+            out.append(build_message(_ROLES.get(role, role), parts, path))
+    if run:
+        out.append(build_message("tool", run, f"messages[{len(wire) - 1}]"))
+    return out
+
+
+def _content_parts(
+    item: Mapping[str, Any], path: str, reader: Reader, *, user: bool
+) -> list[TextPart | FilePart]:
+    content = reader.field(item, "content", path)
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    parts: list[TextPart | FilePart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        block = reader.expect_object(raw, where)
+        kind = reader.str_field(block, "type", where)
+        if kind == "text":
+            parts.append(TextPart(text=reader.str_field(block, "text", where)))
+        elif user and kind in ("image_url", "file", "input_audio"):
+            parts.append(_decode_file(block, kind, where, reader))
+        else:
+            expected = "text, image_url, file or input_audio" if user else "text"
+            reader.fail(f"{where}.type", f"unknown content part {kind!r} (expected {expected})")
+    return parts
+
+
+def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader) -> FilePart:
+    if kind == "image_url":
+        image = reader.expect_object(reader.field(block, "image_url", path), f"{path}.image_url")
+        url = reader.str_field(image, "url", f"{path}.image_url")
+        metadata = {"openai.detail": image["detail"]} if image.get("detail") is not None else None
+        inline = parse_data_url(url, reader, f"{path}.image_url.url")
+        if inline is not None:
+            return FilePart(
+                media_type=inline[0], data=inline[1], metadata=freeze_json_map(metadata)
+            )
+        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
+        if not media_type.startswith("image/"):
+            media_type = _UNKNOWN_IMAGE
+        return FilePart(media_type=media_type, url=url, metadata=freeze_json_map(metadata))
+    if kind == "input_audio":
+        audio = reader.expect_object(
+            reader.field(block, "input_audio", path), f"{path}.input_audio"
+        )
+        data = decode_base64(
+            reader.str_field(audio, "data", f"{path}.input_audio"),
+            reader,
+            f"{path}.input_audio.data",
+        )
+        audio_format = reader.str_field(audio, "format", f"{path}.input_audio")
+        return FilePart(
+            media_type=_AUDIO_TYPES.get(audio_format, f"audio/{audio_format}"), data=data
+        )
+    file = reader.expect_object(reader.field(block, "file", path), f"{path}.file")
+    filename = reader.optional_str(file, "filename", f"{path}.file")
+    file_data = reader.optional_str(file, "file_data", f"{path}.file")
+    if file_data is None:
+        reader.fail(
+            f"{path}.file",
+            "only file_data can be read: a file_id refers to an upload threadline cannot "
+            "fetch; keep files as bytes or URLs",
+        )
+    inline = parse_data_url(file_data, reader, f"{path}.file.file_data")
+    if inline is None:
+        media_type = media_type_from_url(filename or "", "application/octet-stream")
+        inline = media_type, decode_base64(file_data, reader, f"{path}.file.file_data")
+    return FilePart(media_type=inline[0], data=inline[1], filename=filename)
+
+
+def _assistant_parts(
+    item: Mapping[str, Any], path: str, names: dict[str, str], reader: Reader
+) -> list[TextPart | ToolCallPart]:
+    parts: list[TextPart | ToolCallPart] = []
+    content = item.get("content")
+    refused = False
+    if isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif content is not None:
+        for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+            where = f"{path}.content[{index}]"
+            block = reader.expect_object(raw, where)
+            kind = reader.str_field(block, "type", where)
+            if kind == "text":
+                parts.append(TextPart(text=reader.str_field(block, "text", where)))
+            elif kind == "refusal":
+                text = reader.str_field(block, "refusal", where)
+                parts.append(TextPart(text=text, metadata=_REFUSAL))
+                refused = True
+            else:
+                reader.fail(f"{where}.type", f"unknown content part {kind!r} (text or refusal)")
+    refusal = reader.optional_str(item, "refusal", path)
+    if refusal is not None and not refused:
+        parts.append(TextPart(text=refusal, metadata=_REFUSAL))
+    calls = item.get("tool_calls")
+    if calls is not None:
+        for index, raw in enumerate(reader.expect_list(calls, f"{path}.tool_calls")):
+            call = _decode_call(raw, f"{path}.tool_calls[{index}]", reader)
+            names.setdefault(call.id, call.name)
+            parts.append(call)
+    return parts
+
+
+def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
+    call = reader.expect_object(raw, path)
+    call_id = reader.str_field(call, "id", path)
+    kind = call.get("type", "function")
+    if kind == "custom":
+        custom = reader.expect_object(reader.field(call, "custom", path), f"{path}.custom")
+        return ToolCallPart(
+            id=call_id,
+            name=reader.str_field(custom, "name", f"{path}.custom"),
+            arguments=freeze_json_map(
+                {"input": reader.str_field(custom, "input", f"{path}.custom")}
+            ),
+            metadata=_CUSTOM_TOOL,
+        )
+    if kind != "function":
+        reader.fail(f"{path}.type", f"unknown tool call type {kind!r} (function or custom)")
+    function = reader.expect_object(reader.field(call, "function", path), f"{path}.function")
+    name = reader.str_field(function, "name", f"{path}.function")
+    text = reader.str_field(function, "arguments", f"{path}.function")
+    arguments = parse_arguments(text)
+    if arguments is None:
+        return ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=text)
+    return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments))
+
+
+def _decode_tool(
+    item: Mapping[str, Any], path: str, names: Mapping[str, str], reader: Reader
+) -> ToolResultPart:
+    call_id = reader.str_field(item, "tool_call_id", path)
+    content = reader.field(item, "content", path)
+    name = names.get(call_id)
+    if isinstance(content, str):
+        text, is_error = strip_error_prefix(content)
+        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
+    parts: list[TextPart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        block = reader.expect_object(raw, where)
+        kind = reader.str_field(block, "type", where)
+        if kind != "text":
+            reader.fail(f"{where}.type", f"tool messages hold text parts only, not {kind!r}")
+        parts.append(TextPart(text=reader.str_field(block, "text", where)))
+    is_error = False
+    if parts:
+        first, is_error = strip_error_prefix(parts[0].text)
+        parts[0] = TextPart(text=first)
+    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
+
+
+def _fold_attachments(
+    run: list[ToolResultPart], item: Mapping[str, Any], path: str, reader: Reader
+) -> bool:
+    """Put the files of the user message ``encode`` adds after tool messages back into the
+    results they came from. False (and nothing changed) when ``item`` is not that message."""
+    content = item.get("content")
+    if not isinstance(content, list) or not content:
+        return False
+    by_id = {part.call_id: index for index, part in enumerate(run)}
+    files: dict[str, list[FilePart]] = {}
+    current: str | None = None
+    for index, raw in enumerate(content):
+        if not isinstance(raw, Mapping):
+            return False
+        kind = raw.get("type")
+        if kind == "text":
+            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
+            if match is None or match.group(1) not in by_id or match.group(1) in files:
+                return False
+            current = match.group(1)
+            files[current] = []
+        elif current is not None and kind in ("image_url", "file", "input_audio"):
+            files[current].append(_decode_file(raw, kind, f"{path}.content[{index}]", reader))
+        else:
+            return False
+    for call_id, found in files.items():
+        result = run[by_id[call_id]]
+        run[by_id[call_id]] = _with_files(result, found)
+    return True
+
+
+def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:
+    if isinstance(result.content, str):
+        return result
+    content: list[TextPart | FilePart] = []
+    for part in result.content:
+        match = _ATTACHMENT_NOTE.fullmatch(part.text) if isinstance(part, TextPart) else None
+        number = int(match.group(1)) if match else 0
+        if match and 0 < number <= len(files):
+            content.append(files[number - 1])
+        else:
+            content.append(part)
+    return ToolResultPart(
+        call_id=result.call_id, content=tuple(content), name=result.name, is_error=result.is_error
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a Chat Completions response (``choices[0].message``) into an assistant message.
+
+    Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletion`` object. Arguments that
+    are not a JSON object are kept in ``raw_arguments``; a refusal is a text part with
+    ``metadata["openai.refusal"]``; ``annotations`` go to the text part's
+    ``metadata["openai.annotations"]``. The message's metadata holds ``provider``, ``model``,
+    ``response_id``, ``stop_reason`` (``finish_reason``) and ``usage``.
+
+    Raises:
+        threadline.CodecError: ``response`` is not a Chat Completions response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
+    choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
+    if not choices:
+        reader.fail("choices", "empty: the response holds no message")
+    choice = reader.expect_object(choices[0], "choices[0]")
+    message = reader.expect_object(
+        reader.field(choice, "message", "choices[0]"), "choices[0].message"
+    )
+    parts: list[Any] = _assistant_parts(message, "choices[0].message", {}, reader)
+    annotations = message.get("annotations")
+    if annotations:
+        for index, part in enumerate(parts):
+            if isinstance(part, TextPart) and "openai.refusal" not in part.metadata:
+                parts[index] = part.with_metadata({"openai.annotations": strip_nulls(annotations)})
+                break
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = document.get("usage")
+    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=reader.optional_str(document, "id", ""),
+        model=reader.optional_str(document, "model", ""),
+        stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
+        usage=usage,
+        input_tokens=usage.get("prompt_tokens") if usage else None,
+        output_tokens=usage.get("completion_tokens") if usage else None,
+    )
+    return build_message("assistant", parts, "choices[0].message", metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), Chat Completions loses exactly:
+
+    - part metadata it has no field for (it keeps ``openai.refusal``, ``openai.detail``,
+      ``openai.custom_tool``), filenames of images and audio, and a tool result's ``name``
+      (read back from its call);
+    - reasoning (``reasoning="text"`` turns it into text), and the parts the ``unsupported``
+      policy replaces or drops;
+    - tool-call ids over 40 characters (mapped); the position of tool calls among an
+      assistant message's text (calls come last); an empty result content tuple (read back
+      as ``""``); the media type of an image sent by URL (from its extension, else
+      ``image/*``); a PDF without a filename gets ``document.pdf``; audio media types are
+      canonical (``audio/wav``, ``audio/mpeg``).
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[Message] = []
+    for index, message in enumerate(prepared):
+        parts: list[Any] = []
+        calls: list[ToolCallPart] = []
+        for part_index, part in enumerate(message.parts):
+            position = (index, part_index)
+            if isinstance(part, TextPart):
+                if message.role != "assistant":
+                    parts.append(TextPart(text=part.text))
+                elif part.text:
+                    refusal = part.metadata.get("openai.refusal") is True
+                    parts.append(TextPart(text=part.text, metadata=_REFUSAL if refusal else EMPTY))
+            elif isinstance(part, FilePart) and message.role != "assistant":
+                parts.extend(_file_read_back(part, message, position, options))
+            elif isinstance(part, ToolCallPart):
+                custom = _is_custom_call(part)
+                calls.append(
+                    ToolCallPart(
+                        id=ids.get(part.id, part.id),
+                        name=part.name,
+                        arguments=part.arguments,
+                        raw_arguments=None if custom else part.raw_arguments,
+                        metadata=_CUSTOM_TOOL if custom else EMPTY,
+                    )
+                )
+            elif isinstance(part, ToolResultPart):
+                parts.append(_result_read_back(part, ids, message, position, options))
+            elif isinstance(part, ReasoningPart):
+                if reasoning_action(part, options, replayable=False) == "text":
+                    parts.extend(text for text in downgrade_reasoning(part) if text.text)
+            elif not isinstance(part, HookPart):
+                replacement = unsupported_part(part, message, position, options, reason="")
+                if replacement is not None:
+                    parts.append(replacement)
+        parts.extend(calls)
+        if parts and message.role != "internal":
+            out.append(message.model_copy(update={"parts": tuple(parts)}))
+    return name_results_after_calls(out)
+
+
+def _file_read_back(
+    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> list[TextPart | FilePart]:
+    kind = _file_kind(part)
+    if kind is None:
+        replacement = unsupported_part(part, message, position, options, reason="")
+        return [] if replacement is None else [replacement]
+    detail = part.metadata.get("openai.detail")
+    metadata = {"openai.detail": detail} if detail is not None and kind == "image" else EMPTY
+    if kind == "image" and part.url is not None:
+        media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
+        if not media_type.startswith("image/"):
+            media_type = _UNKNOWN_IMAGE
+        return [FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))]
+    if kind == "image":
+        return [
+            FilePart(media_type=part.media_type, data=part.data, metadata=freeze_json_map(metadata))
+        ]
+    if kind == "pdf":
+        filename = part.filename or DEFAULT_PDF_FILENAME
+        return [FilePart(media_type=part.media_type, data=part.data, filename=filename)]
+    media_type = _AUDIO_TYPES[_AUDIO_FORMATS[part.media_type]]
+    return [FilePart(media_type=media_type, data=part.data)]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, message, position, options))
+        content = tuple(items) if items else ""
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )

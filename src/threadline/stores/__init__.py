@@ -1,0 +1,58 @@
+"""Where conversations persist: the store protocols and every store threadline ships.
+
+Pick one (``docs/stores.md`` compares them):
+
+- :class:`SQLiteStore` — the embedded default: one file, WAL, safe across threads and processes.
+- :class:`JsonlStore` — one append-only JSON Lines file per conversation; greppable.
+- :class:`MemoryStore` — a dict, for tests and prototypes.
+
+Large file bytes can live in a content-addressed blob store (:class:`FileBlobStore`,
+:class:`SQLiteBlobStore`) instead of the message JSON. Stores that need a server and an optional
+dependency (Redis, Postgres) load on first use, so importing this package imports neither.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from threadline.stores.base import (
+    CONVERSATION_ID_PATTERN,
+    AsyncStore,
+    Store,
+    validate_conversation_id,
+)
+from threadline.stores.blobs import BlobStore, FileBlobStore, SQLiteBlobStore
+from threadline.stores.jsonl import JsonlStore
+from threadline.stores.memory import MemoryStore
+from threadline.stores.sqlite import SQLiteStore
+
+__all__ = [
+    "CONVERSATION_ID_PATTERN",
+    "AsyncStore",
+    "BlobStore",
+    "FileBlobStore",
+    "JsonlStore",
+    "MemoryStore",
+    "SQLiteBlobStore",
+    "SQLiteStore",
+    "Store",
+    "validate_conversation_id",
+]
+
+# Stores whose module imports an optional dependency: name -> module, imported on first access.
+# (Redis and Postgres stores, and their async twins, register here.)
+_LAZY: dict[str, str] = {}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'threadline.stores' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

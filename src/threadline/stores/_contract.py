@@ -1,0 +1,651 @@
+"""The store contract as code: ``check_store`` and ``check_async_store``.
+
+Every store threadline ships runs this suite, and so can a third party's::
+
+    from threadline.testing import check_store
+
+
+    def test_my_store_keeps_the_contract(tmp_path):
+        counter = iter(range(1000))
+        check_store(lambda: MyStore(tmp_path / f"db{next(counter)}"))
+
+Each check gets a fresh, empty store from the factory (and closes it afterwards when the store
+has ``close``). A broken promise raises ``threadline.testing.ConformanceError`` (an
+``AssertionError``) naming the check, the store and what differed. The suite needs no pytest:
+plain checks and threads (or tasks), every wait bounded by a generous timeout so a deadlocked
+store fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from threadline.messages import (
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    assistant_message,
+    file_part,
+    hook_part,
+    internal_message,
+    reasoning_part,
+    system_message,
+    tool_call_part,
+    tool_message,
+    tool_result_part,
+    user_message,
+)
+from threadline.stores.base import AsyncStore, Store
+
+__all__ = ["check_async_store", "check_store"]
+
+_TIMEOUT = 120.0  # seconds; only a guard against a store that deadlocks
+_S = TypeVar("_S")
+
+VALID_IDS = ("a", "0", "Z", "user:42", "conv-1.2_3", "a.b.c", "x-", "9" * 200)
+"""Ids every store must accept."""
+
+INVALID_IDS = (
+    "",
+    ".",
+    "..",
+    "../escape",
+    "a/../b",
+    "a/b",
+    "/absolute",
+    "a\\b",
+    ".hidden",
+    "-dash-first",
+    "_underscore-first",
+    "a..b",
+    "a b",
+    "nul\x00byte",
+    "new\nline",
+    "tab\t",
+    "trailing\n",
+    "ünïcode",
+    "a" * 201,
+    "star*",
+    "question?",
+)
+"""Ids every store must refuse with a ``ValueError`` (``threadline.ValidationError``)."""
+
+
+def check_store(store_factory: Callable[[], Store]) -> None:
+    """Check that a :class:`~threadline.stores.Store` keeps the store contract.
+
+    Checks: round trip of every part type (``replay`` comes back ``False``), ordering, empty
+    batches, replace, delete, listing, id validation, a batch is atomic under concurrent reads,
+    replace is atomic under concurrent reads, and concurrent writers from threads lose no
+    message and never interleave inside a batch.
+
+    Args:
+        store_factory: returns a new, empty store each time it is called (for example on a new
+            file or a new key prefix).
+
+    Raises:
+        threadline.testing.ConformanceError: (an ``AssertionError``) the store broke a
+            promise; the message names the check, the store and the difference.
+    """
+    for check in _SYNC_CHECKS:
+        store = store_factory()
+        try:
+            check(store)
+        except Exception as error:  # any failure, a store error included, fails the check
+            raise _failure(check, store, error) from error
+        finally:
+            close = getattr(store, "close", None)
+            if callable(close):
+                close()
+
+
+async def check_async_store(
+    store_factory: Callable[[], AsyncStore | Awaitable[AsyncStore]],
+) -> None:
+    """Check that an :class:`~threadline.stores.AsyncStore` keeps the store contract.
+
+    The same checks as :func:`check_store`, with concurrent tasks in place of threads.
+
+    Args:
+        store_factory: returns a new, empty store (or an awaitable of one) each time.
+
+    Raises:
+        threadline.testing.ConformanceError: (an ``AssertionError``) the store broke a
+            promise; the message names the check, the store and the difference.
+    """
+    for check in _ASYNC_CHECKS:
+        made = store_factory()
+        store: AsyncStore = await made if inspect.isawaitable(made) else made
+        try:
+            await asyncio.wait_for(check(store), _TIMEOUT)
+        except Exception as error:
+            raise _failure(check, store, error) from error
+        finally:
+            await _aclose(store)
+
+
+def _failure(check: Callable[..., object], store: object, error: Exception) -> AssertionError:
+    # Imported here: threadline.testing re-exports this module's kits.
+    from threadline.testing import ConformanceError
+
+    name = check.__name__.removeprefix("_check_").removeprefix("_acheck_")
+    detail = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
+    return ConformanceError(f"store contract check {name!r} failed for {store!r}: {detail}")
+
+
+async def _aclose(store: object) -> None:
+    for name in ("aclose", "close"):
+        close = getattr(store, name, None)
+        if callable(close):
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+            return
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def sample_conversation(tag: str) -> list[Message]:
+    """A conversation holding every role and part type, JSON escapes, bytes and a large file."""
+    when = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=timezone.utc)
+    done = assistant_message("Done. ✓", id=f"{tag}-7", metadata={"usage": {"out": 3}})
+    return [
+        system_message("Be brief. Ünïcødé ✓ 日本語", id=f"{tag}-0"),
+        user_message(
+            'Hi "quoted" \\ back\nslash \u2028 and \x00 nul',
+            file_part(b"\x00\xff\xfb\xef binary", "image/png", filename="a.png"),
+            file_part("https://example.com/cat.png", "image/png"),
+            id=f"{tag}-1",
+            metadata={"k": [1, 2.5, None, True, {"nested": "v"}], "": ""},
+            created_at=when,
+        ),
+        assistant_message(
+            reasoning_part("thinking…", signature="sig==", provider="anthropic", model="m-1"),
+            "Let me look.",
+            tool_call_part("call_1", "search", {"q": "cats", "n": [1, 2], "deep": {"x": None}}),
+            tool_call_part("call_2", "broken", "not { json"),
+            ProviderToolCallPart(
+                id="srv_1", name="web_search", input={"q": 1}, provider="anthropic"
+            ),
+            ProviderToolResultPart(call_id="srv_1", content=[{"url": "u"}], provider="anthropic"),
+            id=f"{tag}-2",
+        ),
+        tool_message(
+            tool_result_part("call_1", "3 cats", name="search"),
+            tool_result_part(
+                "call_2",
+                ["see file", file_part(bytes(range(256)) * 4, "application/pdf")],
+                is_error=True,
+            ),
+            id=f"{tag}-3",
+        ),
+        internal_message(hook_part("approval", {"pending": True, "by": None}), id=f"{tag}-4"),
+        user_message(
+            "A big picture", file_part(bytes(range(251)) * 800, "image/webp"), id=f"{tag}-5"
+        ),
+        tool_message(
+            tool_result_part("call_9", [file_part(b"\x01" * 70_000, "image/png")]), id=f"{tag}-6"
+        ),
+        done.model_copy(update={"replay": True}),
+    ]
+
+
+def _stored(messages: Sequence[Message]) -> list[Message]:
+    """What a store gives back: ``replay`` is runtime-only and never persisted."""
+    return [m.model_copy(update={"replay": False}) if m.replay else m for m in messages]
+
+
+def _numbered(tag: str, count: int) -> list[Message]:
+    return [user_message(f"{tag} #{i}", id=f"{tag}-{i}") for i in range(count)]
+
+
+def _batch(writer: int, batch: int, size: int) -> list[Message]:
+    return [
+        user_message(f"w{writer} b{batch} m{k}", id=f"w{writer}-b{batch}-m{k}") for k in range(size)
+    ]
+
+
+def _same(actual: object, expected: list[Message], what: str) -> None:
+    """Assert ``actual`` equals ``expected``, saying where they first differ."""
+    assert isinstance(actual, list), f"{what}: load returned a {type(actual).__name__}, not a list"
+    if actual == expected:
+        return
+    if len(actual) != len(expected):
+        raise AssertionError(
+            f"{what}: got {len(actual)} messages, expected {len(expected)}; got ids "
+            f"{_ids(actual)}, expected {_ids(expected)}"
+        )
+    index = next(i for i, (a, e) in enumerate(zip(actual, expected, strict=True)) if a != e)
+    raise AssertionError(
+        f"{what}: message {index} differs:\n  got      {_short(actual[index])}\n"
+        f"  expected {_short(expected[index])}"
+    )
+
+
+def _ids(messages: Sequence[object]) -> list[object]:
+    ids = [getattr(m, "id", m) for m in messages]
+    return ids if len(ids) <= 12 else [*ids[:6], "...", *ids[-5:]]
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 600 else text[:600] + "..."
+
+
+def _check_batches(loaded: list[Message], writers: int, batches: int, size: int) -> None:
+    """Every message present once, each writer's batches in order, each batch contiguous."""
+    expected = writers * batches * size
+    assert len(loaded) == expected, (
+        f"{writers} writers appended {expected} messages but {len(loaded)} were stored"
+    )
+    ids = [m.id for m in loaded]
+    assert len(set(ids)) == len(ids), "a message was stored twice"
+    next_batch = [0] * writers
+    for start in range(0, len(ids), size):
+        writer, batch, _ = ids[start].split("-")
+        w, b = int(writer[1:]), int(batch[1:])
+        run = ids[start : start + size]
+        whole = [f"w{w}-b{b}-m{k}" for k in range(size)]
+        assert run == whole, f"batch {ids[start]!r} is not contiguous at {start}: {run}"
+        assert b == next_batch[w], f"writer {w}'s batch {b} came before its batch {next_batch[w]}"
+        next_batch[w] += 1
+
+
+def _is_prefix_of_batches(seen: list[Message], final: list[Message], size: int) -> None:
+    assert len(seen) % size == 0, (
+        f"a reader saw {len(seen)} messages: part of a batch of {size} ({_ids(seen)})"
+    )
+    _same(seen, final[: len(seen)], "a concurrent reader's view is not a prefix")
+
+
+# ---------------------------------------------------------------------------------------------
+# Blocking checks
+
+
+def _run_threads(*targets: Callable[[], None]) -> None:
+    errors: list[BaseException] = []
+
+    def run(target: Callable[[], None]) -> None:
+        try:
+            target()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(target,), daemon=True) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(_TIMEOUT)
+        assert not thread.is_alive(), f"a thread was still running after {_TIMEOUT:.0f} s"
+    if errors:
+        raise errors[0]
+
+
+def _check_empty(store: Store) -> None:
+    assert store.list_conversations() == [], "a new store lists conversations"
+    _same(store.load("nothing-here"), [], "load of an unknown conversation")
+    store.delete("nothing-here")  # deleting what does not exist does nothing
+    assert store.list_conversations() == [], "delete of an unknown conversation created one"
+
+
+def _check_round_trip(store: Store) -> None:
+    messages = sample_conversation("rt")
+    given = list(messages)
+    store.append("rt", messages[:3])
+    store.append("rt", tuple(messages[3:5]))
+    for message in messages[5:]:
+        store.append("rt", [message])
+    assert messages == given, "append changed the caller's list"
+    loaded = store.load("rt")
+    _same(loaded, _stored(messages), "round trip")
+    assert not any(m.replay for m in loaded), "replay is runtime-only but came back True"
+    loaded.clear()
+    _same(store.load("rt"), _stored(messages), "changing a loaded list changed the store")
+    assert store.list_conversations() == ["rt"], f"listing is {store.list_conversations()}"
+
+
+def _check_order(store: Store) -> None:
+    messages = _numbered("o", 40)
+    for message in messages:
+        store.append("order", [message])
+    _same(store.load("order"), messages, "messages appended one by one")
+    store.append("order", messages[:3])
+    _same(store.load("order"), messages + messages[:3], "appending after 40 messages")
+
+
+def _check_empty_batch(store: Store) -> None:
+    store.append("empty", [])
+    _same(store.load("empty"), [], "load after appending no messages")
+    assert store.list_conversations() == [], "appending no messages created a conversation"
+    store.append("kept", _numbered("k", 2))
+    store.append("kept", [])
+    _same(store.load("kept"), _numbered("k", 2), "appending no messages changed a conversation")
+
+
+def _check_replace(store: Store) -> None:
+    first, second = _numbered("r1", 5), _numbered("r2", 2)
+    store.replace("rep", first)
+    _same(store.load("rep"), first, "replace of a new conversation")
+    store.replace("rep", second)
+    _same(store.load("rep"), second, "replace with fewer messages")
+    store.append("rep", first[:1])
+    _same(store.load("rep"), [*second, first[0]], "append after replace")
+    store.replace("rep", [])
+    _same(store.load("rep"), [], "replace with no messages")
+    assert "rep" not in store.list_conversations(), "replace with [] left the conversation listed"
+    store.append("rep", first[:2])
+    _same(store.load("rep"), first[:2], "append after replace with []")
+
+
+def _check_delete(store: Store) -> None:
+    store.append("gone", _numbered("g", 3))
+    store.append("stays", _numbered("s", 2))
+    store.delete("gone")
+    _same(store.load("gone"), [], "load after delete")
+    assert store.list_conversations() == ["stays"], f"after delete: {store.list_conversations()}"
+    _same(store.load("stays"), _numbered("s", 2), "delete touched another conversation")
+    store.delete("gone")
+    store.append("gone", _numbered("g2", 1))
+    _same(store.load("gone"), _numbered("g2", 1), "append after delete starts afresh")
+
+
+def _check_listing(store: Store) -> None:
+    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "9" * 200]
+    for index, cid in enumerate(ids):
+        store.append(cid, _numbered(f"l{index}", index + 1))
+    listed = store.list_conversations()
+    assert sorted(listed) == sorted(ids), f"listed {listed}, expected {sorted(ids)}"
+    assert len(listed) == len(set(listed)), f"listing repeats an id: {listed}"
+    for index, cid in enumerate(ids):
+        _same(store.load(cid), _numbered(f"l{index}", index + 1), f"conversation {cid!r}")
+
+
+def _check_ids(store: Store) -> None:
+    for cid in VALID_IDS:
+        store.append(cid, _numbered("v", 1))
+        _same(store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
+    expected = sorted(VALID_IDS)
+    operations: list[tuple[str, Callable[[str], object]]] = [
+        ("load", store.load),
+        ("append", lambda cid: store.append(cid, _numbered("bad", 1))),
+        ("replace", lambda cid: store.replace(cid, _numbered("bad", 1))),
+        ("delete", store.delete),
+    ]
+    for cid in INVALID_IDS:
+        for name, operation in operations:
+            try:
+                operation(cid)
+            except ValueError:
+                continue
+            raise AssertionError(f"{name}({cid!r}) did not raise ValueError for an invalid id")
+    listed = sorted(store.list_conversations())
+    assert listed == expected, f"refused ids changed the listing: {listed}"
+
+
+def _check_atomic_batches(store: Store) -> None:
+    size, batches = 4, 15
+    final = [m for b in range(batches) for m in _batch(0, b, size)]
+    done = threading.Event()
+    seen: list[int] = []
+
+    def write() -> None:
+        try:
+            for b in range(batches):
+                store.append("atomic", _batch(0, b, size))
+        finally:
+            done.set()
+
+    def read() -> None:
+        while not done.is_set():
+            view = store.load("atomic")
+            _is_prefix_of_batches(view, final, size)
+            seen.append(len(view))
+
+    _run_threads(write, read)
+    _same(store.load("atomic"), final, "after the writer finished")
+    assert seen == sorted(seen), f"a reader saw the conversation shrink: {seen}"
+
+
+def _check_atomic_replace(store: Store) -> None:
+    old, new = _numbered("old", 3), _numbered("new", 6)
+    store.replace("swap", old)
+    done = threading.Event()
+
+    def write() -> None:
+        try:
+            for _ in range(12):
+                store.replace("swap", new)
+                store.replace("swap", old)
+        finally:
+            done.set()
+
+    def read() -> None:
+        while not done.is_set():
+            view = store.load("swap")
+            assert view in (old, new), f"a reader saw a mix of two histories: {_ids(view)}"
+
+    _run_threads(write, read, read)
+    _same(store.load("swap"), old, "after the replaces")
+
+
+def _check_concurrent_writers(store: Store) -> None:
+    writers, batches, size = 4, 8, 3
+    start = threading.Barrier(writers)
+
+    def writer(w: int) -> Callable[[], None]:
+        def write() -> None:
+            start.wait(_TIMEOUT)
+            for b in range(batches):
+                store.append("shared", _batch(w, b, size))
+
+        return write
+
+    _run_threads(*(writer(w) for w in range(writers)))
+    _check_batches(store.load("shared"), writers, batches, size)
+
+
+def _check_concurrent_conversations(store: Store) -> None:
+    writers = 4
+
+    def writer(w: int) -> Callable[[], None]:
+        def write() -> None:
+            for i in range(6):
+                store.append(f"own-{w}", _numbered(f"own{w}-{i}", 2))
+
+        return write
+
+    _run_threads(*(writer(w) for w in range(writers)))
+    assert sorted(store.list_conversations()) == [f"own-{w}" for w in range(writers)]
+    for w in range(writers):
+        expected = [m for i in range(6) for m in _numbered(f"own{w}-{i}", 2)]
+        _same(store.load(f"own-{w}"), expected, f"conversation own-{w}")
+
+
+_SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
+    _check_empty,
+    _check_round_trip,
+    _check_order,
+    _check_empty_batch,
+    _check_replace,
+    _check_delete,
+    _check_listing,
+    _check_ids,
+    _check_atomic_batches,
+    _check_atomic_replace,
+    _check_concurrent_writers,
+    _check_concurrent_conversations,
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Async checks: the same promises, with tasks for threads
+
+
+async def _gather(*coroutines: Awaitable[Any]) -> None:
+    await asyncio.gather(*coroutines)
+
+
+async def _acheck_empty(store: AsyncStore) -> None:
+    assert await store.list_conversations() == [], "a new store lists conversations"
+    _same(await store.load("nothing-here"), [], "load of an unknown conversation")
+    await store.delete("nothing-here")
+    assert await store.list_conversations() == [], "delete of an unknown conversation created one"
+
+
+async def _acheck_round_trip(store: AsyncStore) -> None:
+    messages = sample_conversation("rt")
+    given = list(messages)
+    await store.append("rt", messages[:3])
+    await store.append("rt", tuple(messages[3:5]))
+    for message in messages[5:]:
+        await store.append("rt", [message])
+    assert messages == given, "append changed the caller's list"
+    loaded = await store.load("rt")
+    _same(loaded, _stored(messages), "round trip")
+    loaded.clear()
+    _same(await store.load("rt"), _stored(messages), "changing a loaded list changed the store")
+    assert await store.list_conversations() == ["rt"]
+
+
+async def _acheck_order(store: AsyncStore) -> None:
+    messages = _numbered("o", 40)
+    for message in messages:
+        await store.append("order", [message])
+    _same(await store.load("order"), messages, "messages appended one by one")
+
+
+async def _acheck_empty_batch(store: AsyncStore) -> None:
+    await store.append("empty", [])
+    _same(await store.load("empty"), [], "load after appending no messages")
+    assert await store.list_conversations() == [], "appending no messages created a conversation"
+
+
+async def _acheck_replace(store: AsyncStore) -> None:
+    first, second = _numbered("r1", 5), _numbered("r2", 2)
+    await store.replace("rep", first)
+    _same(await store.load("rep"), first, "replace of a new conversation")
+    await store.replace("rep", second)
+    _same(await store.load("rep"), second, "replace with fewer messages")
+    await store.append("rep", first[:1])
+    _same(await store.load("rep"), [*second, first[0]], "append after replace")
+    await store.replace("rep", [])
+    _same(await store.load("rep"), [], "replace with no messages")
+    assert "rep" not in await store.list_conversations(), "replace with [] left it listed"
+
+
+async def _acheck_delete(store: AsyncStore) -> None:
+    await store.append("gone", _numbered("g", 3))
+    await store.append("stays", _numbered("s", 2))
+    await store.delete("gone")
+    _same(await store.load("gone"), [], "load after delete")
+    assert await store.list_conversations() == ["stays"]
+    _same(await store.load("stays"), _numbered("s", 2), "delete touched another conversation")
+    await store.append("gone", _numbered("g2", 1))
+    _same(await store.load("gone"), _numbered("g2", 1), "append after delete starts afresh")
+
+
+async def _acheck_listing(store: AsyncStore) -> None:
+    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "9" * 200]
+    for index, cid in enumerate(ids):
+        await store.append(cid, _numbered(f"l{index}", index + 1))
+    listed = await store.list_conversations()
+    assert sorted(listed) == sorted(ids), f"listed {listed}, expected {sorted(ids)}"
+    assert len(listed) == len(set(listed)), f"listing repeats an id: {listed}"
+
+
+async def _acheck_ids(store: AsyncStore) -> None:
+    for cid in VALID_IDS:
+        await store.append(cid, _numbered("v", 1))
+        _same(await store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
+    operations: list[tuple[str, Callable[[str], Awaitable[object]]]] = [
+        ("load", store.load),
+        ("append", lambda cid: store.append(cid, _numbered("bad", 1))),
+        ("replace", lambda cid: store.replace(cid, _numbered("bad", 1))),
+        ("delete", store.delete),
+    ]
+    for cid in INVALID_IDS:
+        for name, operation in operations:
+            try:
+                await operation(cid)
+            except ValueError:
+                continue
+            raise AssertionError(f"{name}({cid!r}) did not raise ValueError for an invalid id")
+    listed = sorted(await store.list_conversations())
+    assert listed == sorted(VALID_IDS), f"refused ids changed the listing: {listed}"
+
+
+async def _acheck_atomic_batches(store: AsyncStore) -> None:
+    size, batches = 4, 15
+    final = [m for b in range(batches) for m in _batch(0, b, size)]
+    done = asyncio.Event()
+
+    async def write() -> None:
+        try:
+            for b in range(batches):
+                await store.append("atomic", _batch(0, b, size))
+        finally:
+            done.set()
+
+    async def read() -> None:
+        while not done.is_set():
+            _is_prefix_of_batches(await store.load("atomic"), final, size)
+            await asyncio.sleep(0)
+
+    await _gather(write(), read())
+    _same(await store.load("atomic"), final, "after the writer finished")
+
+
+async def _acheck_atomic_replace(store: AsyncStore) -> None:
+    old, new = _numbered("old", 3), _numbered("new", 6)
+    await store.replace("swap", old)
+    done = asyncio.Event()
+
+    async def write() -> None:
+        try:
+            for _ in range(12):
+                await store.replace("swap", new)
+                await store.replace("swap", old)
+        finally:
+            done.set()
+
+    async def read() -> None:
+        while not done.is_set():
+            view = await store.load("swap")
+            assert view in (old, new), f"a reader saw a mix of two histories: {_ids(view)}"
+            await asyncio.sleep(0)
+
+    await _gather(write(), read(), read())
+    _same(await store.load("swap"), old, "after the replaces")
+
+
+async def _acheck_concurrent_writers(store: AsyncStore) -> None:
+    writers, batches, size = 4, 8, 3
+
+    async def write(w: int) -> None:
+        for b in range(batches):
+            await store.append("shared", _batch(w, b, size))
+
+    await _gather(*(write(w) for w in range(writers)))
+    _check_batches(await store.load("shared"), writers, batches, size)
+
+
+_ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
+    _acheck_empty,
+    _acheck_round_trip,
+    _acheck_order,
+    _acheck_empty_batch,
+    _acheck_replace,
+    _acheck_delete,
+    _acheck_listing,
+    _acheck_ids,
+    _acheck_atomic_batches,
+    _acheck_atomic_replace,
+    _acheck_concurrent_writers,
+)

@@ -1,0 +1,197 @@
+"""The store protocols, conversation-id validation, and the helpers every store shares.
+
+A store persists conversations: each is an ordered list of :class:`~threadline.Message` under a
+conversation id. Five operations make a store, the same for :class:`Store` (blocking) and
+:class:`AsyncStore` (coroutines):
+
+- ``load(cid)`` — the conversation's messages, oldest first (``[]`` when it does not exist);
+- ``append(cid, messages)`` — add a batch at the end, all of it or none of it;
+- ``replace(cid, messages)`` — swap the whole conversation at once (``[]`` deletes it);
+- ``delete(cid)`` — remove it (nothing happens when it does not exist);
+- ``list_conversations()`` — the ids that hold at least one message.
+
+Every store refuses a conversation id that does not match :data:`CONVERSATION_ID_PATTERN`, so no
+id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay printable.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Protocol, runtime_checkable
+
+from threadline.errors import ErrorDetail, StoreError, ValidationError
+from threadline.messages import Message
+
+__all__ = [
+    "CONVERSATION_ID_PATTERN",
+    "AsyncStore",
+    "Store",
+    "as_message_list",
+    "validate_conversation_id",
+    "wrap_driver_errors",
+]
+
+CONVERSATION_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}"
+"""What a conversation id may be: 1 to 200 characters of ASCII letters, digits, ``.``, ``_``,
+``:`` and ``-``, starting with a letter or digit, and never containing ``..``.
+
+So an id is a safe file name (no ``/``, no leading dot, no ``..``), a safe key suffix, and
+printable. Map anything else (emails, UUIDs with braces, user input) to an id yourself, for
+example with a hash.
+"""
+
+_CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
+_RULE = (
+    "1 to 200 characters of ASCII letters, digits, '.', '_', ':' and '-', starting with a "
+    "letter or digit, with no '..'"
+)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A blocking store of conversations. Every method is safe to call from several threads.
+
+    Guarantees a store must give (``threadline.testing.check_store`` checks them):
+
+    - ``load`` returns messages equal to the ones written, in order (``replay`` is runtime-only
+      and comes back ``False``); the list is the caller's to keep.
+    - ``append`` of a batch is atomic: a reader sees all of the batch or none of it, and
+      concurrent writers never interleave inside a batch or lose a message.
+    - ``replace`` is atomic: a reader sees the old or the new history, never a mix.
+    - A bad conversation id raises :class:`threadline.ValidationError` (a ``ValueError``);
+      a failing driver raises :class:`threadline.StoreError` with the driver's error as
+      ``__cause__``.
+
+    Note:
+        ``isinstance(x, Store)`` only checks that the five methods exist; it cannot tell a
+        blocking store from an :class:`AsyncStore`.
+    """
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none."""
+        ...
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, atomically (all or none)."""
+        ...
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it."""
+        ...
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing."""
+        ...
+
+    def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message."""
+        ...
+
+
+@runtime_checkable
+class AsyncStore(Protocol):
+    """The async twin of :class:`Store`: the same methods and guarantees, as coroutines.
+
+    ``threadline.testing.check_async_store`` checks an implementation.
+    """
+
+    async def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none."""
+        ...
+
+    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, atomically (all or none)."""
+        ...
+
+    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it."""
+        ...
+
+    async def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing."""
+        ...
+
+    async def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message."""
+        ...
+
+
+def validate_conversation_id(conversation_id: object) -> str:
+    """Return ``conversation_id`` if it is a valid id (see :data:`CONVERSATION_ID_PATTERN`).
+
+    Stores call this first in every method, so an id can never name a path outside the store's
+    directory or a key outside its prefix.
+
+    Raises:
+        threadline.ValidationError: the id is not a ``str`` or breaks the rule; the message
+            names the id and the rule.
+    """
+    if not isinstance(conversation_id, str):
+        detail = ErrorDetail(
+            "conversation_id",
+            f"must be a str, not {type(conversation_id).__name__}",
+            "conversation_id",
+        )
+        raise ValidationError(f"invalid conversation id {conversation_id!r}: {detail}", [detail])
+    if _CONVERSATION_ID.fullmatch(conversation_id) is None or ".." in conversation_id:
+        shown = conversation_id if len(conversation_id) <= 60 else conversation_id[:57] + "..."
+        detail = ErrorDetail(
+            "conversation_id",
+            f"{shown!r} ({len(conversation_id)} characters) is not a conversation id: use "
+            f"{_RULE}. Map other ids (emails, user input) to one, for example with a hash",
+            "conversation_id",
+        )
+        raise ValidationError(f"invalid conversation id: {detail.message}", [detail])
+    return conversation_id
+
+
+@contextmanager
+def wrap_driver_errors(action: str, *driver_errors: type[BaseException]) -> Iterator[None]:
+    """Re-raise the driver's errors as :class:`StoreError`, keeping the original as ``__cause__``.
+
+    Args:
+        action: what was being done, for the message (``"SQLiteStore('a.db') could not append
+            to conversation 'c1'"``).
+        driver_errors: the exception types the driver raises (``sqlite3.Error``, ``OSError``).
+
+    Raises:
+        threadline.StoreError: the block raised one of ``driver_errors``.
+    """
+    try:
+        yield
+    except driver_errors as error:
+        raise StoreError(f"{action}: {type(error).__name__}: {error}") from error
+
+
+def as_message_list(messages: object, where: str) -> list[Message]:
+    """``messages`` as a new list, checking that each item is a :class:`Message`.
+
+    Args:
+        messages: what the caller passed as the batch.
+        where: the method, for the message (``"MyStore.append"``).
+
+    Raises:
+        threadline.ValidationError: an item is not a ``Message`` (mappings are validated by
+            ``History``, not by stores).
+    """
+    if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
+        detail = ErrorDetail(
+            "messages",
+            f"{where} takes a sequence of messages, not a {type(messages).__name__}; "
+            "wrap a single message in a list",
+            "type",
+        )
+        raise ValidationError(f"invalid messages: {detail.message}", [detail])
+    items = list(messages)
+    for index, item in enumerate(items):
+        if not isinstance(item, Message):
+            detail = ErrorDetail(
+                f"messages[{index}]",
+                f"is a {type(item).__name__}, not a Message; {where} stores Message objects "
+                "(build them with user_message(...) etc. or Message.model_validate(...))",
+                "type",
+            )
+            raise ValidationError(f"invalid messages: {detail}", [detail])
+    return items

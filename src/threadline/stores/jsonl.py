@@ -1,0 +1,407 @@
+"""``JsonlStore``: one append-only JSON Lines file per conversation, greppable and crash-safe.
+
+File format: ``<directory>/<conversation id>.jsonl``, UTF-8, one line per ``append`` call:
+
+- a batch of one message is that message's JSON object (``Message.model_dump_json()``);
+- a batch of several is a JSON array of them, on one line;
+- ``replace`` writes a fresh file with one message object per line.
+
+So every line is a whole batch. To read every message with ``jq``:
+``jq -c 'if type == "array" then .[] else . end' conversation.jsonl``.
+
+Why it holds up (POSIX, on a local filesystem):
+
+- **A batch is atomic.** It is one line written by one ``pwrite`` under an exclusive
+  ``flock``, then ``fsync``-ed before ``append`` returns. A crash mid-write can leave only the
+  last line torn (cut short, or without its newline), and ``load`` skips a torn last line with a
+  :class:`~threadline.StoreRecoveryWarning` naming the file and the line: the whole batch is
+  dropped, never part of it.
+- **A torn tail never glues onto new data.** ``append`` checks the last line under the lock and
+  truncates a torn one (with a warning) before writing, so a damaged line can only ever be the
+  last one. A damaged line anywhere else is corruption: ``load`` raises
+  :class:`~threadline.StoreError` naming the line rather than return a history with a hole.
+- **Concurrent writers never interleave.** Writers (threads or processes) hold an exclusive
+  ``flock`` on the file while writing; readers hold a shared one, so they never see a line
+  being written.
+- **``replace`` is atomic.** It writes a temporary file, fsyncs it, renames it over the old one
+  (``os.replace``) and fsyncs the directory; a reader opens either the old file or the new one.
+  Every locker re-checks after locking that the path still names the file it locked, so a
+  writer that waited on the old file retries on the new one instead of appending to a deleted
+  file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pydantic
+import pydantic_core
+
+from threadline._validation import translate_errors
+from threadline.errors import StoreError, StoreRecoveryWarning
+from threadline.messages import Message
+from threadline.serialization import _messages_adapter
+from threadline.stores._files import fsync_directory
+from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.blobs import (
+    DEFAULT_BLOB_THRESHOLD,
+    BlobStore,
+    may_hold_references,
+    offload_files,
+    restore_files,
+)
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = ["JsonlStore"]
+
+_SUFFIX = ".jsonl"
+_CHUNK = 64 * 1024
+
+
+class JsonlStore:
+    """Conversations as JSON Lines files in a directory, one file per conversation.
+
+    Needs POSIX file locks (Linux, macOS) on a local filesystem. On a case-insensitive
+    filesystem (macOS by default) ids that differ only in case share a file: use lower-case ids.
+
+    Args:
+        directory: where the files live; created when missing.
+        blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the lines
+            (for example ``FileBlobStore(directory / "blobs")``). ``None`` keeps them inline.
+        blob_threshold: file bytes longer than this go to ``blobs``.
+
+    Raises:
+        threadline.StoreError: the directory cannot be created, or the platform has no
+            ``flock`` (Windows).
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+    ) -> None:
+        self.directory = Path(directory)
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        if sys.platform == "win32":
+            raise StoreError("JsonlStore needs POSIX flock; on Windows use SQLiteStore")
+        with wrap_driver_errors(f"{self!r} could not create its directory", OSError):
+            self.directory.mkdir(parents=True, exist_ok=True)
+
+    def __repr__(self) -> str:
+        return f"JsonlStore({str(self.directory)!r})"
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        A torn last line (left by a writer that crashed) is skipped with a
+        :class:`~threadline.StoreRecoveryWarning`; the next ``append`` removes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the file cannot be read, a line other than the last is
+                damaged, a line holds an invalid message, or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        path = self._path(conversation_id)
+        action = f"{self!r} could not load conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError):
+            with self._locked(path, exclusive=False) as fd:
+                if fd is None:
+                    return []
+                data = _read_all(fd)
+            messages = _decode(data, path)
+        if self.blobs is not None and may_hold_references(data):
+            messages = restore_files(messages, self.blobs, action)
+        return messages
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation as one line, fsynced.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the file cannot be written (nothing was appended).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "JsonlStore.append")
+        if not items:
+            return
+        path = self._path(conversation_id)
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError):
+            line = self._batch_line(items)
+            with self._locked(path, exclusive=True, create=True) as fd:
+                assert fd is not None  # create=True
+                size = _drop_torn_tail(fd, path)
+                try:
+                    _write_all(fd, line, size)
+                    os.fsync(fd)
+                except BaseException:
+                    _truncate_quietly(fd, size)
+                    raise
+                if size == 0:  # a new file: make its directory entry durable too
+                    fsync_directory(self.directory)
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
+
+        The new history is written to a temporary file, fsynced and renamed over the old one.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the file cannot be written (nothing changed).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "JsonlStore.replace")
+        if not items:
+            self.delete(conversation_id)
+            return
+        path = self._path(conversation_id)
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError):
+            data = b"".join(line + b"\n" for line in self._message_lines(items))
+            temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
+            with self._locked(path, exclusive=True, create=True):
+                try:
+                    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                    try:
+                        _write_all(fd, data, 0)
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                    os.replace(temporary, path)
+                except BaseException:
+                    temporary.unlink(missing_ok=True)
+                    raise
+                fsync_directory(self.directory)
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation's file; deleting one that does not exist does nothing.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the file cannot be removed.
+        """
+        validate_conversation_id(conversation_id)
+        path = self._path(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError), self._locked(path, exclusive=True) as fd:
+            if fd is None:
+                return
+            path.unlink()
+            fsync_directory(self.directory)
+
+    def list_conversations(self) -> list[str]:
+        """The ids of the conversations whose file holds something, sorted.
+
+        Raises:
+            threadline.StoreError: the directory cannot be read.
+        """
+        ids = []
+        with wrap_driver_errors(f"{self!r} could not list conversations", OSError):
+            for entry in os.scandir(self.directory):
+                name = entry.name
+                if not name.endswith(_SUFFIX) or name.startswith("."):
+                    continue
+                try:
+                    stem = validate_conversation_id(name[: -len(_SUFFIX)])
+                    if entry.is_file() and entry.stat().st_size > 0:
+                        ids.append(stem)
+                except (ValueError, FileNotFoundError):
+                    continue  # not ours, or deleted while listing
+        return sorted(ids)
+
+    def _path(self, conversation_id: str) -> Path:
+        return self.directory / (conversation_id + _SUFFIX)
+
+    def _message_lines(self, messages: list[Message]) -> list[bytes]:
+        if self.blobs is not None:
+            messages = offload_files(messages, self.blobs, self.blob_threshold)
+        return [message.model_dump_json().encode() for message in messages]
+
+    def _batch_line(self, messages: list[Message]) -> bytes:
+        if self.blobs is not None:
+            messages = offload_files(messages, self.blobs, self.blob_threshold)
+        array = _messages_adapter().dump_json(messages)
+        # pydantic writes compact JSON, so a one-message array is exactly "[" + object + "]".
+        return (array[1:-1] if len(messages) == 1 else array) + b"\n"
+
+    @contextmanager
+    def _locked(self, path: Path, *, exclusive: bool, create: bool = False) -> Iterator[int | None]:
+        """The file at ``path``, open and ``flock``-ed; ``None`` when it does not exist.
+
+        After locking, the path must still name the locked file: ``replace`` and ``delete``
+        swap or remove it while holding the lock, and whoever waited on the old file must not
+        write to it (the write would be lost) or read it (it would be stale).
+        """
+        flags = (os.O_RDWR if exclusive else os.O_RDONLY) | (os.O_CREAT if create else 0)
+        fd = _open_locked(path, flags, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield fd
+        finally:
+            if fd is not None:
+                os.close(fd)  # also releases the lock
+
+
+def _open_locked(path: Path, flags: int, operation: int) -> int | None:
+    while True:
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            if flags & os.O_CREAT:
+                raise  # the directory is gone
+            return None
+        try:
+            fcntl.flock(fd, operation)
+            if _names_file(path, fd):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced or deleted while we waited: lock the file the path names now
+
+
+def _names_file(path: Path, fd: int) -> bool:
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (current.st_dev, current.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def _read_all(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    chunks: list[bytes] = []
+    offset = 0
+    while True:
+        chunk = os.pread(fd, max(size - offset, _CHUNK), offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _write_all(fd: int, data: bytes, offset: int) -> None:
+    # One pwrite for the whole batch; the loop only matters if the kernel writes part of it.
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view = view[written:]
+        offset += written
+
+
+def _truncate_quietly(fd: int, size: int) -> None:
+    # The write's own error is the one to report; if this fails, the next append drops the tail.
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, size)
+
+
+def _decode(data: bytes, path: Path) -> list[Message]:
+    """Messages from a file's bytes: one validation for the whole file when it is sound."""
+    lines = data.split(b"\n")
+    torn = lines.pop()  # what follows the last newline: b"" unless a write was cut short
+    if torn:
+        _warn_torn(path, len(lines) + 1, len(torn), stacklevel=4)
+    items = [line[1:-1] if line[:1] == b"[" else line for line in lines]
+    try:
+        return _messages_adapter().validate_json(b"[" + b",".join(filter(None, items)) + b"]")
+    except pydantic.ValidationError:
+        return _decode_lines(lines, path)  # find the bad line, and say which
+
+
+def _decode_lines(lines: list[bytes], path: Path) -> list[Message]:
+    messages: list[Message] = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            value = pydantic_core.from_json(line)
+        except ValueError as error:
+            if number == len(lines):  # complete, but its bytes never reached the disk whole
+                _warn_torn(path, number, len(line), stacklevel=5)
+                break
+            raise StoreError(
+                f"{path}:{number}: the line is not JSON ({error}), and it is not the last line, "
+                "so it is not a torn write but a damaged file; restore it from a backup or "
+                "remove the line"
+            ) from error
+        batch = value if isinstance(value, list) else [value]
+        try:
+            messages.extend(_messages_adapter().validate_python(batch))
+        except pydantic.ValidationError as error:
+            raise StoreError(
+                f"{path}:{number}: the line holds an invalid message (written by another "
+                "program, or by a newer threadline)"
+            ) from translate_errors(error, f"{path}:{number}: invalid message")
+    return messages
+
+
+def _warn_torn(path: Path, line: int, size: int, *, stacklevel: int) -> None:
+    warnings.warn(
+        f"{path}:{line}: skipped a torn last line ({size} bytes) left by a write that was cut "
+        "short (a crash); the batch it held was never completely written. The next append "
+        "removes it",
+        StoreRecoveryWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _drop_torn_tail(fd: int, path: Path) -> int:
+    """Truncate a torn last line (with a warning) so a new line never glues onto it.
+
+    Returns:
+        The file's size after repair: where the next line goes.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0
+    complete = os.pread(fd, 1, size - 1) == b"\n"
+    end = size - 1 if complete else size
+    start = _line_start(fd, end)
+    if complete:
+        try:
+            pydantic_core.from_json(os.pread(fd, end - start, start))
+        except ValueError:
+            pass
+        else:
+            return size
+    line = _count_newlines(fd, start) + 1
+    warnings.warn(
+        f"{path}:{line}: removed a torn last line ({size - start} bytes) left by a write that "
+        "was cut short (a crash) before appending; the batch it held was never completely "
+        "written",
+        StoreRecoveryWarning,
+        stacklevel=3,
+    )
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return start
+
+
+def _line_start(fd: int, end: int) -> int:
+    """The offset just after the last newline before ``end`` (0 when there is none)."""
+    position = end
+    while position > 0:
+        low = max(0, position - _CHUNK)
+        found = os.pread(fd, position - low, low).rfind(b"\n")
+        if found >= 0:
+            return low + found + 1
+        position = low
+    return 0
+
+
+def _count_newlines(fd: int, end: int) -> int:
+    count = 0
+    for low in range(0, end, _CHUNK):
+        count += os.pread(fd, min(_CHUNK, end - low), low).count(b"\n")
+    return count

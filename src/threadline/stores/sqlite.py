@@ -1,0 +1,240 @@
+"""``SQLiteStore``: the embedded default — one file, no server, safe across threads and processes.
+
+Layout (created on first use; every name starts with ``threadline_`` so the tables can live in
+an application's own database)::
+
+    CREATE TABLE threadline_messages (
+        conversation_id TEXT NOT NULL,
+        seq             INTEGER NOT NULL,   -- 0, 1, 2... in conversation order
+        message         TEXT NOT NULL,      -- the message's JSON, as Message.model_dump_json()
+        PRIMARY KEY (conversation_id, seq)
+    );
+    CREATE TABLE threadline_conversations (  -- the index list_conversations() reads
+        conversation_id TEXT PRIMARY KEY NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE threadline_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+    -- ('schema_version', '1')
+
+Why it holds up:
+
+- **Append is O(1) in the conversation's length.** A batch is one ``BEGIN IMMEDIATE``
+  transaction that reads ``MAX(seq)`` through the primary-key index and inserts one row per
+  message; nothing already stored is rewritten.
+- **Batches and replaces are atomic.** Each is one transaction; readers run on WAL snapshots,
+  so a ``load`` sees every committed batch or replace entirely, or not at all.
+- **Writers in other threads and processes wait, they do not fail.** ``BEGIN IMMEDIATE`` takes
+  the write lock up front and the busy timeout makes a second writer wait for it, so the
+  ``MAX(seq)`` it reads cannot go stale.
+- **A crash loses at most the batch in flight.** ``synchronous=FULL``: a commit is on disk when
+  ``append`` returns; after a crash (even SIGKILL mid-write) SQLite rolls the WAL back to the last
+  commit, so ``load`` returns a prefix of what was appended, every message whole.
+- **Load is one query and one validation.** The rows' JSON texts are joined into one JSON array
+  and validated in a single pydantic call, which costs about what ``load_json`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from threadline.messages import Message
+from threadline.serialization import _messages_adapter
+from threadline.stores._sqlite import SQLiteDatabase
+from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.blobs import (
+    DEFAULT_BLOB_THRESHOLD,
+    BlobStore,
+    may_hold_references,
+    offload_files,
+    restore_files,
+)
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS threadline_messages ("
+    " conversation_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL,"
+    " message TEXT NOT NULL,"
+    " PRIMARY KEY (conversation_id, seq))",
+    "CREATE TABLE IF NOT EXISTS threadline_conversations ("
+    " conversation_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID",
+)
+_INSERT = "INSERT INTO threadline_messages (conversation_id, seq, message) VALUES (?, ?, ?)"
+
+
+class SQLiteStore:
+    """Conversations in an SQLite file (WAL), one row per message; the embedded default.
+
+    Safe to share between threads (each thread gets its own connection) and between processes
+    (SQLite's file locks and the busy timeout). Use it as a context manager, or call
+    :meth:`close`, to close the connections.
+
+    Args:
+        path: the database file; created with its tables when missing (its directory must
+            exist). It may be an application's own database: every table is ``threadline_*``.
+        blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
+            message rows (for example ``SQLiteBlobStore(path)``, the same file). ``None``
+            keeps all bytes inline.
+        blob_threshold: file bytes longer than this go to ``blobs``.
+        timeout: seconds a writer waits for another writer (thread or process) before
+            failing with :class:`~threadline.StoreError`.
+
+    Raises:
+        ValueError: ``path`` is ``":memory:"`` or empty (use :class:`MemoryStore`).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        timeout: float = 30.0,
+    ) -> None:
+        self.path = Path(path)
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self._db = SQLiteDatabase(path, schema=_SCHEMA, timeout=timeout, owner=repr(self))
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the database cannot be read, a row is not a valid message,
+                or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        where = f"{self!r} could not load conversation {conversation_id!r}"
+        with wrap_driver_errors(where, sqlite3.Error, ValueError):
+            # CAST to BLOB hands the stored UTF-8 over as bytes, with no str decoding per row.
+            rows = (
+                self._db.connection()
+                .execute(
+                    "SELECT CAST(message AS BLOB) FROM threadline_messages"
+                    " WHERE conversation_id = ? ORDER BY seq",
+                    (conversation_id,),
+                )
+                .fetchall()
+            )
+            if not rows:
+                return []
+            payload = b"[" + b",".join([row[0] for row in rows]) + b"]"
+            messages = _messages_adapter().validate_json(payload)
+        if self.blobs is not None and may_hold_references(payload):
+            messages = restore_files(messages, self.blobs, where)
+        return messages
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in one transaction.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the database cannot be written (nothing was appended).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "SQLiteStore.append")
+        if not items:
+            return
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error):
+            texts = self._encode(items)
+            with self._db.transaction() as connection:
+                (last,) = connection.execute(
+                    "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?",
+                    (conversation_id,),
+                ).fetchone()
+                start = 0 if last is None else last + 1
+                connection.executemany(
+                    _INSERT,
+                    [(conversation_id, start + i, text) for i, text in enumerate(texts)],
+                )
+                connection.execute(
+                    "INSERT OR IGNORE INTO threadline_conversations (conversation_id) VALUES (?)",
+                    (conversation_id,),
+                )
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the database cannot be written (nothing changed).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "SQLiteStore.replace")
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error):
+            texts = self._encode(items)
+            with self._db.transaction() as connection:
+                self._delete(connection, conversation_id)
+                if texts:
+                    connection.executemany(
+                        _INSERT,
+                        [(conversation_id, i, text) for i, text in enumerate(texts)],
+                    )
+                    connection.execute(
+                        "INSERT INTO threadline_conversations (conversation_id) VALUES (?)",
+                        (conversation_id,),
+                    )
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing.
+
+        Blobs its messages referred to stay in the blob store (other conversations may share
+        them).
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the database cannot be written.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error), self._db.transaction() as connection:
+            self._delete(connection, conversation_id)
+
+    def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message, sorted.
+
+        Raises:
+            threadline.StoreError: the database cannot be read.
+        """
+        with wrap_driver_errors(f"{self!r} could not list conversations", sqlite3.Error):
+            rows = (
+                self._db.connection()
+                .execute(
+                    "SELECT conversation_id FROM threadline_conversations ORDER BY conversation_id"
+                )
+                .fetchall()
+            )
+        return [row[0] for row in rows]
+
+    def close(self) -> None:
+        """Close this store's connections (in every thread); the store cannot be used after."""
+        self._db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _encode(self, messages: list[Message]) -> list[str]:
+        if self.blobs is not None:
+            messages = offload_files(messages, self.blobs, self.blob_threshold)
+        return [message.model_dump_json() for message in messages]
+
+    @staticmethod
+    def _delete(connection: sqlite3.Connection, conversation_id: str) -> None:
+        connection.execute(
+            "DELETE FROM threadline_messages WHERE conversation_id = ?", (conversation_id,)
+        )
+        connection.execute(
+            "DELETE FROM threadline_conversations WHERE conversation_id = ?", (conversation_id,)
+        )
