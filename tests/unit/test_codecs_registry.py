@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import inspect
 import subprocess
 import sys
@@ -15,15 +17,22 @@ from threadline.codecs import anthropic, openai_chat
 DESIGN_ENCODE_KEYWORDS = ["system", "model", "integrity", "reasoning", "unsupported"]
 
 
+REGISTERED = ("anthropic", "bedrock", "mistral", "openai_chat")
+
+
 def test_the_registered_codecs() -> None:
-    assert codecs.codec_names() == ("anthropic", "openai_chat")
+    assert codecs.codec_names() == REGISTERED
     assert codecs.get_codec("openai_chat") is openai_chat
     assert codecs.get_codec("anthropic") is anthropic
+    for name in REGISTERED:
+        assert codecs.get_codec(name) is importlib.import_module(f"threadline.codecs.{name}")
 
 
 @pytest.mark.parametrize("name", ["openai", "gemini-pro", "", None])
 def test_an_unknown_name_lists_the_known_ones(name: object) -> None:
-    with pytest.raises(UnknownProviderError, match="'anthropic', 'openai_chat'") as caught:
+    with pytest.raises(
+        UnknownProviderError, match="'anthropic', 'bedrock', 'mistral', 'openai_chat'"
+    ) as caught:
         codecs.get_codec(name)  # type: ignore[arg-type]
     assert isinstance(caught.value, LookupError)
     assert isinstance(caught.value, CodecError)

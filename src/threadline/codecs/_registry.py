@@ -18,6 +18,8 @@ __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec"]
 
 _CODECS: dict[str, str] = {
     "anthropic": "threadline.codecs.anthropic",
+    "bedrock": "threadline.codecs.bedrock",
+    "mistral": "threadline.codecs.mistral",
     "openai_chat": "threadline.codecs.openai_chat",
 }
 

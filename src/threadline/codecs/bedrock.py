@@ -1,0 +1,843 @@
+"""AWS Bedrock Converse (``bedrock-runtime`` ``Converse``): boto3 ``converse`` keyword arguments,
+``{"messages": [...], "system"?: [...]}``.
+
+The payload is in boto3's shape, not JSON: file bytes and redacted reasoning stay ``bytes``
+(boto3 base64-encodes them on the wire; passing base64 text would encode it twice). Pass it
+as ``client.converse(modelId=..., **payload)``.
+
+How threadline's messages map to the wire:
+
+- leading system messages (and ``encode(system=...)``) become the top-level ``system`` list
+  of ``{"text": ...}`` blocks. A system message later in the history becomes user text in
+  place.
+- roles strictly alternate, starting with ``user``: consecutive messages of one wire role are
+  merged into one turn, one block per part (text is never concatenated). Tool messages become
+  ``toolResult`` blocks of a user turn, all results answering one assistant turn in one user
+  message, before any other block of that turn; ``status: "error"`` marks a failed result. A
+  history that starts with an assistant turn gets a minimal user turn before it (the text
+  ``[conversation start]``), which ``decode`` leaves out again.
+- tool calls are ``toolUse`` blocks with ``input`` as an object; ids outside
+  ``[a-zA-Z0-9_.:-]{1,64}`` get a hashed id, the same for the call and its result (stored ids
+  never change).
+- files by bytes (``source.bytes``) or by ``s3://`` URL (``source.s3Location``), in user turns
+  and tool results: images (PNG, JPEG, GIF, WebP), documents (PDF, CSV, DOC, DOCX, XLS,
+  XLSX, HTML, plain text, Markdown; the block's ``name`` is the filename without its
+  extension, reduced to the characters Bedrock allows, ``document`` when there is none),
+  videos, and audio (user turns only). Anything else (an http(s) URL, an empty file, another
+  media type) follows the ``unsupported`` policy.
+- reasoning from Bedrock goes back as ``reasoningContent``: ``reasoningText`` with its
+  ``signature``, or ``redactedContent`` (the bytes of ``encrypted``), in place, when the
+  reasoning policy allows it; other reasoning follows the policy.
+- blank text (empty or whitespace only) is left out everywhere: Bedrock rejects blank text
+  blocks. A tool result with no content left is sent as ``content: []``.
+
+``decode`` reads all of this back (a whole ``converse`` request too, and the JSON spelling
+with base64 strings for bytes); ``decode_response`` reads a Converse response
+(``output.message``), with ``stopReason``, ``usage`` and the request id in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from threadline._json import EMPTY, freeze_json_map
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    as_json_document,
+    build_message,
+    decode_base64,
+    downgrade_reasoning,
+    encode_base64,
+    map_call_ids,
+    name_results_after_calls,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "bedrock"
+FORMAT = "Bedrock Converse"
+MAX_ID_LENGTH = 64
+LEADING_USER_TEXT = "[conversation start]"
+"""The user turn sent before a history that starts with an assistant turn: Converse requires
+a conversation to start with a user message."""
+DEFAULT_DOCUMENT_NAME = "document"
+"""The ``name`` of a document without a filename (Converse requires one)."""
+MAX_DOCUMENT_NAME = 200
+
+_ID = re.compile(r"[a-zA-Z0-9_.:-]+")
+_S3_URI = re.compile(r"s3://[a-z0-9][.\-a-z0-9]{1,61}[a-z0-9](/.*)?", re.DOTALL)
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9()\[\]\- ]+")
+"""Characters a document ``name`` may not hold (the AWS docs allow alphanumerics, single
+spaces, hyphens, parentheses and square brackets)."""
+
+_MEDIA_TYPES: Mapping[str, Mapping[str, str]] = {
+    "image": {"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp"},
+    "document": {
+        "pdf": "application/pdf",
+        "csv": "text/csv",
+        "doc": "application/msword",
+        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xls": "application/vnd.ms-excel",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "html": "text/html",
+        "txt": "text/plain",
+        "md": "text/markdown",
+    },
+    "video": {
+        "mkv": "video/x-matroska",
+        "mov": "video/quicktime",
+        "mp4": "video/mp4",
+        "webm": "video/webm",
+        "flv": "video/x-flv",
+        "mpeg": "video/mpeg",
+        "wmv": "video/x-ms-wmv",
+        "three_gp": "video/3gpp",
+    },
+    "audio": {
+        "mp3": "audio/mpeg",
+        "wav": "audio/wav",
+        "opus": "audio/opus",
+        "aac": "audio/aac",
+        "flac": "audio/flac",
+        "ogg": "audio/ogg",
+        "webm": "audio/webm",
+        "m4a": "audio/mp4",
+    },
+}
+"""Per block kind, each ``format`` threadline sends and the media type it stands for."""
+_FORMATS = {
+    kind: {media_type: fmt for fmt, media_type in formats.items()}
+    for kind, formats in _MEDIA_TYPES.items()
+}
+_ALIASES = {
+    "audio/mp3": "audio/mpeg",
+    "audio/x-wav": "audio/wav",
+    "audio/wave": "audio/wav",
+    "audio/x-m4a": "audio/mp4",
+}
+"""Other spellings of media types in :data:`_MEDIA_TYPES`."""
+_OTHER_FORMATS = {
+    ("video", "mpg"): "video/mpeg",
+    ("audio", "mpeg"): "audio/mpeg",
+    ("audio", "mpga"): "audio/mpeg",
+    ("audio", "x-aac"): "audio/aac",
+}
+"""Formats Converse lists that ``decode`` reads but ``encode`` never writes."""
+_FILE_BLOCKS = tuple(_MEDIA_TYPES)
+_RESULT_FILE_BLOCKS = ("image", "document", "video")
+"""What a ``toolResult`` may hold besides text and JSON (no audio)."""
+
+
+def _valid_id(value: str) -> bool:
+    return len(value) <= MAX_ID_LENGTH and _ID.fullmatch(value) is not None
+
+
+def _blank(text: str) -> bool:
+    return not text or text.isspace()
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as boto3 ``converse`` keyword arguments: ``messages`` and ``system``.
+
+    Args:
+        messages: the history, in order.
+        system: system text placed first in the top-level ``system`` list.
+        model: the target model id; Bedrock reasoning from another model is not replayed.
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``auto`` replays Bedrock reasoning (to its model) and drops other
+            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    system_blocks: list[dict[str, Any]] = []
+    if system and not _blank(system):
+        system_blocks.append({"text": system})
+    turns: list[dict[str, Any]] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system" and leading:
+            system_blocks.extend({"text": text} for text in _texts(message))
+            continue
+        leading = False
+        if role == "assistant":
+            blocks = _assistant_blocks(message, index, ids, options)
+            wire_role = "assistant"
+        elif role == "tool":
+            blocks = [
+                _tool_result_block(part, ids, message, (index, part_index), options)
+                for part_index, part in enumerate(message.parts)
+                if isinstance(part, ToolResultPart)
+            ]
+            wire_role = "user"
+        else:  # user, and system text after the start, which Converse takes as user text
+            blocks = _user_blocks(message, index, options)
+            wire_role = "user"
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == wire_role:
+            _merge(turns[-1]["content"], blocks)
+        else:
+            turns.append({"role": wire_role, "content": blocks})
+    if turns and turns[0]["role"] == "assistant":
+        turns.insert(0, {"role": "user", "content": [{"text": LEADING_USER_TEXT}]})
+    payload: dict[str, Any] = {}
+    if system_blocks:
+        payload["system"] = system_blocks
+    payload["messages"] = turns
+    return payload
+
+
+def _merge(content: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
+    """Append ``blocks`` to a turn, keeping every ``toolResult`` before the other blocks."""
+    if "toolResult" not in blocks[0] or "toolResult" in content[-1]:
+        content.extend(blocks)
+        return
+    first_other = next(i for i, block in enumerate(content) if "toolResult" not in block)
+    content[first_other:first_other] = blocks
+
+
+def _texts(message: Message) -> list[str]:
+    return [
+        part.text for part in message.parts if isinstance(part, TextPart) and not _blank(part.text)
+    ]
+
+
+def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if not _blank(part.text):
+                blocks.append({"text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_block(part, _FILE_BLOCKS)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                blocks.append(block)
+    return blocks
+
+
+def _assistant_blocks(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        block: dict[str, Any] | None = None
+        if isinstance(part, TextPart):
+            if not _blank(part.text):
+                block = {"text": part.text}
+        elif isinstance(part, ToolCallPart):
+            use = {
+                "toolUseId": ids.get(part.id, part.id),
+                "name": part.name,
+                "input": dict(part.arguments),
+            }
+            block = {"toolUse": use}
+        elif isinstance(part, ReasoningPart):
+            redacted = _redacted_bytes(part)
+            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
+            if action == "replay":
+                block = {"reasoningContent": _reasoning_content(part, redacted)}
+            elif action == "text":
+                blocks.extend(
+                    {"text": text.text}
+                    for text in downgrade_reasoning(part)
+                    if not _blank(text.text)
+                )
+        elif not isinstance(part, HookPart):
+            block = _unsupported_block(part, message, (index, part_index), options)
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
+def _redacted_bytes(part: ReasoningPart) -> bytes | None:
+    """The bytes of redacted Bedrock reasoning (``encrypted`` is their base64), if readable."""
+    if not part.redacted or part.encrypted is None:
+        return None
+    try:
+        return base64.b64decode(part.encrypted, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _replayable(part: ReasoningPart, redacted: bytes | None) -> bool:
+    return redacted is not None if part.redacted else True
+
+
+def _reasoning_content(part: ReasoningPart, redacted: bytes | None) -> dict[str, Any]:
+    if part.redacted:
+        return {"redactedContent": redacted}
+    text: dict[str, Any] = {"text": part.text}
+    if part.signature is not None:
+        text["signature"] = part.signature
+    return {"reasoningText": text}
+
+
+def _tool_result_block(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if isinstance(part.content, str):
+        if not _blank(part.content):
+            content.append({"text": part.content})
+    else:
+        for item in part.content:
+            block: dict[str, Any] | None
+            if isinstance(item, TextPart):
+                block = None if _blank(item.text) else {"text": item.text}
+            else:
+                block = _file_block(item, _RESULT_FILE_BLOCKS)
+                if block is None:
+                    block = _unsupported_block(item, message, position, options)
+            if block is not None:
+                content.append(block)
+    result: dict[str, Any] = {"toolUseId": ids.get(part.call_id, part.call_id), "content": content}
+    if part.is_error:
+        result["status"] = "error"
+    return {"toolResult": result}
+
+
+def _file_kind(part: FilePart, allowed: Sequence[str]) -> tuple[str, str] | None:
+    """The block kind and ``format`` a file is sent as, or ``None`` if it cannot go."""
+    if part.data is not None and not part.data:
+        return None  # Converse refuses empty bytes (min length 1)
+    if part.url is not None and _S3_URI.fullmatch(part.url) is None:
+        return None
+    media_type = _ALIASES.get(part.media_type, part.media_type)
+    for kind in allowed:
+        fmt = _FORMATS[kind].get(media_type)
+        if fmt is not None:
+            return kind, fmt
+    return None
+
+
+def _file_block(part: FilePart, allowed: Sequence[str]) -> dict[str, Any] | None:
+    found = _file_kind(part, allowed)
+    if found is None:
+        return None
+    kind, fmt = found
+    source = {"bytes": part.data} if part.data is not None else {"s3Location": {"uri": part.url}}
+    if kind == "document":
+        return {
+            "document": {"format": fmt, "name": _document_name(part.filename), "source": source}
+        }
+    return {kind: {"format": fmt, "source": source}}
+
+
+def _document_name(filename: str | None) -> str:
+    """The Converse document ``name`` for a filename: its stem, reduced to the characters
+    Bedrock allows (other runs become ``-``; whitespace becomes single spaces; none at either
+    end), at most 200 characters, ``document`` when nothing is left."""
+    stem = filename or ""
+    if "." in stem[1:]:
+        stem = stem.rsplit(".", 1)[0]
+    name = _NAME_UNSAFE.sub("-", " ".join(stem.split())).strip(" -")
+    return name[:MAX_DOCUMENT_NAME].rstrip() or DEFAULT_DOCUMENT_NAME
+
+
+def _unsupported_block(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> dict[str, Any] | None:
+    if isinstance(part, FilePart):
+        if message.role == "assistant":
+            reason = "assistant turns take no files"
+        elif message.role == "tool":
+            reason = (
+                "tool results take images, documents and videos by bytes or s3:// URL, in the "
+                "formats Converse lists"
+            )
+        else:
+            reason = (
+                "Converse takes images, documents, videos and audio by bytes or s3:// URL, in "
+                "the formats it lists"
+            )
+    else:
+        reason = "Converse has no place for this part"
+    replacement = unsupported_part(part, message, position, options, reason=reason)
+    return None if replacement is None else {"text": replacement.text}
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"messages": [...], "system"?: [...]}`` (a whole request too) or a message list.
+
+    A user turn is split into a tool message (its ``toolResult`` blocks) and a user message
+    (the rest), in block order; the user turn ``encode`` puts before a leading assistant turn
+    is left out. Bytes may be ``bytes`` (boto3's shape) or base64 text (the JSON on the wire).
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a Converse payload; the message names the
+            JSON path of the first value that does not fit.
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    wire = reader.messages(payload)
+    out: list[Message] = []
+    if isinstance(payload, Mapping) and payload.get("system") is not None:
+        parts = _system_parts(payload["system"], "system", reader)
+        if parts:
+            out.append(build_message("system", parts, "system"))
+    names: dict[str, str] = {}
+    for index, raw in enumerate(wire):
+        path = f"messages[{index}]"
+        item = reader.expect_object(raw, path)
+        role = reader.str_field(item, "role", path)
+        content = reader.expect_list(reader.field(item, "content", path), f"{path}.content")
+        if index == 0 and _is_leading_turn(role, content, wire):
+            continue
+        if role == "system":
+            parts = _system_parts(content, f"{path}.content", reader)
+            if parts:
+                out.append(build_message("system", parts, path))
+            continue
+        if role not in ("user", "assistant"):
+            reader.fail(f"{path}.role", f"unknown role {role!r} (user, assistant or system)")
+        runs: list[tuple[str, list[Any]]] = []
+        for block_index, block in enumerate(content):
+            where = f"{path}.content[{block_index}]"
+            decoded = _decode_block(block, role, where, names, reader, model=None)
+            if decoded is None:
+                continue
+            part, part_role = decoded
+            if runs and runs[-1][0] == part_role:
+                runs[-1][1].append(part)
+            else:
+                runs.append((part_role, [part]))
+        out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
+    return out
+
+
+def _is_leading_turn(role: str, content: Sequence[Any], wire: Sequence[Any]) -> bool:
+    """Whether the first turn is the one ``encode`` adds before a leading assistant turn."""
+    return (
+        role == "user"
+        and len(content) == 1
+        and content[0] == {"text": LEADING_USER_TEXT}
+        and len(wire) > 1
+        and isinstance(wire[1], Mapping)
+        and wire[1].get("role") == "assistant"
+    )
+
+
+def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
+    parts: list[TextPart] = []
+    for index, raw in enumerate(reader.expect_list(value, path)):
+        where = f"{path}[{index}]"
+        block = reader.expect_object(raw, where)
+        key = _block_key(block, where, reader)
+        if key == "text":
+            parts.append(TextPart(text=reader.str_field(block, "text", where)))
+        elif key != "cachePoint":  # a caching marker, not content
+            reader.fail(f"{where}.{key}", f"system blocks hold text only, not {key!r}")
+    return parts
+
+
+def _block_key(block: Mapping[str, Any], path: str, reader: Reader) -> str:
+    keys = [key for key, value in block.items() if value is not None]
+    if len(keys) != 1:
+        reader.fail(path, f"a content block sets exactly one key, not {sorted(keys)}")
+    return str(keys[0])
+
+
+def _decode_block(
+    raw: Any,
+    role: str,
+    path: str,
+    names: dict[str, str],
+    reader: Reader,
+    *,
+    model: str | None,
+) -> tuple[Any, str] | None:
+    """A content block as a part and the role of the message it belongs in (``None`` for a
+    ``cachePoint`` marker)."""
+    block = reader.expect_object(raw, path)
+    key = _block_key(block, path, reader)
+    where = f"{path}.{key}"
+    if key == "text":
+        return TextPart(text=reader.str_field(block, "text", path)), role
+    if key == "cachePoint":
+        return None
+    if key in _FILE_BLOCKS:
+        return _decode_file(block[key], key, where, reader), role
+    if role == "user":
+        if key == "toolResult":
+            return _decode_tool_result(block[key], where, names, reader), "tool"
+        reader.fail(where, f"a user turn cannot hold a {key!r} block")
+    if key == "toolUse":
+        use = reader.expect_object(block[key], where)
+        call_id = reader.str_field(use, "toolUseId", where)
+        name = reader.str_field(use, "name", where)
+        names.setdefault(call_id, name)
+        arguments = use.get("input")
+        if not isinstance(arguments, Mapping):
+            raw_arguments = json.dumps(arguments, ensure_ascii=False)
+            part = ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=raw_arguments)
+            return part, role
+        return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments)), role
+    if key == "reasoningContent":
+        return _decode_reasoning(block[key], where, reader, model=model), role
+    raise reader.error(where, f"an assistant turn cannot hold a {key!r} block")
+
+
+def _decode_reasoning(value: Any, path: str, reader: Reader, *, model: str | None) -> ReasoningPart:
+    content = reader.expect_object(value, path)
+    key = _block_key(content, path, reader)
+    if key == "reasoningText":
+        text = reader.expect_object(content[key], f"{path}.reasoningText")
+        return ReasoningPart(
+            text=reader.str_field(text, "text", f"{path}.reasoningText"),
+            signature=reader.optional_str(text, "signature", f"{path}.reasoningText"),
+            provider=PROVIDER,
+            model=model,
+        )
+    if key == "redactedContent":
+        data = _blob(content[key], f"{path}.redactedContent", reader)
+        return ReasoningPart(
+            encrypted=encode_base64(data), redacted=True, provider=PROVIDER, model=model
+        )
+    raise reader.error(f"{path}.{key}", "reasoning is reasoningText or redactedContent")
+
+
+def _blob(value: Any, path: str, reader: Reader) -> bytes:
+    """Bytes as boto3 gives them, or the base64 text of the JSON on the wire."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    return decode_base64(reader.expect_str(value, path), reader, path)
+
+
+def _decode_file(value: Any, kind: str, path: str, reader: Reader) -> FilePart:
+    block = reader.expect_object(value, path)
+    fmt = reader.optional_str(block, "format", path)
+    source = reader.expect_object(reader.field(block, "source", path), f"{path}.source")
+    where = f"{path}.source"
+    source_key = _block_key(source, where, reader)
+    filename = None
+    if kind == "document":
+        name = reader.str_field(block, "name", path)
+        filename = f"{name}.{fmt}" if fmt else name
+    if fmt is None:
+        media_type = "application/octet-stream"
+    else:
+        known = _MEDIA_TYPES[kind].get(fmt) or _OTHER_FORMATS.get((kind, fmt))
+        media_type = known or f"{kind}/{fmt}"
+    if source_key == "bytes":
+        data = _blob(source["bytes"], f"{where}.bytes", reader)
+        return FilePart(media_type=media_type, data=data, filename=filename)
+    if source_key == "s3Location":
+        location = reader.expect_object(source["s3Location"], f"{where}.s3Location")
+        url = reader.str_field(location, "uri", f"{where}.s3Location")
+        return FilePart(media_type=media_type, url=url, filename=filename)
+    if source_key == "text" and kind == "document":
+        text = reader.str_field(source, "text", where)
+        return FilePart(media_type="text/plain", data=text.encode("utf-8"), filename=filename)
+    raise reader.error(
+        f"{where}.{source_key}",
+        f"a {source_key!r} source cannot be stored: threadline keeps files as bytes or URLs",
+    )
+
+
+def _decode_tool_result(
+    value: Any, path: str, names: Mapping[str, str], reader: Reader
+) -> ToolResultPart:
+    result = reader.expect_object(value, path)
+    call_id = reader.str_field(result, "toolUseId", path)
+    items: list[TextPart | FilePart] = []
+    raw = reader.expect_list(reader.field(result, "content", path), f"{path}.content")
+    for index, item in enumerate(raw):
+        where = f"{path}.content[{index}]"
+        block = reader.expect_object(item, where)
+        key = _block_key(block, where, reader)
+        if key == "text":
+            items.append(TextPart(text=reader.str_field(block, "text", where)))
+        elif key == "json":
+            text = json.dumps(strip_nulls(block["json"]), ensure_ascii=False, separators=(",", ":"))
+            items.append(TextPart(text=text))
+        elif key in _RESULT_FILE_BLOCKS:
+            items.append(_decode_file(block[key], key, f"{where}.{key}", reader))
+        else:
+            reader.fail(f"{where}.{key}", f"a {key!r} block in a tool result cannot be stored")
+    status = reader.optional_str(result, "status", path)
+    if status not in (None, "success", "error"):
+        reader.fail(f"{path}.status", f"expected 'success' or 'error', got {status!r}")
+    content: str | tuple[TextPart | FilePart, ...]
+    if not items:
+        content = ""
+    elif len(items) == 1 and type(items[0]) is TextPart:
+        content = items[0].text
+    else:
+        content = tuple(items)
+    return ToolResultPart(
+        call_id=call_id, content=content, name=names.get(call_id), is_error=status == "error"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a Converse response (``output.message``) into an assistant message.
+
+    Accepts what boto3's ``converse`` returns (bytes as ``bytes``) or the JSON of the HTTP
+    response (bytes as base64 text). Reasoning keeps its signature (redacted reasoning its
+    bytes, as base64 in ``encrypted``) with ``provider="bedrock"``; Converse responses do not
+    name the model, so its ``model`` is ``None``. The message's metadata holds ``provider``,
+    ``response_id`` (boto3's ``ResponseMetadata.RequestId``), ``stop_reason`` (``stopReason``)
+    and ``usage``.
+
+    Raises:
+        threadline.CodecError: ``response`` is not a Converse response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    document = reader.expect_object(as_json_document(response, FORMAT), "")
+    output = reader.expect_object(reader.field(document, "output", ""), "output")
+    message = reader.expect_object(reader.field(output, "message", "output"), "output.message")
+    path = "output.message"
+    content = reader.expect_list(reader.field(message, "content", path), f"{path}.content")
+    parts: list[Any] = []
+    names: dict[str, str] = {}
+    for index, block in enumerate(content):
+        decoded = _decode_block(
+            block, "assistant", f"{path}.content[{index}]", names, reader, model=None
+        )
+        if decoded is not None:
+            parts.append(decoded[0])
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = document.get("usage")
+    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    request = document.get("ResponseMetadata")
+    request_id = request.get("RequestId") if isinstance(request, Mapping) else None
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=request_id if isinstance(request_id, str) else None,
+        model=None,
+        stop_reason=reader.optional_str(document, "stopReason", ""),
+        usage=usage,
+        input_tokens=usage.get("inputTokens") if usage else None,
+        output_tokens=usage.get("outputTokens") if usage else None,
+    )
+    return build_message("assistant", parts, path, metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), Converse loses exactly:
+
+    - all part metadata, filenames of images, videos and audio, and a tool result's ``name``
+      (read back from its call);
+    - a document's filename becomes its Converse ``name`` plus the format's extension
+      (``report.pdf`` stays, ``my_notes.txt`` becomes ``my-notes.txt``, none becomes
+      ``document.pdf``); media types are canonical per format (``audio/x-wav`` reads back
+      as ``audio/wav``);
+    - where system text sits: a system message after the first other message reads back as
+      user text;
+    - reasoning per the reasoning policy: replayed reasoning keeps its text and signature, or
+      its redacted bytes (``encrypted`` as standard base64), and ``provider``; it loses
+      ``model``, ``item_id``, ``summary`` (and ``encrypted`` when not redacted). Redacted
+      reasoning whose ``encrypted`` is not base64 cannot be replayed. ``text`` turns other
+      reasoning into text; the parts the ``unsupported`` policy replaces or drops;
+    - blank text (empty or whitespace only) everywhere; tool-call ids outside
+      ``[a-zA-Z0-9_.:-]{1,64}`` (mapped); ``raw_arguments`` (``input`` is an object); a
+      result's content made of one text reads back as a string, and an empty one as ``""``;
+      a first user turn that is exactly ``[conversation start]`` before an assistant turn.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[Message] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system" and leading:
+            parts: list[Any] = [TextPart(text=text) for text in _texts(message)]
+        else:
+            leading = False
+            if role == "system":
+                role = "user"
+            parts = _read_back_parts(message, index, ids, options)
+        if parts:
+            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    return _without_leading_turn(name_results_after_calls(out))
+
+
+def _without_leading_turn(messages: list[Message]) -> list[Message]:
+    """Drop what ``decode`` drops: a first user turn that reads as the leading placeholder."""
+    start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
+    end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
+    if end is None or end == start:
+        return messages
+    turn = [part for message in messages[start:end] for part in message.parts]
+    if turn != [TextPart(text=LEADING_USER_TEXT)] or messages[start].role != "user":
+        return messages
+    return messages[:start] + messages[end:]
+
+
+def _read_back_parts(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[Any]:
+    parts: list[Any] = []
+    for part_index, part in enumerate(message.parts):
+        position = (index, part_index)
+        if isinstance(part, TextPart):
+            if not _blank(part.text):
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            allowed = _FILE_BLOCKS if message.role != "assistant" else ()
+            parts.extend(_file_read_back(part, allowed, message, position, options))
+        elif isinstance(part, ToolCallPart):
+            parts.append(
+                ToolCallPart(id=ids.get(part.id, part.id), name=part.name, arguments=part.arguments)
+            )
+        elif isinstance(part, ToolResultPart):
+            parts.append(_result_read_back(part, ids, message, position, options))
+        elif isinstance(part, ReasoningPart):
+            redacted = _redacted_bytes(part)
+            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
+            if action == "replay" and part.redacted:
+                encrypted = encode_base64(redacted or b"")
+                parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
+            elif action == "replay":
+                parts.append(
+                    ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+                )
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if not _blank(text.text))
+        elif not isinstance(part, HookPart):
+            replacement = unsupported_part(part, message, position, options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+    return parts
+
+
+def _file_read_back(
+    part: FilePart,
+    allowed: Sequence[str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> list[TextPart | FilePart]:
+    found = _file_kind(part, allowed)
+    if found is None:
+        replacement = unsupported_part(part, message, position, options, reason="")
+        return [] if replacement is None else [replacement]
+    kind, fmt = found
+    media_type = _MEDIA_TYPES[kind][fmt]
+    filename = f"{_document_name(part.filename)}.{fmt}" if kind == "document" else None
+    if part.data is not None:
+        return [FilePart(media_type=media_type, data=part.data, filename=filename)]
+    return [FilePart(media_type=media_type, url=part.url, filename=filename)]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    items: list[TextPart | FilePart] = []
+    if isinstance(part.content, str):
+        if not _blank(part.content):
+            items.append(TextPart(text=part.content))
+    else:
+        for item in part.content:
+            if isinstance(item, TextPart):
+                if not _blank(item.text):
+                    items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, _RESULT_FILE_BLOCKS, message, position, options))
+    content: str | tuple[TextPart | FilePart, ...]
+    if not items:
+        content = ""
+    elif len(items) == 1 and isinstance(items[0], TextPart):
+        content = items[0].text
+    else:
+        content = tuple(items)
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )

@@ -1,0 +1,897 @@
+"""Mistral chat completions (``POST /v1/chat/completions``): ``{"messages": [...]}``.
+
+How threadline's messages map to the wire:
+
+- system messages stay ``role: "system"`` messages where Mistral's role order allows one
+  (first, or right after a system or user message); a system message after an assistant or
+  tool message is sent as a user message, because Mistral's validator refuses ``system``
+  there. ``encode(system=...)`` adds a system message first. A history that starts with an
+  assistant message gets a minimal user message before it (``[conversation start]``, left
+  out again by ``decode``): Mistral's validator never pairs the first message's tool calls.
+- user text and files: images (PNG, JPEG, GIF, WebP; any image by http(s) URL) as
+  ``image_url`` (bytes as a ``data:`` URL); PDFs by http(s) URL as ``document_url`` (the
+  ``filename`` is its ``document_name``); WAV and MP3 bytes as ``input_audio``. The audio
+  chunk names no format, so its bytes must start like a WAV or MP3 file. Inline document
+  bytes cannot go (Mistral takes documents by URL or upload only): they, and anything else,
+  follow the ``unsupported`` policy.
+- assistant text, ``thinking`` chunks and tool calls (after the chunks). ``arguments`` is sent
+  as a **JSON string**: what Mistral itself returns, the only spelling that carries
+  ``raw_arguments`` verbatim, and accepted alike by the SDK and ``mistral_common``.
+- reasoning from Mistral goes back as a ``thinking`` chunk with its ``signature``, in place,
+  when the reasoning policy allows it; other reasoning follows the policy (``text`` sends its
+  text as text). Files and provider-run tools on assistant messages follow the
+  ``unsupported`` policy.
+- tool results become one ``role: "tool"`` message each, with ``tool_call_id`` and ``name``
+  (the call's tool name), before the next assistant message. Tool messages take text only
+  (tokenizer v11), so a result's files go in one user message after the tool messages, as in
+  OpenAI Chat: ``[files from tool result <id>]`` introduces them and the result's text says
+  where each went (``[file 1 (image/png) is in the next user message]``); ``decode`` puts
+  them back. There is no error flag: a failed result's text starts with ``[tool error] ``.
+- tool-call ids: Mistral takes exactly nine ASCII letters and digits. Any other id gets a
+  nine-character id hashed from it, the same for the call and its result, collision-free in
+  the payload; stored ids never change. Ids Mistral issued are sent as they are.
+
+``decode`` reads all of this back (a whole request body too); ``decode_response`` reads a chat
+completion response (``choices[0]``), with usage and the response id in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from threadline._json import EMPTY, freeze_json_map
+from threadline.codecs.base import (
+    TOOL_ERROR_PREFIX,
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    add_error_prefix,
+    as_json_document,
+    build_message,
+    data_url,
+    decode_base64,
+    downgrade_reasoning,
+    encode_base64,
+    map_call_ids,
+    media_type_from_url,
+    name_results_after_calls,
+    parse_arguments,
+    parse_data_url,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_error_prefix,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "mistral"
+FORMAT = "Mistral chat"
+ID_LENGTH = 9
+"""Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
+LEADING_USER_TEXT = "[conversation start]"
+"""The user message sent before a history that starts with an assistant message: Mistral's
+validator skips the first message when it pairs tool calls with results, so a leading
+assistant message's calls would never be answered."""
+THINKING_KEY = "mistral.thinking"
+"""Part metadata: a ``thinking`` chunk's own list, kept when it holds more than text chunks
+(references), and sent back as it is."""
+
+_ID = re.compile(r"[a-zA-Z0-9]{9}")
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_UNKNOWN_IMAGE = "image/*"
+"""The media type of an image read back from a URL whose extension does not say."""
+_UNKNOWN_AUDIO = "audio/*"
+_PDF = "application/pdf"
+_WAV = "audio/wav"
+_MP3 = "audio/mpeg"
+_AUDIO_FAMILIES = {
+    "audio/wav": _WAV,
+    "audio/x-wav": _WAV,
+    "audio/wave": _WAV,
+    "audio/mpeg": _MP3,
+    "audio/mp3": _MP3,
+}
+_ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
+_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
+_USER_FILE_CHUNKS = ("image_url", "document_url", "input_audio")
+
+
+def _valid_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
+def _mint_id(original: str, attempt: int) -> str:
+    """Nine base-62 characters (53 bits) from a SHA-256 of the id and the attempt."""
+    seed = original if attempt == 0 else f"{original}#{attempt}"
+    number = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
+    chars = []
+    for _ in range(ID_LENGTH):
+        number, digit = divmod(number, 62)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as ``{"messages": [...]}`` for Mistral's chat completions API.
+
+    Args:
+        messages: the history, in order.
+        system: system text sent first, as its own system message.
+        model: the target model; Mistral thinking from another model is not replayed.
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``auto`` replays Mistral thinking (to its model) and drops other
+            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    names = _call_names(prepared)
+    out: list[dict[str, Any]] = []
+    if system:
+        out.append({"role": "system", "content": system})
+    attachments: list[dict[str, Any]] = []
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "tool":
+            for part_index, part in enumerate(message.parts):
+                if isinstance(part, ToolResultPart):
+                    position = (index, part_index)
+                    out.append(
+                        _tool_message(part, ids, names, attachments, message, position, options)
+                    )
+            continue
+        if attachments:
+            out.append({"role": "user", "content": attachments})
+            attachments = []
+        if role == "assistant":
+            item = _assistant_message(message, index, ids, options)
+        elif role == "user":
+            item = _content_message("user", message, index, options)
+        elif role == "system":
+            item = _content_message(_system_role(out), message, index, options)
+        else:  # internal messages never reach a model, even with integrity="off"
+            continue
+        if item is not None:
+            out.append(item)
+    if attachments:
+        out.append({"role": "user", "content": attachments})
+    if out and out[0]["role"] == "assistant":
+        out.insert(0, {"role": "user", "content": LEADING_USER_TEXT})
+    return {"messages": out}
+
+
+def _system_role(out: Sequence[Mapping[str, Any]]) -> str:
+    """``system`` where Mistral allows a system message next, else ``user``."""
+    return "system" if not out or out[-1]["role"] in ("system", "user") else "user"
+
+
+def _call_names(messages: Iterable[Message]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.role == "assistant":
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    names.setdefault(part.id, part.name)
+    return names
+
+
+def _content_message(
+    role: str, message: Message, index: int, options: EncodeOptions
+) -> dict[str, Any] | None:
+    parts = message.parts
+    if len(parts) == 1 and type(parts[0]) is TextPart:
+        return {"role": role, "content": parts[0].text}
+    content: list[dict[str, Any]] = []
+    for part_index, part in enumerate(parts):
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, FilePart):
+            chunk = _file_chunk(part)
+            if chunk is None:
+                chunk = _unsupported_chunk(part, message, (index, part_index), options)
+            if chunk is not None:
+                content.append(chunk)
+    if not content:
+        return None
+    return {"role": role, "content": content}
+
+
+def _assistant_message(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> dict[str, Any] | None:
+    content: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if part.text:  # an empty text says nothing, and an empty message is refused
+                content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            calls.append(_tool_call(part, ids))
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                content.append(_thinking_chunk(part))
+            elif action == "text":
+                content.extend(
+                    {"type": "text", "text": text.text}
+                    for text in downgrade_reasoning(part)
+                    if text.text
+                )
+        elif not isinstance(part, HookPart):
+            chunk = _unsupported_chunk(part, message, (index, part_index), options)
+            if chunk is not None:
+                content.append(chunk)
+    if not content and not calls:
+        return None
+    item: dict[str, Any] = {"role": "assistant"}
+    if len(content) == 1 and content[0]["type"] == "text":
+        item["content"] = content[0]["text"]
+    elif content:
+        item["content"] = content
+    if calls:
+        item["tool_calls"] = calls
+    return item
+
+
+def _replayable(part: ReasoningPart) -> bool:
+    """Mistral has no field for redacted or encrypted reasoning, only thinking text."""
+    return not part.redacted
+
+
+def _thinking_list(part: ReasoningPart) -> list[Any]:
+    kept = part.metadata.get(THINKING_KEY)
+    if isinstance(kept, list) and kept:
+        return list(kept)
+    return [{"type": "text", "text": part.text}]
+
+
+def _thinking_chunk(part: ReasoningPart) -> dict[str, Any]:
+    chunk: dict[str, Any] = {"type": "thinking", "thinking": _thinking_list(part)}
+    if part.signature is not None:
+        chunk["signature"] = part.signature
+    return chunk
+
+
+def _tool_call(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
+    if part.raw_arguments is not None:
+        arguments = part.raw_arguments
+    else:
+        arguments = json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":"))
+    return {
+        "id": ids.get(part.id, part.id),
+        "type": "function",
+        "function": {"name": part.name, "arguments": arguments},
+    }
+
+
+def _tool_message(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    names: Mapping[str, str],
+    attachments: list[dict[str, Any]],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    wire_id = ids.get(part.call_id, part.call_id)
+    item: dict[str, Any] = {"role": "tool", "tool_call_id": wire_id}
+    name = names.get(part.call_id, part.name)
+    if name is not None:
+        item["name"] = name
+    content = part.content
+    if isinstance(content, str):
+        item["content"] = add_error_prefix(content) if part.is_error else content
+        return item
+    chunks: list[dict[str, Any]] = []
+    files = 0
+    for value in content:
+        if isinstance(value, TextPart):
+            chunks.append({"type": "text", "text": value.text})
+            continue
+        chunk = _file_chunk(value)
+        if chunk is None:
+            replacement = _unsupported_chunk(value, message, position, options)
+            if replacement is not None:
+                chunks.append(replacement)
+            continue
+        files += 1
+        if files == 1:
+            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
+        attachments.append(chunk)
+        note = f"[file {files} ({value.media_type}) is in the next user message]"
+        chunks.append({"type": "text", "text": note})
+    if not chunks:
+        item["content"] = TOOL_ERROR_PREFIX if part.is_error else ""
+        return item
+    if part.is_error:
+        chunks[0] = {"type": "text", "text": add_error_prefix(chunks[0]["text"])}
+    item["content"] = chunks
+    return item
+
+
+def _sniff_audio(data: bytes) -> str | None:
+    """``audio/wav`` or ``audio/mpeg`` when the bytes start like one, else ``None``."""
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return _WAV
+    if data[:3] == b"ID3" or (len(data) > 1 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0):
+        return _MP3
+    return None
+
+
+def _is_web_url(url: str) -> bool:
+    return url.startswith(("https://", "http://"))
+
+
+def _file_kind(part: FilePart) -> str | None:
+    """How the format carries a file (``image``, ``document``, ``audio``), or ``None``."""
+    media_type = part.media_type
+    if part.data is None:
+        if not _is_web_url(part.url or ""):
+            return None
+        if media_type in _IMAGE_TYPES or media_type == _UNKNOWN_IMAGE:
+            return "image"
+        return "document" if media_type == _PDF else None
+    if not part.data:
+        return None  # an empty file is not a file the API can read
+    if media_type in _IMAGE_TYPES:
+        return "image"
+    family = _AUDIO_FAMILIES.get(media_type)
+    if family is not None and _sniff_audio(part.data) == family:
+        return "audio"
+    return None
+
+
+def _file_chunk(part: FilePart) -> dict[str, Any] | None:
+    kind = _file_kind(part)
+    if kind == "image":
+        url = part.url if part.data is None else data_url(part.media_type, part.data)
+        return {"type": "image_url", "image_url": url}
+    if kind == "document":
+        chunk: dict[str, Any] = {"type": "document_url", "document_url": part.url}
+        if part.filename is not None:
+            chunk["document_name"] = part.filename
+        return chunk
+    if kind == "audio":
+        return {"type": "input_audio", "input_audio": encode_base64(part.data or b"")}
+    return None
+
+
+def _why_unsupported(part: object, message: Message) -> str:
+    if isinstance(part, FilePart):
+        if message.role == "assistant":
+            return "assistant messages take only text, thinking and tool calls"
+        return (
+            "Mistral takes PNG, JPEG, GIF and WebP images (bytes or http(s) URL), PDFs by "
+            "http(s) URL only, and WAV or MP3 audio bytes"
+        )
+    return "Mistral chat has no place for this part"
+
+
+def _unsupported_chunk(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> dict[str, Any] | None:
+    reason = _why_unsupported(part, message)
+    replacement = unsupported_part(part, message, position, options, reason=reason)
+    return None if replacement is None else {"type": "text", "text": replacement.text}
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"messages": [...]}``, a whole request body, or a bare message list.
+
+    Consecutive tool messages become one tool message; the user message ``encode`` adds for
+    tool results' files is folded back into those results, and the one it puts before a
+    leading assistant message is left out. Thinking chunks become reasoning with
+    ``provider="mistral"``.
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a Mistral chat payload; the message names
+            the JSON path of the first value that does not fit.
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    wire = reader.messages(payload)
+    out: list[Message] = []
+    run: list[ToolResultPart] = []
+    for index, raw in enumerate(wire):
+        path = f"messages[{index}]"
+        item = reader.expect_object(raw, path)
+        role = reader.str_field(item, "role", path)
+        if index == 0 and _is_leading_message(item, wire):
+            continue
+        if role == "tool":
+            run.append(_decode_tool(item, path, reader))
+            continue
+        if run:
+            folded = role == "user" and _fold_attachments(run, item, path, reader)
+            out.append(build_message("tool", run, path))
+            run = []
+            if folded:
+                continue
+        parts: Sequence[Any]
+        if role == "assistant":
+            parts = _assistant_parts(item, path, reader, model=None)
+        elif role in ("user", "system"):
+            parts = _content_parts(item, path, reader, user=role == "user")
+        else:
+            reader.fail(f"{path}.role", f"unknown role {role!r} (system, user, assistant or tool)")
+        if parts:
+            out.append(build_message(role, parts, path))
+    if run:
+        out.append(build_message("tool", run, f"messages[{len(wire) - 1}]"))
+    return out
+
+
+def _is_leading_message(item: Mapping[str, Any], wire: Sequence[Any]) -> bool:
+    """Whether the first message is the one ``encode`` adds before a leading assistant."""
+    return (
+        item.get("role") == "user"
+        and item.get("content") == LEADING_USER_TEXT
+        and len(wire) > 1
+        and isinstance(wire[1], Mapping)
+        and wire[1].get("role") == "assistant"
+    )
+
+
+def _content_parts(
+    item: Mapping[str, Any], path: str, reader: Reader, *, user: bool
+) -> list[TextPart | FilePart]:
+    content = item.get("content")
+    if content is None and user:
+        return []
+    content = reader.field(item, "content", path)
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    parts: list[TextPart | FilePart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        chunk = reader.expect_object(raw, where)
+        kind = reader.str_field(chunk, "type", where)
+        if kind == "text":
+            parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
+        elif user and kind in _USER_FILE_CHUNKS:
+            parts.append(_decode_file(chunk, kind, where, reader))
+        else:
+            expected = "text, image_url, document_url or input_audio" if user else "text"
+            reader.fail(f"{where}.type", f"a {kind!r} chunk cannot be stored here ({expected})")
+    return parts
+
+
+def _decode_file(chunk: Mapping[str, Any], kind: str, path: str, reader: Reader) -> FilePart:
+    if kind == "image_url":
+        image = reader.field(chunk, "image_url", path)
+        where = f"{path}.image_url"
+        if isinstance(image, Mapping):
+            url = reader.str_field(image, "url", where)
+            where = f"{where}.url"
+        else:
+            url = reader.expect_str(image, where)
+        inline = parse_data_url(url, reader, where)
+        if inline is not None:
+            return FilePart(media_type=inline[0], data=inline[1])
+        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
+        if not media_type.startswith("image/"):
+            media_type = _UNKNOWN_IMAGE
+        return FilePart(media_type=media_type, url=url)
+    if kind == "document_url":
+        url = reader.str_field(chunk, "document_url", path)
+        filename = reader.optional_str(chunk, "document_name", path)
+        inline = parse_data_url(url, reader, f"{path}.document_url")
+        if inline is not None:
+            return FilePart(media_type=inline[0], data=inline[1], filename=filename)
+        return FilePart(media_type=_PDF, url=url, filename=filename)
+    text = reader.str_field(chunk, "input_audio", path)
+    data = decode_base64(text, reader, f"{path}.input_audio")
+    return FilePart(media_type=_sniff_audio(data) or _UNKNOWN_AUDIO, data=data)
+
+
+def _assistant_parts(
+    item: Mapping[str, Any], path: str, reader: Reader, *, model: str | None
+) -> list[Any]:
+    parts: list[Any] = []
+    content = item.get("content")
+    if isinstance(content, str):
+        parts.append(TextPart(text=content))
+    elif content is not None:
+        for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+            where = f"{path}.content[{index}]"
+            chunk = reader.expect_object(raw, where)
+            kind = reader.str_field(chunk, "type", where)
+            if kind == "text":
+                parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
+            elif kind == "thinking":
+                parts.append(_decode_thinking(chunk, where, reader, model=model))
+            else:
+                reader.fail(
+                    f"{where}.type", f"a {kind!r} chunk cannot be stored (text or thinking)"
+                )
+    calls = item.get("tool_calls")
+    if calls is not None:
+        for index, raw in enumerate(reader.expect_list(calls, f"{path}.tool_calls")):
+            parts.append(_decode_call(raw, f"{path}.tool_calls[{index}]", reader))
+    return parts
+
+
+def _decode_thinking(
+    chunk: Mapping[str, Any], path: str, reader: Reader, *, model: str | None
+) -> ReasoningPart:
+    thinking = reader.field(chunk, "thinking", path)
+    texts: list[str] = []
+    only_text = True
+    if isinstance(thinking, str):  # mistral_common's spelling
+        texts.append(thinking)
+    else:
+        for index, raw in enumerate(reader.expect_list(thinking, f"{path}.thinking")):
+            where = f"{path}.thinking[{index}]"
+            inner = reader.expect_object(raw, where)
+            if reader.str_field(inner, "type", where) == "text":
+                texts.append(reader.str_field(inner, "text", where))
+            else:
+                only_text = False
+    metadata = EMPTY if only_text else freeze_json_map({THINKING_KEY: strip_nulls(list(thinking))})
+    return ReasoningPart(
+        text="".join(texts),
+        signature=reader.optional_str(chunk, "signature", path),
+        provider=PROVIDER,
+        model=model,
+        metadata=metadata,
+    )
+
+
+def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
+    call = reader.expect_object(raw, path)
+    call_id = reader.str_field(call, "id", path)
+    function = reader.expect_object(reader.field(call, "function", path), f"{path}.function")
+    name = reader.str_field(function, "name", f"{path}.function")
+    arguments = reader.field(function, "arguments", f"{path}.function")
+    if isinstance(arguments, Mapping):
+        return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments))
+    text = reader.expect_str(arguments, f"{path}.function.arguments")
+    parsed = parse_arguments(text)
+    if parsed is None:
+        return ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=text)
+    return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(parsed))
+
+
+def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResultPart:
+    call_id = reader.str_field(item, "tool_call_id", path)
+    name = reader.optional_str(item, "name", path)
+    content = item.get("content")
+    if content is None or isinstance(content, str):
+        text, is_error = strip_error_prefix(content or "")
+        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
+    parts: list[TextPart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        chunk = reader.expect_object(raw, where)
+        kind = reader.str_field(chunk, "type", where)
+        if kind != "text":
+            reader.fail(f"{where}.type", f"tool messages hold text chunks only, not {kind!r}")
+        parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
+    is_error = False
+    if parts:
+        first, is_error = strip_error_prefix(parts[0].text)
+        parts[0] = TextPart(text=first)
+    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
+
+
+def _fold_attachments(
+    run: list[ToolResultPart], item: Mapping[str, Any], path: str, reader: Reader
+) -> bool:
+    """Put the files of the user message ``encode`` adds after tool messages back into the
+    results they came from. False (and nothing changed) when ``item`` is not that message."""
+    content = item.get("content")
+    if not isinstance(content, list) or not content:
+        return False
+    by_id = {part.call_id: index for index, part in enumerate(run)}
+    files: dict[str, list[FilePart]] = {}
+    current: str | None = None
+    for index, raw in enumerate(content):
+        if not isinstance(raw, Mapping):
+            return False
+        kind = raw.get("type")
+        if kind == "text":
+            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
+            if match is None or match.group(1) not in by_id or match.group(1) in files:
+                return False
+            current = match.group(1)
+            files[current] = []
+        elif current is not None and kind in _USER_FILE_CHUNKS:
+            files[current].append(_decode_file(raw, str(kind), f"{path}.content[{index}]", reader))
+        else:
+            return False
+    for call_id, found in files.items():
+        run[by_id[call_id]] = _with_files(run[by_id[call_id]], found)
+    return True
+
+
+def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:
+    if isinstance(result.content, str):
+        return result
+    content: list[TextPart | FilePart] = []
+    for part in result.content:
+        match = _ATTACHMENT_NOTE.fullmatch(part.text) if isinstance(part, TextPart) else None
+        number = int(match.group(1)) if match else 0
+        content.append(files[number - 1] if match and 0 < number <= len(files) else part)
+    return ToolResultPart(
+        call_id=result.call_id, content=tuple(content), name=result.name, is_error=result.is_error
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a chat completion response (``choices[0].message``) into an assistant message.
+
+    Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletionResponse``. Thinking chunks
+    become reasoning with ``provider="mistral"``, their ``signature`` and the response's
+    ``model``; arguments that are not a JSON object are kept in ``raw_arguments``. The
+    message's metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason``
+    (``finish_reason``) and ``usage``.
+
+    Raises:
+        threadline.CodecError: ``response`` is not a chat completion response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    document = reader.expect_object(as_json_document(response, FORMAT), "")
+    choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
+    if not choices:
+        reader.fail("choices", "empty: the response holds no message")
+    choice = reader.expect_object(choices[0], "choices[0]")
+    message = reader.expect_object(
+        reader.field(choice, "message", "choices[0]"), "choices[0].message"
+    )
+    model = reader.optional_str(document, "model", "")
+    parts = _assistant_parts(message, "choices[0].message", reader, model=model)
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = document.get("usage")
+    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=reader.optional_str(document, "id", ""),
+        model=model,
+        stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
+        usage=usage,
+        input_tokens=usage.get("prompt_tokens") if usage else None,
+        output_tokens=usage.get("completion_tokens") if usage else None,
+    )
+    return build_message("assistant", parts, "choices[0].message", metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), Mistral chat loses exactly:
+
+    - part metadata (it keeps ``mistral.thinking`` on replayed reasoning), filenames of
+      images, and a tool result's ``name``, which is sent and read back as its call's;
+    - where system text sits: a system message right after an assistant or tool message
+      reads back as a user message; a first user message that is exactly
+      ``[conversation start]``, before an assistant message, is not read back;
+    - reasoning per the reasoning policy: replayed thinking keeps its text, ``signature`` and
+      ``provider`` and loses ``model``, ``encrypted``, ``item_id`` and ``summary``; ``text``
+      turns other reasoning into text; the parts the ``unsupported`` policy replaces or drops;
+    - empty assistant text; tool-call ids that are not nine letters and digits (mapped); the
+      position of tool calls among an assistant message's chunks (calls come last); an empty
+      result content tuple (read back as ``""``); the media type of an image sent by URL
+      (from its extension, else ``image/*``); audio media types are canonical (``audio/wav``,
+      ``audio/mpeg``).
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    out: list[Message] = []
+    wire_role: str | None = None  # the role of the last message encode wrote
+    attachments = False  # a user message with tool results' files is due
+    leading_text = False
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "tool":
+            parts: list[Any] = [
+                _result_read_back(part, ids, message, (index, part_index), options)
+                for part_index, part in enumerate(message.parts)
+                if isinstance(part, ToolResultPart)
+            ]
+            moved = any(
+                isinstance(item, FilePart)
+                for result in parts
+                if not isinstance(result.content, str)
+                for item in result.content
+            )
+            attachments = attachments or moved
+            if parts:
+                wire_role = "tool"
+                out.append(message.model_copy(update={"parts": tuple(parts)}))
+            continue
+        if attachments:
+            wire_role, attachments = "user", False
+        if role == "assistant":
+            parts = _assistant_read_back(message, index, ids, options)
+        else:
+            parts = _content_read_back(message, index, options)
+            if role == "system" and wire_role not in (None, "system", "user"):
+                role = "user"
+        if parts:
+            first = message.parts[0]
+            if not out and role == "user" and len(message.parts) == 1:
+                # sent as the very message decode takes for the one encode adds
+                leading_text = type(first) is TextPart and first.text == LEADING_USER_TEXT
+            wire_role = role
+            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    if leading_text and len(out) > 1 and out[1].role == "assistant":
+        del out[0]
+    return name_results_after_calls(out)
+
+
+def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
+    parts: list[Any] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            parts.extend(_file_read_back(part, message, (index, part_index), options))
+    return parts
+
+
+def _assistant_read_back(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[Any]:
+    parts: list[Any] = []
+    calls: list[ToolCallPart] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, ToolCallPart):
+            calls.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    raw_arguments=part.raw_arguments,
+                )
+            )
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                parts.append(_thinking_read_back(part))
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+        elif not isinstance(part, HookPart):
+            replacement = unsupported_part(part, message, (index, part_index), options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+    return parts + calls
+
+
+def _thinking_read_back(part: ReasoningPart) -> ReasoningPart:
+    kept = part.metadata.get(THINKING_KEY)
+    if not (isinstance(kept, list) and kept):
+        return ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+    texts = [chunk.get("text", "") for chunk in kept if _is_text_chunk(chunk)]
+    only_text = all(_is_text_chunk(chunk) for chunk in kept)
+    return ReasoningPart(
+        text="".join(texts),
+        signature=part.signature,
+        provider=PROVIDER,
+        metadata=EMPTY if only_text else freeze_json_map({THINKING_KEY: kept}),
+    )
+
+
+def _is_text_chunk(chunk: Any) -> bool:
+    return isinstance(chunk, Mapping) and chunk.get("type") == "text"
+
+
+def _file_read_back(
+    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> list[TextPart | FilePart]:
+    kind = _file_kind(part) if message.role != "assistant" else None
+    if kind is None:
+        replacement = unsupported_part(part, message, position, options, reason="")
+        return [] if replacement is None else [replacement]
+    if kind == "image" and part.url is not None:
+        media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
+        if not media_type.startswith("image/"):
+            media_type = _UNKNOWN_IMAGE
+        return [FilePart(media_type=media_type, url=part.url)]
+    if kind == "image":
+        return [FilePart(media_type=part.media_type, data=part.data)]
+    if kind == "document":
+        return [FilePart(media_type=_PDF, url=part.url, filename=part.filename)]
+    return [FilePart(media_type=_AUDIO_FAMILIES[part.media_type], data=part.data)]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, message, position, options))
+        content = tuple(items) if items else ""
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )
