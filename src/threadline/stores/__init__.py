@@ -8,13 +8,17 @@ Pick one (``docs/stores.md`` compares them):
 
 Large file bytes can live in a content-addressed blob store (:class:`FileBlobStore`,
 :class:`SQLiteBlobStore`) instead of the message JSON. Stores that need a server and an optional
-dependency (Redis, Postgres) load on first use, so importing this package imports neither.
+dependency load on first use, so importing this package imports neither driver:
+
+- :class:`RedisStore` / :class:`AsyncRedisStore` (``threadline[redis]``) and
+  :class:`PostgresStore` / :class:`AsyncPostgresStore` (``threadline[postgres]``) — shared by
+  many worker processes.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from threadline.stores.base import (
     CONVERSATION_ID_PATTERN,
@@ -27,13 +31,21 @@ from threadline.stores.jsonl import JsonlStore
 from threadline.stores.memory import MemoryStore
 from threadline.stores.sqlite import SQLiteStore
 
+if TYPE_CHECKING:
+    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
+    from threadline.stores.redis import AsyncRedisStore, RedisStore
+
 __all__ = [
     "CONVERSATION_ID_PATTERN",
+    "AsyncPostgresStore",
+    "AsyncRedisStore",
     "AsyncStore",
     "BlobStore",
     "FileBlobStore",
     "JsonlStore",
     "MemoryStore",
+    "PostgresStore",
+    "RedisStore",
     "SQLiteBlobStore",
     "SQLiteStore",
     "Store",
@@ -42,7 +54,12 @@ __all__ = [
 
 # Stores whose module imports an optional dependency: name -> module, imported on first access.
 # (Redis and Postgres stores, and their async twins, register here.)
-_LAZY: dict[str, str] = {}
+_LAZY: dict[str, str] = {
+    "AsyncPostgresStore": "threadline.stores.postgres",
+    "AsyncRedisStore": "threadline.stores.redis",
+    "PostgresStore": "threadline.stores.postgres",
+    "RedisStore": "threadline.stores.redis",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,822 @@
+"""``PostgresStore`` and ``AsyncPostgresStore``: conversations in PostgreSQL, one row per message.
+
+Layout, for the default ``table_prefix="threadline_"`` (:func:`schema_sql` gives the DDL for any
+prefix; :data:`SCHEMA_SQL` is this one)::
+
+    CREATE TABLE threadline_conversations (     -- the index list_conversations() reads, and
+        conversation_id text COLLATE "C" PRIMARY KEY,  -- the row a writer locks
+        next_seq        bigint NOT NULL         -- the seq the next appended message gets
+    );
+    CREATE TABLE threadline_messages (
+        conversation_id text COLLATE "C" NOT NULL,
+        seq             bigint NOT NULL,        -- 0, 1, 2... in conversation order
+        message         text NOT NULL,          -- the message's JSON (Message.model_dump_json())
+        PRIMARY KEY (conversation_id, seq)
+    );
+
+Why it holds up:
+
+- **An append is one statement, so one transaction.** An upsert on the conversation's row
+  reserves ``seq`` numbers for the whole batch (``next_seq = next_seq + n``) and holds that
+  row's lock until commit; the same statement inserts the batch. A second writer to the same
+  conversation waits on the lock and then reserves the numbers after it, so writers on any
+  number of machines lose nothing and never interleave inside a batch, and batches commit in
+  ``seq`` order. Nothing stored is rewritten: appending costs the same at any length.
+- **``replace`` and ``delete`` are one transaction each**, taking the same row lock first, so
+  they never mix with a concurrent append.
+- **``load`` is one statement**, so it reads one snapshot: whole batches, and the old or the new
+  history around a ``replace``. The server joins the rows' JSON with ``string_agg`` and the
+  result is validated in a single pydantic call.
+- **The JSON is kept as ``text``, not ``jsonb``.** ``text`` keeps exactly the bytes threadline
+  wrote and hands them back without re-serializing; ``jsonb`` would cost a parse on every
+  insert and a rendering on every load, and refuses ``\\u0000``, which a message may hold. Cast
+  to query it: ``message::jsonb ->> 'role'``.
+- **The tables are created on first use** (unless ``auto_create_schema=False``): the store
+  checks that they exist and, if not, creates them under an advisory lock, so workers starting
+  together do not race. To manage migrations yourself, apply :func:`schema_sql` or call
+  :meth:`PostgresStore.create_schema` from your migration.
+
+Connections: each store keeps a small pool of its own (at most ``max_connections`` open; idle
+ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
+noticed before use and replaced, so a restart between calls raises nothing; a call in flight
+when the server goes away raises :class:`~threadline.StoreError` and changes nothing (its
+transaction rolls back). After ``fork()`` the child opens its own connections.
+
+The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
+which ``threadline.stores`` loads only when one of these stores is first used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import select
+import threading
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from threadline.errors import StoreError
+from threadline.messages import Message
+from threadline.serialization import _messages_adapter
+from threadline.stores.base import as_message_list, validate_conversation_id
+from threadline.stores.blobs import (
+    DEFAULT_BLOB_THRESHOLD,
+    BlobStore,
+    may_hold_references,
+    offload_files,
+    restore_files,
+)
+
+try:
+    import psycopg
+    import psycopg.errors
+    from psycopg.conninfo import conninfo_to_dict
+    from psycopg.pq import TransactionStatus
+    from psycopg.rows import TupleRow
+except ImportError as error:  # pragma: no cover - exercised in a subprocess
+    raise ImportError(
+        'PostgresStore and AsyncPostgresStore need psycopg 3: pip install "threadline[postgres]"',
+        name="psycopg",
+    ) from error
+
+__all__ = [
+    "DEFAULT_TABLE_PREFIX",
+    "SCHEMA_SQL",
+    "AsyncPostgresStore",
+    "PostgresStore",
+    "schema_sql",
+]
+
+DEFAULT_TABLE_PREFIX = "threadline_"
+"""The default start of the tables' names: ``threadline_messages``, ``threadline_conversations``."""
+
+_PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+
+_Connection = psycopg.Connection[TupleRow]
+_AsyncConnection = psycopg.AsyncConnection[TupleRow]
+
+
+def schema_sql(table_prefix: str = DEFAULT_TABLE_PREFIX) -> str:
+    """The DDL of the tables a Postgres store with this ``table_prefix`` uses.
+
+    Apply it yourself (in a migration) when the application's database role may not create
+    tables, and open the store with ``auto_create_schema=False``.
+
+    Args:
+        table_prefix: the start of the tables' names.
+
+    Raises:
+        ValueError: ``table_prefix`` is not 1 to 40 lower-case letters, digits and ``_``,
+            starting with a letter or ``_``.
+    """
+    return ";\n".join(_schema_statements(_check_prefix(table_prefix))) + ";\n"
+
+
+def _schema_statements(prefix: str) -> tuple[str, str]:
+    return (
+        f"CREATE TABLE IF NOT EXISTS {prefix}conversations (\n"
+        '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
+        "    next_seq        bigint NOT NULL\n"
+        ")",
+        f"CREATE TABLE IF NOT EXISTS {prefix}messages (\n"
+        '    conversation_id text COLLATE "C" NOT NULL,\n'
+        "    seq             bigint NOT NULL,\n"
+        "    message         text NOT NULL,\n"
+        "    PRIMARY KEY (conversation_id, seq)\n"
+        ")",
+    )
+
+
+def _check_prefix(table_prefix: object) -> str:
+    if not isinstance(table_prefix, str) or _PREFIX.fullmatch(table_prefix) is None:
+        raise ValueError(
+            f"table_prefix {table_prefix!r} is not usable in a table name: use 1 to 40 "
+            "lower-case letters, digits and '_', starting with a letter or '_' (for example "
+            f"{DEFAULT_TABLE_PREFIX!r}). To use another schema, set search_path in the dsn"
+        )
+    return table_prefix
+
+
+SCHEMA_SQL = schema_sql()
+"""The DDL for the default ``table_prefix`` (``threadline_``)."""
+
+
+class _Queries:
+    """The SQL for one table prefix. Only a prefix that passed ``_check_prefix`` is formatted
+    into it, so the names need no quoting."""
+
+    def __init__(self, prefix: str) -> None:
+        conversations, messages = f"{prefix}conversations", f"{prefix}messages"
+        self.tables = (conversations, messages)
+        self.create = _schema_statements(prefix)
+        # The upsert reserves the batch's seq numbers and locks the conversation's row until
+        # commit; the outer INSERT writes the batch at those numbers, all in one statement.
+        self.append = (
+            f"WITH reserved AS ("
+            f" INSERT INTO {conversations} AS c (conversation_id, next_seq)"
+            f" VALUES (%(cid)s, %(count)s)"
+            f" ON CONFLICT (conversation_id)"
+            f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
+            f" RETURNING next_seq - %(count)s AS first)"
+            f" INSERT INTO {messages} (conversation_id, seq, message)"
+            f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message"
+            f" FROM reserved, unnest(%(messages)s::text[]) WITH ORDINALITY AS batch(message, ord)"
+        )
+        self.lock_for_replace = (
+            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, %s)"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = EXCLUDED.next_seq"
+        )
+        self.insert_all = (
+            f"INSERT INTO {messages} (conversation_id, seq, message)"
+            f" SELECT %s, batch.ord - 1, batch.message"
+            f" FROM unnest(%s::text[]) WITH ORDINALITY AS batch(message, ord)"
+        )
+        self.delete_conversation = f"DELETE FROM {conversations} WHERE conversation_id = %s"
+        self.delete_messages = f"DELETE FROM {messages} WHERE conversation_id = %s"
+        self.load = (
+            f"SELECT string_agg(message, ',' ORDER BY seq) FROM {messages}"
+            f" WHERE conversation_id = %s"
+        )
+        self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
+        self.exists = "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+        self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
+        self.schema_lock_key = f"threadline schema {prefix}"
+
+
+class PostgresStore:
+    """Conversations in PostgreSQL, one row per message; for many workers on many machines.
+
+    Safe to share between threads (each call takes a connection from the store's own small
+    pool) and between processes and machines (the server's row locks order the writers). Use
+    it as a context manager, or call :meth:`close`, to close the connections.
+
+    Args:
+        dsn: the server, as a libpq URI (``postgresql://user:password@host:5432/db``) or
+            key/value string (``"host=... dbname=..."``). To keep the tables in another
+            schema, set ``options=-csearch_path=myschema`` in it.
+        table_prefix: the start of the tables' names (``<prefix>messages``,
+            ``<prefix>conversations``): 1 to 40 lower-case letters, digits and ``_``.
+        auto_create_schema: create the tables on first use when they are missing. Turn it off
+            when you apply :func:`schema_sql` yourself.
+        blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
+            message rows; ``None`` keeps them inline.
+        blob_threshold: file bytes longer than this go to ``blobs``.
+        max_connections: how many connections this store opens at most; a call waits for a
+            free one when all are busy.
+        timeout: seconds a call waits for a free connection before raising
+            :class:`~threadline.StoreError`.
+        connect_kwargs: extra arguments for ``psycopg.connect`` (for example
+            ``{"prepare_threshold": None}`` behind PgBouncer in transaction mode). The store
+            always uses ``autocommit=True`` and writes in explicit transactions.
+
+    Raises:
+        ValueError: ``dsn`` is not a connection string, ``table_prefix`` is not usable, or
+            ``max_connections`` is less than 1.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+        auto_create_schema: bool = True,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        max_connections: int = 10,
+        timeout: float = 30.0,
+        connect_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.table_prefix = _check_prefix(table_prefix)
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self.auto_create_schema = auto_create_schema
+        self._where = _describe(dsn)
+        self._sql = _Queries(table_prefix)
+        self._schema_ready = False
+        options = _connect_options(dsn, connect_kwargs)
+        self._pool = _Pool(
+            lambda: psycopg.Connection.connect(dsn, **options),
+            _check_size(max_connections),
+            timeout,
+            repr(self),
+        )
+        # Close idle connections when the store is dropped without close(), quietly.
+        weakref.finalize(self, self._pool.close)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._where!r}, table_prefix={self.table_prefix!r})"
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the query, a row is
+                not a valid message, or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        where = f"{self!r} could not load conversation {conversation_id!r}"
+        with _driver_errors(where):
+            with self._connection() as connection:
+                row = connection.execute(self._sql.load, (conversation_id,)).fetchone()
+            payload = _payload(row)
+            if payload is None:
+                return []
+            messages = _messages_adapter().validate_json(payload)
+        if self.blobs is not None and may_hold_references(payload.encode()):
+            messages = restore_files(messages, self.blobs, where)
+        return messages
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in one transaction.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the statement. If
+                the connection dropped while committing, the batch may have been stored
+                (whole); otherwise nothing was.
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "PostgresStore.append")
+        if not items:
+            return
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with _driver_errors(action):
+            texts = _encode(items, self.blobs, self.blob_threshold)
+            with self._connection() as connection:
+                connection.execute(self._sql.append, _append_params(conversation_id, texts))
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused a statement
+                (nothing changed).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "PostgresStore.replace")
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with _driver_errors(action):
+            texts = _encode(items, self.blobs, self.blob_threshold)
+            with self._connection() as connection, connection.transaction():
+                for query, params in _replace_steps(self._sql, conversation_id, texts):
+                    connection.execute(query, params)
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused a statement.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with (
+            _driver_errors(action),
+            self._connection() as connection,
+            connection.transaction(),
+        ):
+            for query in _delete_steps(self._sql):
+                connection.execute(query, (conversation_id,))
+
+    def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message, sorted.
+
+        Raises:
+            threadline.StoreError: the server cannot be reached or refused the query.
+        """
+        with (
+            _driver_errors(f"{self!r} could not list conversations"),
+            self._connection() as connection,
+        ):
+            rows = connection.execute(self._sql.list).fetchall()
+        return [row[0] for row in rows]
+
+    def create_schema(self) -> None:
+        """Create the tables if they do not exist (what happens on first use anyway).
+
+        Safe to call from several processes at once: creation runs under an advisory lock.
+
+        Raises:
+            threadline.StoreError: the server cannot be reached, or the role may not create
+                tables.
+        """
+        with _driver_errors(f"{self!r} could not create its tables"):
+            with self._pool.connection() as connection:
+                _create_schema(connection, self._sql)
+            self._schema_ready = True
+
+    def close(self) -> None:
+        """Close this store's connections; the store cannot be used after."""
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _connection(self) -> Iterator[_Connection]:
+        with self._pool.connection() as connection:
+            if not self._schema_ready:
+                if self.auto_create_schema:
+                    _create_schema(connection, self._sql)
+                self._schema_ready = True
+            yield connection
+
+
+class AsyncPostgresStore:
+    """The async twin of :class:`PostgresStore` (``psycopg.AsyncConnection``): same tables, same
+    guarantees, the same arguments.
+
+    A ``PostgresStore`` and an ``AsyncPostgresStore`` with the same ``table_prefix`` share
+    conversations. Use one store per event loop. Close it with ``await store.aclose()`` or
+    ``async with``. A ``blobs`` store's blocking ``put`` and ``get`` run in a worker thread.
+
+    Raises:
+        ValueError: as for :class:`PostgresStore`.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+        auto_create_schema: bool = True,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        max_connections: int = 10,
+        timeout: float = 30.0,
+        connect_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.table_prefix = _check_prefix(table_prefix)
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self.auto_create_schema = auto_create_schema
+        self._where = _describe(dsn)
+        self._sql = _Queries(table_prefix)
+        self._schema_ready = False
+        options = _connect_options(dsn, connect_kwargs)
+        self._pool = _AsyncPool(
+            lambda: psycopg.AsyncConnection.connect(dsn, **options),
+            _check_size(max_connections),
+            timeout,
+            repr(self),
+        )
+
+    def __repr__(self) -> str:
+        return f"AsyncPostgresStore({self._where!r}, table_prefix={self.table_prefix!r})"
+
+    async def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the query, a row is
+                not a valid message, or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        where = f"{self!r} could not load conversation {conversation_id!r}"
+        with _driver_errors(where):
+            async with self._connection() as connection:
+                cursor = await connection.execute(self._sql.load, (conversation_id,))
+                payload = _payload(await cursor.fetchone())
+            if payload is None:
+                return []
+            messages = _messages_adapter().validate_json(payload)
+        if self.blobs is not None and may_hold_references(payload.encode()):
+            messages = await asyncio.to_thread(restore_files, messages, self.blobs, where)
+        return messages
+
+    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in one transaction.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the statement (see
+                :meth:`PostgresStore.append`).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "AsyncPostgresStore.append")
+        if not items:
+            return
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with _driver_errors(action):
+            texts = await self._encode(items)
+            async with self._connection() as connection:
+                await connection.execute(self._sql.append, _append_params(conversation_id, texts))
+
+    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused a statement
+                (nothing changed).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "AsyncPostgresStore.replace")
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with _driver_errors(action):
+            texts = await self._encode(items)
+            async with self._connection() as connection, connection.transaction():
+                for query, params in _replace_steps(self._sql, conversation_id, texts):
+                    await connection.execute(query, params)
+
+    async def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused a statement.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with _driver_errors(action):
+            async with self._connection() as connection, connection.transaction():
+                for query in _delete_steps(self._sql):
+                    await connection.execute(query, (conversation_id,))
+
+    async def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message, sorted.
+
+        Raises:
+            threadline.StoreError: the server cannot be reached or refused the query.
+        """
+        with _driver_errors(f"{self!r} could not list conversations"):
+            async with self._connection() as connection:
+                cursor = await connection.execute(self._sql.list)
+                rows = await cursor.fetchall()
+        return [row[0] for row in rows]
+
+    async def create_schema(self) -> None:
+        """Create the tables if they do not exist (what happens on first use anyway).
+
+        Raises:
+            threadline.StoreError: the server cannot be reached, or the role may not create
+                tables.
+        """
+        with _driver_errors(f"{self!r} could not create its tables"):
+            async with self._pool.connection() as connection:
+                await _acreate_schema(connection, self._sql)
+            self._schema_ready = True
+
+    async def aclose(self) -> None:
+        """Close this store's connections; the store cannot be used after."""
+        await self._pool.aclose()
+
+    async def __aenter__(self) -> AsyncPostgresStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[_AsyncConnection]:
+        async with self._pool.connection() as connection:
+            if not self._schema_ready:
+                if self.auto_create_schema:
+                    await _acreate_schema(connection, self._sql)
+                self._schema_ready = True
+            yield connection
+
+    async def _encode(self, messages: list[Message]) -> list[str]:
+        if self.blobs is None:
+            return _encode(messages, None, self.blob_threshold)
+        return await asyncio.to_thread(_encode, messages, self.blobs, self.blob_threshold)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared by both stores
+
+
+@contextmanager
+def _driver_errors(action: str) -> Iterator[None]:
+    """psycopg's errors (and invalid stored JSON) as :class:`StoreError`, the original as cause."""
+    try:
+        yield
+    except psycopg.errors.UndefinedTable as error:
+        raise StoreError(
+            f"{action}: {type(error).__name__}: {error}. The store's tables do not exist: "
+            "call create_schema(), apply threadline.stores.postgres.schema_sql(), or leave "
+            "auto_create_schema on"
+        ) from error
+    except (psycopg.Error, ValueError) as error:
+        raise StoreError(f"{action}: {type(error).__name__}: {error}") from error
+
+
+def _describe(dsn: object) -> str:
+    """Where ``dsn`` points, without its password (reprs end up in error messages and logs)."""
+    if not isinstance(dsn, str):
+        raise ValueError(
+            f"dsn must be a str like 'postgresql://user@host:5432/db', not {type(dsn).__name__}"
+        )
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as error:
+        raise ValueError(
+            f"dsn is not a PostgreSQL connection string or URI ({error}); use for example "
+            "'postgresql://user:password@127.0.0.1:5432/db'"
+        ) from None
+    user = f"{params['user']}@" if params.get("user") else ""
+    host = str(params.get("host") or params.get("hostaddr") or "")
+    port = f":{params['port']}" if params.get("port") else ""
+    dbname = f"/{params['dbname']}" if params.get("dbname") else ""
+    return f"postgresql://{user}{host}{port}{dbname}"
+
+
+def _connect_options(dsn: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    options: dict[str, Any] = dict(extra or {})
+    if "application_name" not in options and "application_name" not in conninfo_to_dict(dsn):
+        options["application_name"] = "threadline"  # so operators can tell these sessions apart
+    options["autocommit"] = True  # transactions are exactly the blocks written in this module
+    return options
+
+
+def _check_size(max_connections: int) -> int:
+    if not isinstance(max_connections, int) or max_connections < 1:
+        raise ValueError(f"max_connections must be an int of at least 1, not {max_connections!r}")
+    return max_connections
+
+
+def _encode(messages: list[Message], blobs: BlobStore | None, threshold: int) -> list[str]:
+    if blobs is not None:
+        messages = offload_files(messages, blobs, threshold)
+    return [message.model_dump_json() for message in messages]
+
+
+def _append_params(conversation_id: str, texts: list[str]) -> dict[str, object]:
+    return {"cid": conversation_id, "count": len(texts), "messages": texts}
+
+
+def _replace_steps(
+    sql: _Queries, conversation_id: str, texts: list[str]
+) -> list[tuple[str, tuple[object, ...]]]:
+    # Lock the conversation's row before deleting: a writer holding it commits first, and the
+    # DELETE (a new statement, so a new snapshot) then sees its rows.
+    steps: list[tuple[str, tuple[object, ...]]] = [
+        (sql.lock_for_replace, (conversation_id, len(texts))),
+        (sql.delete_messages, (conversation_id,)),
+    ]
+    if texts:
+        steps.append((sql.insert_all, (conversation_id, texts)))
+    else:
+        steps.append((sql.delete_conversation, (conversation_id,)))
+    return steps
+
+
+def _delete_steps(sql: _Queries) -> tuple[str, str]:
+    # The conversation's row first, for the same reason as in _replace_steps.
+    return (sql.delete_conversation, sql.delete_messages)
+
+
+def _payload(row: TupleRow | None) -> str | None:
+    if row is None or row[0] is None:
+        return None
+    return f"[{row[0]}]"
+
+
+def _create_schema(connection: _Connection, sql: _Queries) -> None:
+    exists = connection.execute(sql.exists, sql.tables).fetchone()
+    if exists is not None and exists[0]:
+        return  # checked first: CREATE ... IF NOT EXISTS needs CREATE rights even when it exists
+    with connection.transaction():
+        # Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index.
+        connection.execute(sql.schema_lock, (sql.schema_lock_key,))
+        for statement in sql.create:
+            connection.execute(statement)
+
+
+async def _acreate_schema(connection: _AsyncConnection, sql: _Queries) -> None:
+    cursor = await connection.execute(sql.exists, sql.tables)
+    exists = await cursor.fetchone()
+    if exists is not None and exists[0]:
+        return
+    async with connection.transaction():
+        await connection.execute(sql.schema_lock, (sql.schema_lock_key,))
+        for statement in sql.create:
+            await connection.execute(statement)
+
+
+def _reusable(connection: _Connection | _AsyncConnection) -> bool:
+    """Whether a pooled connection can take the next call without a round trip to check.
+
+    An idle connection never has anything to read: if its socket is readable, the server
+    closed it (a restart, ``idle_session_timeout``) or sent a notice, and it is replaced.
+    """
+    if connection.closed or connection.broken:
+        return False
+    if connection.info.transaction_status != TransactionStatus.IDLE:
+        return False
+    try:
+        readable, _, _ = select.select([connection.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return False
+    return not readable
+
+
+# Connections inherited through fork(): the child must not close them (libpq would end the
+# parent's sessions) and should not drop them (psycopg warns about an unclosed connection), so
+# it keeps them here, untouched.
+_INHERITED: list[object] = []
+
+
+class _Pool:
+    """At most ``size`` connections of one store; idle ones are reused, stale ones replaced."""
+
+    def __init__(
+        self, connect: Callable[[], _Connection], size: int, timeout: float, owner: str
+    ) -> None:
+        self._connect = connect
+        self._size = size
+        self._timeout = timeout
+        self._owner = owner
+        self._lock = threading.Lock()
+        self._reset()
+        self._closed = False
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._slots = threading.BoundedSemaphore(self._size)
+        self._idle: list[_Connection] = []
+
+    @contextmanager
+    def connection(self) -> Iterator[_Connection]:
+        """A connection for one call, returned to the pool afterwards.
+
+        Raises:
+            psycopg.Error: a connection could not be opened.
+            threadline.StoreError: the store is closed, or every connection stayed busy for
+                ``timeout`` seconds.
+        """
+        if self._closed:
+            raise StoreError(f"{self._owner} is closed")
+        with self._lock:
+            if self._pid != os.getpid():
+                _INHERITED.extend(self._idle)
+                self._reset()
+            slots = self._slots
+        if not slots.acquire(timeout=self._timeout):
+            raise StoreError(
+                f"{self._owner}: all {self._size} connections stayed busy for "
+                f"{self._timeout:g} s; raise max_connections or timeout"
+            )
+        try:
+            connection = self._take()
+            try:
+                yield connection
+            finally:
+                self._give_back(connection)
+        finally:
+            slots.release()
+
+    def close(self) -> None:
+        """Close the idle connections; busy ones close when their call ends."""
+        with self._lock:
+            self._closed = True
+            idle = self._idle if self._pid == os.getpid() else []
+            self._idle = []
+        for connection in idle:
+            with contextlib.suppress(Exception):
+                connection.close()
+
+    def _take(self) -> _Connection:
+        while True:
+            with self._lock:
+                connection = self._idle.pop() if self._idle else None
+            if connection is None:
+                return self._connect()
+            if _reusable(connection):
+                return connection
+            with contextlib.suppress(Exception):
+                connection.close()
+
+    def _give_back(self, connection: _Connection) -> None:
+        with self._lock:
+            if not self._closed and self._pid == os.getpid() and _reusable(connection):
+                self._idle.append(connection)
+                return
+        if self._pid == os.getpid():
+            with contextlib.suppress(Exception):
+                connection.close()
+        else:
+            _INHERITED.append(connection)
+
+
+class _AsyncPool:
+    """The async :class:`_Pool`: at most ``size`` connections, idle ones reused."""
+
+    def __init__(
+        self,
+        connect: Callable[[], Awaitable[_AsyncConnection]],
+        size: int,
+        timeout: float,
+        owner: str,
+    ) -> None:
+        self._connect = connect
+        self._size = size
+        self._timeout = timeout
+        self._owner = owner
+        self._slots = asyncio.Semaphore(size)
+        self._idle: list[_AsyncConnection] = []
+        self._closed = False
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[_AsyncConnection]:
+        """A connection for one call, returned to the pool afterwards.
+
+        Raises:
+            psycopg.Error: a connection could not be opened.
+            threadline.StoreError: the store is closed, or every connection stayed busy for
+                ``timeout`` seconds.
+        """
+        if self._closed:
+            raise StoreError(f"{self._owner} is closed")
+        try:
+            if self._slots.locked():  # wait_for only when waiting: it costs a task
+                await asyncio.wait_for(self._slots.acquire(), self._timeout)
+            else:
+                await self._slots.acquire()
+        except asyncio.TimeoutError:
+            raise StoreError(
+                f"{self._owner}: all {self._size} connections stayed busy for "
+                f"{self._timeout:g} s; raise max_connections or timeout"
+            ) from None
+        try:
+            connection = await self._take()
+            try:
+                yield connection
+            finally:
+                await self._give_back(connection)
+        finally:
+            self._slots.release()
+
+    async def aclose(self) -> None:
+        """Close the idle connections; busy ones close when their call ends."""
+        self._closed = True
+        idle, self._idle = self._idle, []
+        for connection in idle:
+            with contextlib.suppress(Exception):
+                await connection.close()
+
+    async def _take(self) -> _AsyncConnection:
+        while self._idle:
+            connection = self._idle.pop()
+            if _reusable(connection):
+                return connection
+            with contextlib.suppress(Exception):
+                await connection.close()
+        return await self._connect()
+
+    async def _give_back(self, connection: _AsyncConnection) -> None:
+        if not self._closed and _reusable(connection):
+            self._idle.append(connection)
+            return
+        with contextlib.suppress(Exception):
+            await connection.close()

@@ -1,0 +1,430 @@
+"""``RedisStore`` and ``AsyncRedisStore``: conversations in Redis, shared by every worker.
+
+Layout, for the default ``prefix="threadline:"``::
+
+    threadline:conv:<conversation id>   LIST  one element per message, oldest first: its JSON
+                                              (Message.model_dump_json())
+    threadline:conversations            ZSET  the ids holding messages, all with score 0, so
+                                              ZRANGE returns them sorted
+
+Why it holds up:
+
+- **A batch is atomic.** ``append`` is one ``MULTI`` / ``EXEC``: ``RPUSH`` of the batch's JSON
+  strings and ``ZADD`` to the index. Redis runs ``EXEC`` as one step, so no reader sees part of
+  a batch and no other writer gets between its messages, in any process on any machine. The
+  list and the index change together.
+- **``replace`` and ``delete`` are atomic.** ``MULTI``, ``DEL`` and ``RPUSH`` (or ``ZREM`` for
+  ``[]``), ``EXEC``.
+- **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
+  array and validated in a single pydantic call.
+- **A write is never retried behind the caller's back.** When the connection drops after
+  ``EXEC`` was sent, the batch may or may not have been applied; retrying could store it twice.
+  So the client this store builds does not retry: the call raises
+  :class:`~threadline.StoreError` and the next call reconnects. (redis-py replaces a pooled
+  connection the server has closed before using it, so a server restart between calls raises
+  nothing at all.)
+- **Durability is the server's.** A batch survives a Redis restart only as far as the server
+  persists it (``appendonly yes``; ``appendfsync always`` makes every acknowledged batch
+  durable). See ``docs/stores.md`` for deployment notes.
+
+The driver (``redis``, the extra ``threadline[redis]``) is imported with this module, which
+``threadline.stores`` loads only when ``RedisStore`` or ``AsyncRedisStore`` is first used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from threadline.messages import Message
+from threadline.serialization import _messages_adapter
+from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.blobs import (
+    DEFAULT_BLOB_THRESHOLD,
+    BlobStore,
+    may_hold_references,
+    offload_files,
+    restore_files,
+)
+
+try:
+    import redis
+    import redis.asyncio
+    import redis.asyncio.retry
+    import redis.retry
+    from redis.backoff import NoBackoff
+except ImportError as error:  # pragma: no cover - exercised in a subprocess
+    raise ImportError(
+        'RedisStore and AsyncRedisStore need the redis package: pip install "threadline[redis]"',
+        name="redis",
+    ) from error
+
+__all__ = ["DEFAULT_PREFIX", "AsyncRedisStore", "RedisStore"]
+
+DEFAULT_PREFIX = "threadline:"
+"""The default start of every key a Redis store writes."""
+
+
+class RedisStore:
+    """Conversations in Redis: one list per conversation, batches in ``MULTI`` / ``EXEC``.
+
+    Safe to share between threads (redis-py's client holds a connection pool) and between
+    processes on any number of machines: every guarantee is enforced by the server. After
+    ``fork()`` the child opens its own connections.
+
+    Args:
+        url: the server, as ``redis://[[user]:password@]host[:port][/db]`` (``rediss://`` for
+            TLS, ``unix://`` for a socket). Leave it out when passing ``client``.
+        prefix: the start of every key this store writes (``<prefix>conv:<id>`` and
+            ``<prefix>conversations``), so several applications or tenants can share a
+            database. Stores with different prefixes never see each other's conversations.
+        client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), used
+            instead of ``url``. The store never closes it, and it keeps its own retry policy:
+            a client that retries ``EXEC`` may store a batch twice when a connection drops.
+        blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
+            message JSON; ``None`` keeps them inline.
+        blob_threshold: file bytes longer than this go to ``blobs``.
+
+    Raises:
+        ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
+            Redis URL, or ``prefix`` is not a string.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        client: redis.Redis | None = None,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+    ) -> None:
+        _check_arguments("RedisStore", url, client, prefix)
+        self.prefix = prefix
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self._url = url
+        self._owns_client = client is None
+        if client is None:
+            client = redis.Redis.from_url(cast(str, url), **_CLIENT_OPTIONS)
+        self._client: redis.Redis = client
+
+    def __repr__(self) -> str:
+        return _describe("RedisStore", self._url, self._client, self.prefix)
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command, a
+                stored element is not a valid message, or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        where = f"{self!r} could not load conversation {conversation_id!r}"
+        with wrap_driver_errors(where, redis.RedisError, ValueError):
+            raw = self._client.lrange(self._key(conversation_id), 0, -1)
+            payload = _joined(raw)
+            if payload is None:
+                return []
+            messages = _messages_adapter().validate_json(payload)
+        if self.blobs is not None and may_hold_references(payload):
+            messages = restore_files(messages, self.blobs, where)
+        return messages
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the command. If
+                the connection dropped after ``EXEC`` was sent, the batch may have been
+                stored (whole); otherwise nothing was.
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "RedisStore.append")
+        if not items:
+            return
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            texts = _encode(items, self.blobs, self.blob_threshold)
+            pipe = self._client.pipeline(transaction=True)
+            pipe.rpush(self._key(conversation_id), *texts)
+            pipe.zadd(self._index, {conversation_id: 0})
+            pipe.execute()
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "RedisStore.replace")
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            texts = _encode(items, self.blobs, self.blob_threshold)
+            key = self._key(conversation_id)
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(key)
+            if texts:
+                pipe.rpush(key, *texts)
+                pipe.zadd(self._index, {conversation_id: 0})
+            else:
+                pipe.zrem(self._index, conversation_id)
+            pipe.execute()
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(self._key(conversation_id))
+            pipe.zrem(self._index, conversation_id)
+            pipe.execute()
+
+    def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message, sorted.
+
+        Raises:
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        with wrap_driver_errors(f"{self!r} could not list conversations", redis.RedisError):
+            return _ids(self._client.zrange(self._index, 0, -1))
+
+    def close(self) -> None:
+        """Close the connections of the client this store made (never a ``client`` passed in)."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _key(self, conversation_id: str) -> str:
+        return f"{self.prefix}conv:{conversation_id}"
+
+    @property
+    def _index(self) -> str:
+        return f"{self.prefix}conversations"
+
+
+class AsyncRedisStore:
+    """The async twin of :class:`RedisStore` (``redis.asyncio``): same layout, same guarantees.
+
+    A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
+    one store per event loop: redis-py's async connections belong to the loop that opened
+    them. Close it with ``await store.aclose()`` or ``async with``.
+
+    Args:
+        url: the server, as for :class:`RedisStore`. Leave it out when passing ``client``.
+        prefix: the start of every key this store writes.
+        client: a ``redis.asyncio.Redis`` you configured yourself, used instead of ``url``;
+            the store never closes it.
+        blobs: where to keep file bytes longer than ``blob_threshold``; its blocking
+            ``put`` and ``get`` run in a worker thread.
+        blob_threshold: file bytes longer than this go to ``blobs``.
+
+    Raises:
+        ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
+            Redis URL, or ``prefix`` is not a string.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        client: redis.asyncio.Redis | None = None,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+    ) -> None:
+        _check_arguments("AsyncRedisStore", url, client, prefix)
+        self.prefix = prefix
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self._url = url
+        self._owns_client = client is None
+        if client is None:
+            client = redis.asyncio.Redis.from_url(cast(str, url), **_ASYNC_CLIENT_OPTIONS)
+        self._client: redis.asyncio.Redis = client
+
+    def __repr__(self) -> str:
+        return _describe("AsyncRedisStore", self._url, self._client, self.prefix)
+
+    async def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first; ``[]`` when it holds none.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command, a
+                stored element is not a valid message, or a referenced blob is missing.
+        """
+        validate_conversation_id(conversation_id)
+        where = f"{self!r} could not load conversation {conversation_id!r}"
+        with wrap_driver_errors(where, redis.RedisError, ValueError):
+            raw = await self._client.lrange(self._key(conversation_id), 0, -1)
+            payload = _joined(raw)
+            if payload is None:
+                return []
+            messages = _messages_adapter().validate_json(payload)
+        if self.blobs is not None and may_hold_references(payload):
+            messages = await asyncio.to_thread(restore_files, messages, self.blobs, where)
+        return messages
+
+    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the command (see
+                :meth:`RedisStore.append`).
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "AsyncRedisStore.append")
+        if not items:
+            return
+        action = f"{self!r} could not append to conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            texts = await self._encode(items)
+            pipe = self._client.pipeline(transaction=True)
+            pipe.rpush(self._key(conversation_id), *texts)
+            pipe.zadd(self._index, {conversation_id: 0})
+            await pipe.execute()
+
+    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
+
+        Raises:
+            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        items = as_message_list(messages, "AsyncRedisStore.replace")
+        action = f"{self!r} could not replace conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            texts = await self._encode(items)
+            key = self._key(conversation_id)
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(key)
+            if texts:
+                pipe.rpush(key, *texts)
+                pipe.zadd(self._index, {conversation_id: 0})
+            else:
+                pipe.zrem(self._index, conversation_id)
+            await pipe.execute()
+
+    async def delete(self, conversation_id: str) -> None:
+        """Remove the conversation; deleting one that does not exist does nothing.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        with wrap_driver_errors(action, redis.RedisError):
+            pipe = self._client.pipeline(transaction=True)
+            pipe.delete(self._key(conversation_id))
+            pipe.zrem(self._index, conversation_id)
+            await pipe.execute()
+
+    async def list_conversations(self) -> list[str]:
+        """The ids of the conversations that hold at least one message, sorted.
+
+        Raises:
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        with wrap_driver_errors(f"{self!r} could not list conversations", redis.RedisError):
+            return _ids(await self._client.zrange(self._index, 0, -1))
+
+    async def aclose(self) -> None:
+        """Close the connections of the client this store made (never a ``client`` passed in)."""
+        if self._owns_client:
+            await self._client.aclose()
+
+    async def __aenter__(self) -> AsyncRedisStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _encode(self, messages: list[Message]) -> list[str]:
+        if self.blobs is None:
+            return _encode(messages, None, self.blob_threshold)
+        return await asyncio.to_thread(_encode, messages, self.blobs, self.blob_threshold)
+
+    def _key(self, conversation_id: str) -> str:
+        return f"{self.prefix}conv:{conversation_id}"
+
+    @property
+    def _index(self) -> str:
+        return f"{self.prefix}conversations"
+
+
+# A client this module builds never retries a command: retrying an EXEC whose reply was lost
+# could store a batch twice (see the module docstring).
+_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.retry.Retry(NoBackoff(), 0)}
+_ASYNC_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.asyncio.retry.Retry(NoBackoff(), 0)}
+
+
+def _check_arguments(name: str, url: object, client: object, prefix: object) -> None:
+    """Exactly one of ``url`` and ``client``, and a ``str`` prefix (so ``url`` is a ``str``
+    whenever ``client`` is ``None``)."""
+    if (url is None) == (client is None):
+        raise ValueError(
+            f"{name} takes a url or a client, not {'both' if url is not None else 'neither'}: "
+            f"{name}('redis://127.0.0.1:6379/0') or {name}(client=your_redis_client)"
+        )
+    if url is not None and not isinstance(url, str):
+        raise ValueError(f"{name}: url must be a str like 'redis://host:6379/0', not {url!r}")
+    if not isinstance(prefix, str):
+        raise ValueError(f"{name}: prefix must be a str like 'myapp:', not {prefix!r}")
+
+
+def _describe(name: str, url: str | None, client: object, prefix: str) -> str:
+    where = repr(_redacted(url)) if url is not None else f"client={client!r}"
+    return f"{name}({where}, prefix={prefix!r})"
+
+
+def _redacted(url: str) -> str:
+    """``url`` with any password replaced by ``***``: reprs end up in error messages and logs."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    except ValueError:
+        return "<unparsable url>"
+
+
+def _encode(messages: list[Message], blobs: BlobStore | None, threshold: int) -> list[str]:
+    if blobs is not None:
+        messages = offload_files(messages, blobs, threshold)
+    return [message.model_dump_json() for message in messages]
+
+
+def _joined(raw: list[Any]) -> bytes | None:
+    """The stored JSON strings as one JSON array (``None`` for none), to validate in one call."""
+    if not raw:
+        return None
+    if isinstance(raw[0], str):  # a client made with decode_responses=True
+        return ("[" + ",".join(raw) + "]").encode()
+    return b"[" + b",".join(raw) + b"]"
+
+
+def _ids(raw: list[Any]) -> list[str]:
+    return [item.decode() if isinstance(item, bytes) else item for item in raw]

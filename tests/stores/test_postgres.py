@@ -1,0 +1,678 @@
+"""``PostgresStore`` and ``AsyncPostgresStore`` against a real PostgreSQL server.
+
+The shared server comes from ``THREADLINE_POSTGRES_DSN`` (``eval "$(bash .ci/services.sh)"``);
+every store here gets its own table prefix, and its tables are dropped afterwards. The restart
+tests start a private cluster (``initdb``, ``pg_ctl``) so that crashing it disturbs nobody
+else. Locally a missing server skips; under ``THREADLINE_REQUIRE_ALL=1`` it fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import glob
+import multiprocessing
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+import threadline as tl
+from tests.stores._helpers import SMALL_THRESHOLD
+from tests.support import require_module, unavailable
+from threadline.stores import AsyncStore, FileBlobStore, Store
+from threadline.stores._contract import _check_batches, check_async_store, check_store
+
+try:
+    import psycopg
+
+    from threadline.stores.postgres import (
+        SCHEMA_SQL,
+        AsyncPostgresStore,
+        PostgresStore,
+        schema_sql,
+    )
+except ImportError:  # each test reports it: skips, or fails under THREADLINE_REQUIRE_ALL=1
+    pass
+
+pytestmark = pytest.mark.requires_server
+
+HANG_GUARD = 120.0  # seconds: only against a deadlock, never a performance assertion
+
+
+@pytest.fixture(autouse=True)
+def _driver() -> None:
+    require_module("psycopg", 'pip install "threadline[postgres]"')
+
+
+def batch(writer: int, number: int, size: int) -> list[tl.Message]:
+    return [
+        tl.user_message(f"w{writer} b{number} m{k}", id=f"w{writer}-b{number}-m{k}")
+        for k in range(size)
+    ]
+
+
+def new_prefix() -> str:
+    return f"tltest_{uuid.uuid4().hex[:16]}_"
+
+
+def drop_tables(dsn: str, prefixes: list[str]) -> None:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for prefix in prefixes:
+            connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
+
+
+@pytest.fixture(scope="module")
+def postgres_dsn() -> str:
+    dsn = os.environ.get("THREADLINE_POSTGRES_DSN")
+    if not dsn:
+        unavailable('THREADLINE_POSTGRES_DSN is not set (eval "$(bash .ci/services.sh)")')
+    try:
+        with psycopg.connect(dsn, connect_timeout=5) as connection:
+            connection.execute("SELECT 1")
+    except psycopg.Error as error:
+        unavailable(f"no PostgreSQL server at {dsn}: {error}")
+    return dsn
+
+
+@pytest.fixture
+def prefixes(postgres_dsn: str) -> Iterator[list[str]]:
+    """Table prefixes a test used; their tables are dropped when it ends."""
+    used: list[str] = []
+    yield used
+    drop_tables(postgres_dsn, used)
+
+
+@pytest.fixture
+def prefix(prefixes: list[str]) -> str:
+    prefixes.append(new_prefix())
+    return prefixes[-1]
+
+
+def factory(
+    dsn: str, used: list[str], make: Callable[..., Any], **options: Any
+) -> Callable[[], Any]:
+    def build() -> Any:
+        used.append(new_prefix())
+        return make(dsn, table_prefix=used[-1], **options)
+
+    return build
+
+
+def sessions(dsn: str, application_name: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+            (application_name,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# The contract
+
+
+def test_postgres_store_keeps_the_contract(postgres_dsn: str, prefixes: list[str]) -> None:
+    check_store(factory(postgres_dsn, prefixes, PostgresStore))
+
+
+def test_async_postgres_store_keeps_the_contract(postgres_dsn: str, prefixes: list[str]) -> None:
+    asyncio.run(check_async_store(factory(postgres_dsn, prefixes, AsyncPostgresStore)))
+
+
+def test_postgres_stores_keep_the_contract_with_blobs(
+    postgres_dsn: str, prefixes: list[str], tmp_path: Path
+) -> None:
+    blobs = FileBlobStore(tmp_path / "blobs")
+    options = {"blobs": blobs, "blob_threshold": SMALL_THRESHOLD}
+    check_store(factory(postgres_dsn, prefixes, PostgresStore, **options))
+    asyncio.run(check_async_store(factory(postgres_dsn, prefixes, AsyncPostgresStore, **options)))
+    assert any((tmp_path / "blobs").rglob("*")), "no file bytes went to the blob store"
+
+
+def test_postgres_stores_satisfy_the_protocols(postgres_dsn: str) -> None:
+    with PostgresStore(postgres_dsn) as store:  # no connection opened: nothing created
+        assert isinstance(store, Store)
+    assert isinstance(AsyncPostgresStore(postgres_dsn), AsyncStore)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout, schema and sharing
+
+
+def test_rows_are_one_message_each_keyed_by_conversation_and_seq(
+    postgres_dsn: str, prefix: str
+) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        store.append("c", batch(0, 0, 2))
+        store.append("c", batch(0, 1, 1))
+        store.append("d", batch(1, 0, 1))
+    with psycopg.connect(postgres_dsn) as connection:
+        rows = connection.execute(
+            f"SELECT conversation_id, seq, message::jsonb ->> 'id' FROM {prefix}messages"
+            " ORDER BY conversation_id, seq"
+        ).fetchall()
+        index = connection.execute(
+            f"SELECT conversation_id, next_seq FROM {prefix}conversations ORDER BY 1"
+        ).fetchall()
+    assert rows == [
+        ("c", 0, "w0-b0-m0"),
+        ("c", 1, "w0-b0-m1"),
+        ("c", 2, "w0-b1-m0"),
+        ("d", 0, "w1-b0-m0"),
+    ]
+    assert index == [("c", 3), ("d", 1)]
+
+
+def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix: str) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        store.create_schema()
+    created = _columns(postgres_dsn, prefix)
+    drop_tables(postgres_dsn, [prefix])
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+        connection.execute(schema_sql(prefix))
+        connection.execute(schema_sql(prefix))  # IF NOT EXISTS: applying it twice is harmless
+    assert _columns(postgres_dsn, prefix) == created
+    assert created == {
+        f"{prefix}conversations": [("conversation_id", "text", "C"), ("next_seq", "bigint", None)],
+        f"{prefix}messages": [
+            ("conversation_id", "text", "C"),
+            ("seq", "bigint", None),
+            ("message", "text", None),
+        ],
+    }
+    assert schema_sql() == SCHEMA_SQL
+    assert "CREATE TABLE IF NOT EXISTS threadline_messages (" in SCHEMA_SQL
+
+
+def _columns(dsn: str, prefix: str) -> dict[str, list[tuple[str, str, str | None]]]:
+    with psycopg.connect(dsn) as connection:
+        rows = connection.execute(
+            "SELECT table_name, column_name, data_type, collation_name"
+            " FROM information_schema.columns WHERE table_name LIKE %s"
+            " ORDER BY table_name, ordinal_position",
+            (f"{prefix}%",),
+        ).fetchall()
+    tables: dict[str, list[tuple[str, str, str | None]]] = {}
+    for table, column, data_type, collation in rows:
+        tables.setdefault(table, []).append((column, data_type, collation))
+    return tables
+
+
+def test_without_auto_create_missing_tables_say_how_to_create_them(
+    postgres_dsn: str, prefix: str
+) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix, auto_create_schema=False) as store:
+        with pytest.raises(tl.StoreError, match=r"call create_schema\(\)") as caught:
+            store.append("c", batch(0, 0, 1))
+        assert isinstance(caught.value.__cause__, psycopg.errors.UndefinedTable)
+        store.create_schema()
+        store.append("c", batch(0, 0, 1))
+        assert store.load("c") == batch(0, 0, 1)
+
+
+def test_tables_applied_by_hand_serve_a_store_that_creates_nothing(
+    postgres_dsn: str, prefix: str
+) -> None:
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+        connection.execute(schema_sql(prefix))
+
+    async def run() -> list[tl.Message]:
+        async with AsyncPostgresStore(
+            postgres_dsn, table_prefix=prefix, auto_create_schema=False
+        ) as store:
+            await store.append("c", batch(0, 0, 2))
+            return await store.load("c")
+
+    assert asyncio.run(run()) == batch(0, 0, 2)
+
+
+def test_stores_starting_together_create_the_tables_once(postgres_dsn: str, prefix: str) -> None:
+    stores = [PostgresStore(postgres_dsn, table_prefix=prefix) for _ in range(8)]
+    start = threading.Barrier(len(stores))
+    errors: list[BaseException] = []
+
+    def first_use(store: PostgresStore, writer: int) -> None:
+        try:
+            start.wait(HANG_GUARD)
+            store.append("c", batch(writer, 0, 1))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=first_use, args=(store, w)) for w, store in enumerate(stores)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(HANG_GUARD)
+    for store in stores:
+        store.close()
+    assert not errors, errors
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        assert len(store.load("c")) == len(stores)
+
+
+def test_sync_and_async_stores_share_conversations(postgres_dsn: str, prefix: str) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        store.append("c", batch(0, 0, 2))
+
+        async def from_async() -> list[tl.Message]:
+            async with AsyncPostgresStore(postgres_dsn, table_prefix=prefix) as astore:
+                await astore.append("c", batch(1, 0, 1))
+                return await astore.load("c")
+
+        assert asyncio.run(from_async()) == [*batch(0, 0, 2), *batch(1, 0, 1)]
+        assert store.load("c") == [*batch(0, 0, 2), *batch(1, 0, 1)]
+
+
+def test_table_prefixes_keep_stores_apart(postgres_dsn: str, prefixes: list[str]) -> None:
+    prefixes.extend([new_prefix(), new_prefix()])
+    with (
+        PostgresStore(postgres_dsn, table_prefix=prefixes[0]) as one,
+        PostgresStore(postgres_dsn, table_prefix=prefixes[1]) as two,
+    ):
+        one.append("c", batch(0, 0, 1))
+        assert two.load("c") == []
+        assert two.list_conversations() == []
+        assert one.list_conversations() == ["c"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Connections
+
+
+def test_connections_are_reused_and_bounded(postgres_dsn: str, prefix: str) -> None:
+    name = f"threadline-test-{uuid.uuid4().hex[:8]}"
+    options = {"application_name": name}
+    with PostgresStore(
+        postgres_dsn, table_prefix=prefix, max_connections=2, connect_kwargs=options
+    ) as store:
+        for number in range(10):
+            store.append("c", batch(0, number, 1))
+        assert sessions(postgres_dsn, name) == 1
+
+        def write(writer: int) -> None:
+            for number in range(10):
+                store.append("c", batch(writer, number, 1))
+
+        threads = [threading.Thread(target=write, args=(w,)) for w in range(1, 7)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(HANG_GUARD)
+        assert 1 <= sessions(postgres_dsn, name) <= 2
+        assert len(store.load("c")) == 70
+    assert sessions(postgres_dsn, name) == 0  # close() closed them
+
+
+def test_all_connections_busy_raises_after_the_timeout(postgres_dsn: str, prefix: str) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix, max_connections=1, timeout=0.2) as store:
+        store.list_conversations()
+        with (
+            store._pool.connection(),  # the only connection, held elsewhere
+            pytest.raises(tl.StoreError, match="all 1 connections stayed busy"),
+        ):
+            store.list_conversations()
+        assert store.list_conversations() == []
+
+
+def test_a_closed_store_refuses_calls(postgres_dsn: str, prefix: str) -> None:
+    store = PostgresStore(postgres_dsn, table_prefix=prefix)
+    store.append("c", batch(0, 0, 1))
+    store.close()
+    with pytest.raises(tl.StoreError, match="is closed"):
+        store.load("c")
+
+    async def run() -> None:
+        astore = AsyncPostgresStore(postgres_dsn, table_prefix=prefix)
+        await astore.aclose()
+        with pytest.raises(tl.StoreError, match="is closed"):
+            await astore.load("c")
+
+    asyncio.run(run())
+
+
+def test_a_dropped_store_closes_its_connections_quietly(postgres_dsn: str, prefix: str) -> None:
+    name = f"threadline-test-{uuid.uuid4().hex[:8]}"
+    store = PostgresStore(
+        postgres_dsn, table_prefix=prefix, connect_kwargs={"application_name": name}
+    )
+    store.append("c", batch(0, 0, 1))
+    assert sessions(postgres_dsn, name) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an unclosed-connection ResourceWarning would fail here
+        del store
+        gc.collect()
+    deadline = time.monotonic() + HANG_GUARD
+    while sessions(postgres_dsn, name) != 0:
+        assert time.monotonic() < deadline, "the dropped store's connection stayed open"
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="needs the fork start method"
+)
+def test_a_forked_child_opens_its_own_connections(postgres_dsn: str, prefix: str) -> None:
+    store = PostgresStore(postgres_dsn, table_prefix=prefix)
+    try:
+        store.append("c", batch(0, 0, 2))  # the parent now holds a pooled connection
+        context = multiprocessing.get_context("fork")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads alive
+            child = context.Process(target=store.append, args=("c", batch(1, 0, 2)))
+            child.start()
+        child.join(HANG_GUARD)
+        assert child.exitcode == 0
+        store.append("c", batch(0, 1, 2))  # the parent's connection still works
+        assert store.load("c") == [*batch(0, 0, 2), *batch(1, 0, 2), *batch(0, 1, 2)]
+    finally:
+        store.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments and errors
+
+
+def test_bad_arguments_raise_value_error() -> None:
+    dsn = "postgresql://u@127.0.0.1:1/db"
+    for make in (PostgresStore, AsyncPostgresStore):
+        with pytest.raises(ValueError, match="table_prefix 'My-Table' is not usable"):
+            make(dsn, table_prefix="My-Table")
+        with pytest.raises(ValueError, match="dsn is not a PostgreSQL connection string"):
+            make("host=127.0.0.1 nonsense")
+        with pytest.raises(ValueError, match="dsn must be a str"):
+            make(b"postgresql://")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="max_connections must be an int of at least 1"):
+            make(dsn, max_connections=0)
+    with pytest.raises(ValueError, match="table_prefix"):
+        schema_sql("x; DROP TABLE users; --")
+
+
+def test_repr_hides_the_password() -> None:
+    store = PostgresStore("postgresql://ada:s3cret@127.0.0.1:5432/app", table_prefix="t_")
+    assert repr(store) == "PostgresStore('postgresql://ada@127.0.0.1:5432/app', table_prefix='t_')"
+    assert "s3cret" not in repr(AsyncPostgresStore("host=127.0.0.1 password=s3cret dbname=app"))
+
+
+def test_an_unreachable_server_raises_store_error_with_the_driver_error() -> None:
+    # Port 1 on loopback: nothing listens there, so the connection is refused at once.
+    with PostgresStore("postgresql://ada:pw@127.0.0.1:1/app") as store:
+        for operation in (
+            lambda: store.load("c"),
+            lambda: store.append("c", batch(0, 0, 1)),
+            lambda: store.replace("c", batch(0, 0, 1)),
+            lambda: store.delete("c"),
+            store.list_conversations,
+            store.create_schema,
+        ):
+            with pytest.raises(tl.StoreError, match="PostgresStore") as caught:
+                operation()
+            assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+            assert "pw" not in str(caught.value).replace("could not", "")
+
+    async def run() -> None:
+        async with AsyncPostgresStore("postgresql://127.0.0.1:1/app") as store:
+            with pytest.raises(tl.StoreError, match="could not append") as caught:
+                await store.append("c", batch(0, 0, 1))
+            assert isinstance(caught.value.__cause__, psycopg.OperationalError)
+
+    asyncio.run(run())
+
+
+def test_a_corrupt_row_raises_store_error(postgres_dsn: str, prefix: str) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        store.append("c", batch(0, 0, 2))
+        with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+            connection.execute(
+                f'UPDATE {prefix}messages SET message = \'{{"role": "us\' WHERE seq = 1'
+            )
+        with pytest.raises(tl.StoreError, match="could not load conversation 'c'") as caught:
+            store.load("c")
+        assert isinstance(caught.value.__cause__, pydantic.ValidationError)
+
+
+def test_a_missing_driver_gives_an_install_hint() -> None:
+    code = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None\n"
+        "import threadline.stores\n"
+        "try:\n"
+        "    import threadline.stores.postgres\n"
+        "except ImportError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert 'pip install "threadline[postgres]"' in result.stdout, result.stdout + result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Writers in several processes
+
+
+def append_batches(dsn: str, prefix: str, writer: int, batches: int, size: int, start: Any) -> None:
+    """A writer process: waits for the others, then appends its batches (creating the tables
+    if it is first: the writers race for that too)."""
+    with PostgresStore(dsn, table_prefix=prefix) as store:
+        start.wait(HANG_GUARD)
+        for number in range(batches):
+            store.append("shared", batch(writer, number, size))
+
+
+def test_writer_processes_lose_nothing_and_never_interleave(postgres_dsn: str, prefix: str) -> None:
+    context = multiprocessing.get_context("spawn")
+    writers, batches, size = 4, 25, 3
+    start = context.Event()
+    processes = [
+        context.Process(target=append_batches, args=(postgres_dsn, prefix, w, batches, size, start))
+        for w in range(writers)
+    ]
+    for process in processes:
+        process.start()
+    start.set()
+    for process in processes:
+        process.join(HANG_GUARD)
+    assert [p.exitcode for p in processes] == [0] * writers
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        _check_batches(store.load("shared"), writers, batches, size)
+        assert store.list_conversations() == ["shared"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A server restarted under a connected client
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of this test's own, on a free loopback port, with trust auth."""
+
+    def __init__(self, bindir: Path, directory: Path, as_owner: list[str]) -> None:
+        self.bindir = bindir
+        self.directory = directory
+        self.as_owner = as_owner
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.dsn = f"postgresql://threadline@127.0.0.1:{self.port}/postgres"
+
+    def run(self, program: str, *args: str) -> None:
+        result = subprocess.run(
+            [*self.as_owner, str(self.bindir / program), *args],
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD,
+        )
+        assert result.returncode == 0, f"{program} failed:\n{result.stdout}{result.stderr}"
+
+    def init(self) -> None:
+        data = str(self.directory / "data")
+        self.run(
+            "initdb", "-D", data, "-U", "threadline", "--auth=trust", "--no-sync", "-E", "UTF8"
+        )
+
+    def start(self) -> None:
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} -c fsync=off"
+        self.run(
+            "pg_ctl", "-D", str(self.directory / "data"), "-l", str(self.directory / "log"),
+            "-w", "-t", "60", "-o", options, "start",
+        )  # fmt: skip
+
+    def stop(self, mode: str) -> None:
+        """``immediate`` is a crash: no checkpoint, clients cut off, WAL replayed on start."""
+        self.run("pg_ctl", "-D", str(self.directory / "data"), "-m", mode, "-w", "stop")
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    if sys.platform == "win32":
+        pytest.skip("the restart tests run a private cluster with POSIX tools")
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0,
+    )
+    found = candidates[-1] if candidates else shutil.which("initdb")
+    if found is None:
+        unavailable("PostgreSQL's initdb is not installed (apt-get install postgresql)")
+        raise AssertionError("unreachable")
+    as_owner: list[str] = []
+    directory = Path(tempfile.mkdtemp(prefix="threadline-pg-"))
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres user
+        import pwd
+
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            unavailable("running as root and there is no postgres user to run a cluster as")
+        os.chown(directory, owner.pw_uid, owner.pw_gid)
+        as_owner = ["runuser", "-u", "postgres", "--"]
+    server = PrivatePostgres(Path(found).parent, directory, as_owner)
+    try:
+        server.init()
+        server.start()
+        yield server
+    finally:
+        with contextlib.suppress(AssertionError):
+            server.stop("immediate")
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_a_restart_between_calls_costs_at_most_one_error(
+    private_postgres: PrivatePostgres,
+) -> None:
+    with PostgresStore(private_postgres.dsn) as store:
+        store.append("c", batch(0, 0, 2))
+        with store._pool.connection(), store._pool.connection(), store._pool.connection():
+            pass  # three pooled connections, all of which the restart will leave dead
+        private_postgres.stop("immediate")
+        private_postgres.start()
+
+        acknowledged, failed = [0], []
+        for number in range(1, 6):
+            try:
+                store.append("c", batch(0, number, 2))
+                acknowledged.append(number)
+            except tl.StoreError:
+                failed.append(number)
+        assert len(failed) <= 1, f"{len(failed)} calls failed after the restart"
+        _check_whole_batches(store.load("c"), acknowledged, failed, 2)
+        assert store.list_conversations() == ["c"]
+
+
+def test_an_async_store_survives_a_restart_between_calls(
+    private_postgres: PrivatePostgres,
+) -> None:
+    async def run() -> None:
+        async with AsyncPostgresStore(private_postgres.dsn) as store:
+            await asyncio.gather(*(store.append(f"c{i}", batch(i, 0, 1)) for i in range(3)))
+            private_postgres.stop("fast")
+            private_postgres.start()
+            failures = 0
+            for number in range(1, 4):
+                try:
+                    await store.append("c0", batch(0, number, 1))
+                except tl.StoreError:
+                    failures += 1
+            assert failures <= 1
+            loaded = await store.load("c0")
+            assert 4 - failures <= len(loaded) <= 4  # a failed append is whole or absent
+            assert await store.list_conversations() == ["c0", "c1", "c2"]
+
+    asyncio.run(run())
+
+
+def test_a_crash_mid_stream_leaves_whole_batches(private_postgres: PrivatePostgres) -> None:
+    size = 3
+    acknowledged: list[int] = []
+    failed: list[int] = []
+    unexpected: list[BaseException] = []
+    back, stop = threading.Event(), threading.Event()
+
+    with PostgresStore(private_postgres.dsn) as store:
+
+        def write() -> None:
+            number = 0
+            try:
+                while not stop.is_set():
+                    try:
+                        store.append("stream", batch(0, number, size))
+                        acknowledged.append(number)
+                    except tl.StoreError:
+                        failed.append(number)
+                        back.wait(HANG_GUARD)  # the server is down: wait until it is back
+                    number += 1
+            except BaseException as error:
+                unexpected.append(error)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        try:
+            _wait_for(lambda: len(acknowledged) >= 30, "the writer got going")
+            private_postgres.stop("immediate")
+            private_postgres.start()
+            before = len(acknowledged)
+            back.set()
+            _wait_for(lambda: len(acknowledged) >= before + 30, "the writer carried on")
+        finally:
+            back.set()
+            stop.set()
+            writer.join(HANG_GUARD)
+        assert not unexpected, unexpected
+        assert len(failed) <= 1, f"{len(failed)} calls failed: {failed}"
+        _check_whole_batches(store.load("stream"), acknowledged, failed, size)
+
+
+def _wait_for(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + HANG_GUARD
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting until {what}"
+        time.sleep(0.01)
+
+
+def _check_whole_batches(
+    loaded: list[tl.Message], acknowledged: list[int], failed: list[int], size: int
+) -> None:
+    """Whole batches in order: every acknowledged one, and a failed one whole or not at all."""
+    assert len(loaded) % size == 0, f"{len(loaded)} messages: a batch was cut"
+    numbers = []
+    for start in range(0, len(loaded), size):
+        number = int(loaded[start].id.split("-")[1][1:])
+        assert loaded[start : start + size] == batch(0, number, size), f"batch {number} torn"
+        numbers.append(number)
+    assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
+    assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
+    assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
