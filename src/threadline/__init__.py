@@ -22,6 +22,15 @@ from threadline.errors import (
     ValidationError,
 )
 from threadline.history import History, HistoryEvent, Snapshot
+from threadline.integrity import (
+    IntegrityIssue,
+    IntegrityReport,
+    Repaired,
+    check_messages,
+    prepare_messages,
+    repair_messages,
+    sanitize_untrusted,
+)
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -102,6 +111,8 @@ __all__ = [
     "HistoryEvent",
     "HookPart",
     "IntegrityError",
+    "IntegrityIssue",
+    "IntegrityReport",
     "JsonlStore",
     "MemoryStore",
     "Message",
@@ -110,6 +121,7 @@ __all__ = [
     "ProviderToolCallPart",
     "ProviderToolResultPart",
     "ReasoningPart",
+    "Repaired",
     "Role",
     "SQLiteBlobStore",
     "SQLiteStore",
@@ -128,6 +140,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "assistant_message",
+    "check_messages",
     "decode",
     "decode_response",
     "dump_json",
@@ -137,8 +150,11 @@ __all__ = [
     "internal_message",
     "json_schema",
     "load_json",
+    "prepare_messages",
     "reasoning_part",
+    "repair_messages",
     "same_content",
+    "sanitize_untrusted",
     "system_message",
     "text_part",
     "tool_call_part",
