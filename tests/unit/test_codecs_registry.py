@@ -16,7 +16,7 @@ from threadline.codecs import anthropic, openai_chat
 DESIGN_ENCODE_KEYWORDS = ["system", "model", "integrity", "reasoning", "unsupported"]
 
 
-REGISTERED = ("anthropic", "bedrock", "mistral", "openai_chat")
+REGISTERED = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
 
 
 def test_the_registered_codecs() -> None:
@@ -30,7 +30,8 @@ def test_the_registered_codecs() -> None:
 @pytest.mark.parametrize("name", ["openai", "gemini-pro", "", None])
 def test_an_unknown_name_lists_the_known_ones(name: object) -> None:
     with pytest.raises(
-        UnknownProviderError, match="'anthropic', 'bedrock', 'mistral', 'openai_chat'"
+        UnknownProviderError,
+        match="'anthropic', 'bedrock', 'gemini', 'mistral', 'openai_chat', 'openai_responses'",
     ) as caught:
         codecs.get_codec(name)  # type: ignore[arg-type]
     assert isinstance(caught.value, LookupError)

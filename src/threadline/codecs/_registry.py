@@ -19,8 +19,10 @@ __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec"]
 _CODECS: dict[str, str] = {
     "anthropic": "threadline.codecs.anthropic",
     "bedrock": "threadline.codecs.bedrock",
+    "gemini": "threadline.codecs.gemini",
     "mistral": "threadline.codecs.mistral",
     "openai_chat": "threadline.codecs.openai_chat",
+    "openai_responses": "threadline.codecs.openai_responses",
 }
 
 

@@ -1,0 +1,1124 @@
+"""Google Gemini (``models/{model}:generateContent``): ``{"contents": [...],
+"systemInstruction"?: {...}}`` with the REST API's (camelCase) field names.
+
+How threadline's messages map to the wire:
+
+- leading system messages (and ``encode(system=...)``) become ``systemInstruction``, one text
+  part per text part. A system message later in the history becomes user text in place (the
+  API has no system turn).
+- roles are ``user`` and ``model``; consecutive messages of one wire role are merged into one
+  Content (part order kept, text never concatenated). A history whose first turn would be a
+  ``model`` turn gets a user turn ``[conversation start]`` before it. Empty text is never
+  sent (the API rejects it), except an empty text that carries a thought signature.
+- tool calls are ``functionCall`` parts (``args`` an **object**) and tool results
+  ``functionResponse`` parts of the user turn right after the call turn, one per call. Every
+  call and response carries an ``id`` (ids outside ``[A-Za-z0-9_.:-]{1,64}`` get a hashed id,
+  the same for the call and its result), so pairing never depends on position. A result's
+  ``response`` is ``{"output": ...}``, or ``{"error": ...}`` for a failed one: a string
+  result as the string, a result made of parts as a list of its texts with ``{"$ref":
+  "file-N"}`` where each file goes, the files themselves in ``functionResponse.parts``.
+- files are ``inlineData`` (bytes) or ``fileData`` (URL) parts, of the media types Gemini
+  documents (images, audio, video, PDF and text documents; tool results take images, PDF and
+  plain text); anything else follows the ``unsupported`` policy. Filenames are not sent.
+- reasoning from Gemini is a ``thought: true`` text part with its ``thoughtSignature``; a
+  signature Gemini put on a text, call or file part is kept in that part's
+  ``metadata["gemini.thought_signature"]`` and sent back on the same part. Both go back only
+  to Gemini, and for a given ``model`` only when the message's ``metadata["model"]`` (the
+  reasoning part's ``model``) is that model. Gemini 3 rejects a call turn whose first call
+  has no signature, so such a call gets the documented ``skip_thought_signature_validator``
+  (``decode`` leaves it out).
+- Gemini's own server-side tools (``executableCode`` / ``codeExecutionResult``, ``toolCall``
+  / ``toolResponse``) are provider tool parts and go back to Gemini only.
+
+``decode`` reads all of this back, and also accepts the SDK's snake_case names
+(``inline_data``...); calls without an ``id`` get one derived from their position, and their
+responses are paired by position and name. ``decode_response`` reads a generateContent
+response (``candidates[0]``), with usage, ``modelVersion`` and ``responseId`` in metadata.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    as_json_document,
+    build_message,
+    decode_base64,
+    downgrade_reasoning,
+    encode_base64,
+    hashed_id,
+    map_call_ids,
+    name_results_after_calls,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "gemini"
+FORMAT = "Gemini generateContent"
+LEADING_USER_TEXT = "[conversation start]"
+"""The user turn sent before a history that starts with a model turn: a function-call turn
+must come right after a user turn."""
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+"""The signature Gemini documents for calls it did not produce (Gemini 3 requires one)."""
+THOUGHT_SIGNATURE = "gemini.thought_signature"
+TOOL_TYPE = "gemini.tool_type"
+
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_MEDIA_TYPES = frozenset(
+    {
+        "image/png",
+        "image/jpeg",
+        "image/webp",
+        "image/heic",
+        "image/heif",
+        "audio/wav",
+        "audio/mp3",
+        "audio/mpeg",
+        "audio/aiff",
+        "audio/aac",
+        "audio/ogg",
+        "audio/flac",
+        "video/mp4",
+        "video/mpeg",
+        "video/mov",
+        "video/quicktime",
+        "video/avi",
+        "video/x-flv",
+        "video/mpg",
+        "video/webm",
+        "video/wmv",
+        "video/3gpp",
+        "application/pdf",
+        "text/plain",
+        "text/html",
+        "text/css",
+        "text/csv",
+        "text/xml",
+        "text/markdown",
+        "text/rtf",
+        "text/javascript",
+        "application/x-javascript",
+        "text/x-python",
+        "application/x-python",
+    }
+)
+"""What Gemini takes as ``inlineData`` / ``fileData`` in a turn (its documented types)."""
+_RESULT_MEDIA_TYPES = frozenset(
+    {"image/png", "image/jpeg", "image/webp", "application/pdf", "text/plain"}
+)
+"""What a ``functionResponse`` takes in its ``parts``."""
+_LANGUAGES = frozenset({"PYTHON", "LANGUAGE_UNSPECIFIED"})
+_OUTCOMES = frozenset(
+    {"OUTCOME_OK", "OUTCOME_FAILED", "OUTCOME_DEADLINE_EXCEEDED", "OUTCOME_UNSPECIFIED"}
+)
+_TOOL_TYPES = frozenset(
+    {
+        "TOOL_TYPE_UNSPECIFIED",
+        "GOOGLE_SEARCH_WEB",
+        "GOOGLE_SEARCH_IMAGE",
+        "URL_CONTEXT",
+        "GOOGLE_MAPS",
+        "FILE_SEARCH",
+        "MEDIA_PROCESSING",
+    }
+)
+_CODE_EXECUTION = "code_execution"
+
+
+def _valid_id(value: str) -> bool:
+    return _ID.fullmatch(value) is not None
+
+
+def _is_base64(text: str) -> bool:
+    """Canonical base64 in either alphabet: what the SDK's bytes fields read back as is."""
+    if not text:
+        return False
+    try:
+        if "-" in text or "_" in text:
+            return base64.urlsafe_b64encode(base64.urlsafe_b64decode(text)).decode() == text
+        return base64.b64encode(base64.b64decode(text, validate=True)).decode() == text
+    except (binascii.Error, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as ``{"contents": [...], "systemInstruction"?: {...}}`` for
+    ``generateContent``.
+
+    Args:
+        messages: the history, in order.
+        system: system text placed first in ``systemInstruction``.
+        model: the target model; Gemini thought signatures from another model are not sent.
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``auto`` replays Gemini thoughts and thought signatures (to their model)
+            and drops other reasoning; ``text`` sends other reasoning as text; ``drop`` sends
+            no reasoning and no signature.
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    names = _call_names(prepared)
+    system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
+    contents: list[dict[str, Any]] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system":
+            parts = [{"text": part.text} for part in _texts(message)]
+            if leading:
+                system_parts.extend(parts)
+                continue
+        else:
+            leading = False
+            if role == "assistant":
+                parts = _model_parts(message, index, ids, options)
+            elif role == "tool":
+                parts = [
+                    _function_response(part, ids, names, message, (index, part_index), options)
+                    for part_index, part in enumerate(message.parts)
+                    if type(part) is ToolResultPart
+                ]
+            else:
+                parts = _user_parts(message, index, options)
+        if not parts:
+            continue
+        wire_role = "model" if role == "assistant" else "user"
+        if contents and contents[-1]["role"] == wire_role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": wire_role, "parts": parts})
+    for content in contents:
+        if content["role"] == "model":
+            _sign_first_call(content["parts"])
+    if contents and contents[0]["role"] == "model":
+        contents.insert(0, {"role": "user", "parts": [{"text": LEADING_USER_TEXT}]})
+    payload: dict[str, Any] = {"contents": contents}
+    if system_parts:
+        payload["systemInstruction"] = {"parts": system_parts}
+    return payload
+
+
+def _call_names(messages: Sequence[Message]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.role == "assistant":
+            for part in message.parts:
+                if type(part) is ToolCallPart:
+                    names.setdefault(part.id, part.name)
+    return names
+
+
+def _texts(message: Message) -> list[TextPart]:
+    return [part for part in message.parts if type(part) is TextPart and part.text]
+
+
+def _sign_first_call(parts: list[dict[str, Any]]) -> None:
+    """Give a call turn whose first call is unsigned the signature Gemini documents for calls
+    it did not make: Gemini 3 checks the first call of each step (it signs only that one of a
+    parallel batch), and the others are left as they are."""
+    first = next((part for part in parts if "functionCall" in part), None)
+    if first is not None and "thoughtSignature" not in first:
+        first["thoughtSignature"] = SKIP_SIGNATURE
+
+
+def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        if type(part) is TextPart:
+            if part.text:
+                parts.append({"text": part.text})
+        elif type(part) is FilePart:
+            block = _file_part(part, _MEDIA_TYPES)
+            if block is None:
+                block = _unsupported_text(part, message, (index, part_index), options)
+            if block is not None:
+                parts.append(block)
+    return parts
+
+
+def _model_parts(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[dict[str, Any]]:
+    signatures_allowed = _signatures_allowed(message, options)
+    parts: list[dict[str, Any]] = []
+    for part_index, part in enumerate(message.parts):
+        kind = type(part)
+        block: dict[str, Any] | None = None
+        if kind is TextPart:
+            if not part.text and _signature(part, signatures_allowed) is None:  # type: ignore[union-attr]
+                continue
+            block = {"text": part.text}  # type: ignore[union-attr]
+        elif kind is ToolCallPart:
+            block = {
+                "functionCall": {
+                    "id": ids.get(part.id, part.id),  # type: ignore[union-attr]
+                    "name": part.name,  # type: ignore[union-attr]
+                    "args": dict(part.arguments),  # type: ignore[union-attr]
+                }
+            }
+        elif kind is ReasoningPart:
+            action = reasoning_action(part, options, replayable=_thought_replayable(part))  # type: ignore[arg-type]
+            if action == "replay":
+                parts.append(_thought_part(part))  # type: ignore[arg-type]
+            elif action == "text":
+                parts.extend(
+                    {"text": text.text}
+                    for text in downgrade_reasoning(part)  # type: ignore[arg-type]
+                    if text.text
+                )
+            continue
+        elif kind is FilePart:
+            block = _file_part(part, _MEDIA_TYPES)  # type: ignore[arg-type]
+        elif kind is ProviderToolCallPart:
+            block = _server_call(part)  # type: ignore[arg-type]
+        elif kind is ProviderToolResultPart:
+            block = _server_result(part)  # type: ignore[arg-type]
+        elif kind is HookPart:
+            continue
+        if block is None:
+            block = _unsupported_text(part, message, (index, part_index), options)
+            if block is not None:
+                parts.append(block)
+            continue
+        signature = _signature(part, signatures_allowed)
+        if signature is not None:
+            block["thoughtSignature"] = signature
+        parts.append(block)
+    return parts
+
+
+def _signatures_allowed(message: Message, options: EncodeOptions) -> bool:
+    """Whether the thought signatures in a message's parts may be sent: not with
+    ``reasoning="drop"``, and for a given model only when the message came from it."""
+    if options.reasoning == "drop":
+        return False
+    return options.model is None or message.metadata.get("model") == options.model
+
+
+def _signature(part: Any, allowed: bool) -> str | None:
+    if not allowed or not part.metadata:
+        return None
+    value = part.metadata.get(THOUGHT_SIGNATURE)
+    if isinstance(value, str) and value and _is_base64(value):
+        return value
+    return None
+
+
+def _thought_replayable(part: ReasoningPart) -> bool:
+    if part.redacted:
+        return False
+    if part.signature is not None:
+        return _is_base64(part.signature)
+    return bool(part.text)
+
+
+def _thought_part(part: ReasoningPart) -> dict[str, Any]:
+    block: dict[str, Any] = {"text": part.text, "thought": True}
+    if part.signature is not None:
+        block["thoughtSignature"] = part.signature
+    return block
+
+
+def _file_part(part: FilePart, media_types: frozenset[str]) -> dict[str, Any] | None:
+    if part.media_type not in media_types:
+        return None
+    if part.data is None:
+        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+    return {"inlineData": {"mimeType": part.media_type, "data": encode_base64(part.data)}}
+
+
+def _code_input(part: ProviderToolCallPart) -> dict[str, Any] | None:
+    """The ``executableCode`` a provider tool call goes back as, or ``None``."""
+    value = part.input
+    if (
+        part.provider != PROVIDER
+        or TOOL_TYPE in part.metadata
+        or not isinstance(value, Mapping)
+        or not value.keys() <= {"code", "language"}
+        or not isinstance(value.get("code"), str)
+        or value.get("language", "PYTHON") not in _LANGUAGES
+    ):
+        return None
+    return {"code": value["code"], "language": value.get("language", "PYTHON")}
+
+
+def _tool_type(part: ProviderToolCallPart | ProviderToolResultPart) -> str | None:
+    value = part.metadata.get(TOOL_TYPE) if part.provider == PROVIDER else None
+    return value if value in _TOOL_TYPES else None
+
+
+def _server_call(part: ProviderToolCallPart) -> dict[str, Any] | None:
+    tool_type = _tool_type(part)
+    if tool_type is not None:
+        if not isinstance(part.input, Mapping):
+            return None
+        call = {"id": part.id, "toolType": tool_type, "args": dict(part.input)}
+        return {"toolCall": call}
+    code = _code_input(part)
+    if code is None:
+        return None
+    return {"executableCode": {**code, "id": part.id}}
+
+
+def _code_result(part: ProviderToolResultPart) -> dict[str, Any] | None:
+    """The ``codeExecutionResult`` (without ``id``) a provider tool result goes back as."""
+    value = part.content
+    if (
+        part.provider != PROVIDER
+        or TOOL_TYPE in part.metadata
+        or not isinstance(value, Mapping)
+        or not value.keys() <= {"outcome", "output"}
+        or not isinstance(value.get("output", ""), str)
+    ):
+        return None
+    outcome = value.get("outcome") or ("OUTCOME_FAILED" if part.is_error else "OUTCOME_OK")
+    if outcome not in _OUTCOMES:
+        return None
+    result = {"outcome": outcome}
+    if "output" in value:
+        result["output"] = value["output"]
+    return result
+
+
+def _server_result(part: ProviderToolResultPart) -> dict[str, Any] | None:
+    tool_type = _tool_type(part)
+    if tool_type is not None:
+        if not isinstance(part.content, Mapping):
+            return None
+        response = {"id": part.call_id, "toolType": tool_type, "response": dict(part.content)}
+        return {"toolResponse": response}
+    result = _code_result(part)
+    if result is None:
+        return None
+    return {"codeExecutionResult": {**result, "id": part.call_id}}
+
+
+def _function_response(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    names: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "id": ids.get(part.call_id, part.call_id),
+        "name": names.get(part.call_id) or part.name or "tool",
+    }
+    key = "error" if part.is_error else "output"
+    content = part.content
+    if isinstance(content, str):
+        response["response"] = {key: content}
+        return {"functionResponse": response}
+    items: list[Any] = []
+    files: list[dict[str, Any]] = []
+    for entry in content:
+        if type(entry) is TextPart:
+            items.append(entry.text)
+            continue
+        block = _file_part(entry, _RESULT_MEDIA_TYPES)  # type: ignore[arg-type]
+        if block is None:
+            replacement = _unsupported(entry, message, position, options)
+            if replacement is not None:
+                items.append(replacement.text)
+            continue
+        name = f"file-{len(files) + 1}"
+        next(iter(block.values()))["displayName"] = name
+        files.append(block)
+        items.append({"$ref": name})
+    response["response"] = {key: items}
+    if files:
+        response["parts"] = files
+    return {"functionResponse": response}
+
+
+def _unsupported(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> TextPart | None:
+    if isinstance(part, FilePart):
+        if message.role == "tool":
+            reason = "a function response takes PNG, JPEG and WebP images, PDFs and plain text"
+        else:
+            reason = "Gemini takes the image, audio, video and document types it documents"
+    elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+        reason = "only Gemini's own code execution and server tool parts go back to Gemini"
+    else:
+        reason = "generateContent has no place for this part"
+    return unsupported_part(part, message, position, options, reason=reason)
+
+
+def _unsupported_text(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> dict[str, Any] | None:
+    replacement = _unsupported(part, message, position, options)
+    return None if replacement is None else {"text": replacement.text}
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+class _Pairing:
+    """Ids for calls and server tool calls that came without one, and the pairing of their
+    responses: by id when there is one, else with the first unanswered call of that name.
+
+    In a payload an id is derived from the part's position (``call_2_0`` for
+    ``contents[2].parts[0]``); in a response, from ``seed`` (the ``responseId``), so that
+    calls of different responses never share an id.
+    """
+
+    __slots__ = ("calls", "code", "seed")
+
+    def __init__(self, seed: str | None = None) -> None:
+        self.calls: list[tuple[str, str]] = []  # the previous model turn's (id, name) calls
+        self.code: str | None = None  # the latest executableCode id of the turn
+        self.seed = seed
+
+    def call_id(self, given: Any, kind: str, path: str, reader: Reader) -> str:
+        if given is not None and given != "":
+            return reader.expect_str(given, f"{path}.id")
+        if self.seed is not None:
+            return hashed_id(f"{self.seed}:{path}", prefix=f"{kind}_")
+        return f"{kind}_{_path_token(path)}"
+
+    def answer(self, given: Any, name: str, path: str, reader: Reader) -> str:
+        if given is not None and given != "":
+            call_id = reader.expect_str(given, f"{path}.id")
+            self.calls = [call for call in self.calls if call[0] != call_id]
+            return call_id
+        for position, (call_id, call_name) in enumerate(self.calls):
+            if call_name == name:
+                del self.calls[position]
+                return call_id
+        if self.calls:
+            return self.calls.pop(0)[0]
+        return f"response_{_path_token(path)}"
+
+
+def _path_token(path: str) -> str:
+    """A JSON path as an id fragment: ``contents[2].parts[0]`` -> ``2_0``."""
+    return "_".join(re.findall(r"\d+", path))
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"contents": [...], "systemInstruction"?: ...}``, a whole request body, or a
+    Content list; camelCase (REST) and snake_case (SDK) names are both read.
+
+    A user turn is split into a tool message (its ``functionResponse`` parts) and a user
+    message (the rest), in part order. The user turn ``encode`` puts before a leading model
+    turn is left out.
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a generateContent payload; the message names
+            the JSON path of the first value that does not fit.
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    wire = reader.messages(payload, "contents")
+    out: list[Message] = []
+    if isinstance(payload, Mapping):
+        system = _get(payload, "systemInstruction", "system_instruction")
+        if system is not None:
+            content = reader.expect_object(system, "systemInstruction")
+            texts = []
+            for index, raw in enumerate(_parts(content, "systemInstruction", reader)):
+                where = f"systemInstruction.parts[{index}]"
+                part = reader.expect_object(raw, where)
+                texts.append(TextPart(text=reader.str_field(part, "text", where)))
+            if texts:
+                out.append(build_message("system", texts, "systemInstruction"))
+    pairing = _Pairing()
+    for index, raw in enumerate(wire):
+        path = f"contents[{index}]"
+        content = reader.expect_object(raw, path)
+        role = content.get("role") or "user"
+        if role not in ("user", "model", "function"):
+            reader.fail(f"{path}.role", f"unknown role {role!r} (user or model)")
+        parts = _parts(content, path, reader)
+        if index == 0 and _is_leading_turn(role, parts, wire):
+            continue
+        runs: list[tuple[str, list[Any]]] = []
+        if role == "model":
+            pairing.calls, pairing.code = [], None
+        for part_index, raw_part in enumerate(parts):
+            where = f"{path}.parts[{part_index}]"
+            part, part_role = _decode_part(raw_part, role, where, pairing, reader, model=None)
+            if runs and runs[-1][0] == part_role:
+                runs[-1][1].append(part)
+            else:
+                runs.append((part_role, [part]))
+        out.extend(build_message(run_role, run, path) for run_role, run in runs)
+    return out
+
+
+def _parts(content: Mapping[str, Any], path: str, reader: Reader) -> Sequence[Any]:
+    parts = content.get("parts")
+    return () if parts is None else reader.expect_list(parts, f"{path}.parts")
+
+
+def _is_leading_turn(role: str, parts: Sequence[Any], wire: Sequence[Any]) -> bool:
+    """Whether the first turn is the one ``encode`` adds before a leading model turn."""
+    return (
+        role == "user"
+        and len(parts) == 1
+        and parts[0] == {"text": LEADING_USER_TEXT}
+        and len(wire) > 1
+        and isinstance(wire[1], Mapping)
+        and wire[1].get("role") == "model"
+    )
+
+
+def _decode_part(
+    raw: Any, role: str, path: str, pairing: _Pairing, reader: Reader, *, model: str | None
+) -> tuple[Any, str]:
+    """A wire part as a threadline part, and the role of the message it belongs in."""
+    part = reader.expect_object(raw, path)
+    signature = _get(part, "thoughtSignature", "thought_signature")
+    if signature is not None:
+        signature = reader.expect_str(signature, f"{path}.thoughtSignature")
+        if signature in ("", SKIP_SIGNATURE):
+            signature = None
+    metadata = freeze_json_map({THOUGHT_SIGNATURE: signature} if signature else None)
+    model_turn = role == "model"
+    text = part.get("text")
+    if text is not None:
+        text = reader.expect_str(text, f"{path}.text")
+        if part.get("thought") is True:
+            if not model_turn:
+                reader.fail(f"{path}.thought", "thoughts are only valid in model turns")
+            reasoning = ReasoningPart(
+                text=text, signature=signature, provider=PROVIDER, model=model
+            )
+            return reasoning, "assistant"
+        return TextPart(text=text, metadata=metadata), "assistant" if model_turn else "user"
+    file = _decode_file(part, path, reader, metadata)
+    if file is not None:
+        return file, "assistant" if model_turn else "user"
+    call = _get(part, "functionCall", "function_call")
+    if call is not None:
+        if not model_turn:
+            reader.fail(f"{path}.functionCall", "function calls are only valid in model turns")
+        where = f"{path}.functionCall"
+        call = reader.expect_object(call, where)
+        name = reader.str_field(call, "name", where)
+        call_id = pairing.call_id(call.get("id"), "call", path, reader)
+        pairing.calls.append((call_id, name))
+        arguments = reader.expect_object(call.get("args") or {}, f"{where}.args")
+        return ToolCallPart(
+            id=call_id, name=name, arguments=freeze_json_map(arguments), metadata=metadata
+        ), "assistant"
+    response = _get(part, "functionResponse", "function_response")
+    if response is not None:
+        if model_turn:
+            reader.fail(f"{path}.functionResponse", "function responses belong in user turns")
+        return _decode_response_part(response, f"{path}.functionResponse", pairing, reader), "tool"
+    if not model_turn:
+        reader.fail(path, "a user turn holds text, inlineData, fileData or functionResponse parts")
+    return _decode_server_part(part, path, pairing, reader, metadata), "assistant"
+
+
+def _decode_file(
+    part: Mapping[str, Any], path: str, reader: Reader, metadata: FrozenJsonMap
+) -> FilePart | None:
+    inline = _get(part, "inlineData", "inline_data")
+    if inline is not None:
+        where = f"{path}.inlineData"
+        inline = reader.expect_object(inline, where)
+        media_type = reader.expect_str(_get(inline, "mimeType", "mime_type"), f"{where}.mimeType")
+        data = decode_base64(reader.str_field(inline, "data", where), reader, f"{where}.data")
+        return FilePart(media_type=media_type, data=data, metadata=metadata)
+    uri = _get(part, "fileData", "file_data")
+    if uri is not None:
+        where = f"{path}.fileData"
+        uri = reader.expect_object(uri, where)
+        url = reader.expect_str(_get(uri, "fileUri", "file_uri"), f"{where}.fileUri")
+        media_type = _get(uri, "mimeType", "mime_type")
+        media_type = "application/octet-stream" if media_type is None else media_type
+        media_type = reader.expect_str(media_type, f"{where}.mimeType")
+        return FilePart(media_type=media_type, url=url, metadata=metadata)
+    return None
+
+
+def _decode_response_part(raw: Any, path: str, pairing: _Pairing, reader: Reader) -> ToolResultPart:
+    response = reader.expect_object(raw, path)
+    name = reader.str_field(response, "name", path)
+    call_id = pairing.answer(response.get("id"), name, path, reader)
+    body = response.get("response")
+    body = {} if body is None else reader.expect_object(body, f"{path}.response")
+    files: dict[str, FilePart] = {}
+    loose: list[FilePart] = []
+    for index, raw_part in enumerate(_parts(response, path, reader)):
+        where = f"{path}.parts[{index}]"
+        item = reader.expect_object(raw_part, where)
+        file = _decode_file(item, where, reader, EMPTY)
+        if file is None:
+            reader.fail(where, "a function response part holds inlineData or fileData")
+        blob = _get(item, "inlineData", "inline_data") or _get(item, "fileData", "file_data")
+        label = _get(blob, "displayName", "display_name")
+        if isinstance(label, str) and label not in files:
+            files[label] = file
+        else:
+            loose.append(file)
+    is_error = body.keys() == {"error"}
+    value = body.get("error" if is_error else "output") if len(body) == 1 else None
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(value, str):
+        content = value
+    elif isinstance(value, list) and all(_is_item(entry, files) for entry in value):
+        items: list[TextPart | FilePart] = [
+            TextPart(text=entry) if isinstance(entry, str) else files[entry["$ref"]]
+            for entry in value
+        ]
+        used = {entry["$ref"] for entry in value if not isinstance(entry, str)}
+        unused = [file for label, file in files.items() if label not in used]
+        content = (*items, *unused, *loose)
+        files, loose = {}, []
+    else:
+        whole = body if value is None else value
+        content = json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+        if "error" in body:
+            is_error = True
+    if isinstance(content, str) and (files or loose):
+        content = (TextPart(text=content), *files.values(), *loose)
+    return ToolResultPart(call_id=call_id, content=content, name=name, is_error=is_error)
+
+
+def _is_item(entry: Any, files: Mapping[str, FilePart]) -> bool:
+    if isinstance(entry, str):
+        return True
+    return isinstance(entry, Mapping) and entry.keys() == {"$ref"} and entry["$ref"] in files
+
+
+def _decode_server_part(
+    part: Mapping[str, Any],
+    path: str,
+    pairing: _Pairing,
+    reader: Reader,
+    metadata: FrozenJsonMap,
+) -> ProviderToolCallPart | ProviderToolResultPart:
+    code = _get(part, "executableCode", "executable_code")
+    if code is not None:
+        where = f"{path}.executableCode"
+        code = reader.expect_object(code, where)
+        call_id = pairing.call_id(code.get("id"), "code", path, reader)
+        pairing.code = call_id
+        value = {"code": reader.str_field(code, "code", where)}
+        if code.get("language") is not None:
+            value["language"] = reader.str_field(code, "language", where)
+        return ProviderToolCallPart(
+            id=call_id, name=_CODE_EXECUTION, input=value, provider=PROVIDER, metadata=metadata
+        )
+    result = _get(part, "codeExecutionResult", "code_execution_result")
+    if result is not None:
+        where = f"{path}.codeExecutionResult"
+        result = reader.expect_object(result, where)
+        given = result.get("id")
+        if given is None and pairing.code is not None:
+            result_id = pairing.code
+        else:
+            result_id = pairing.call_id(given, "code", path, reader)
+        content = strip_nulls({key: value for key, value in result.items() if key != "id"})
+        return ProviderToolResultPart(
+            call_id=result_id,
+            content=content,
+            provider=PROVIDER,
+            is_error=content.get("outcome") != "OUTCOME_OK",
+            metadata=metadata,
+        )
+    for camel, snake in (("toolCall", "tool_call"), ("toolResponse", "tool_response")):
+        raw_tool = _get(part, camel, snake)
+        if raw_tool is None:
+            continue
+        where = f"{path}.{camel}"
+        tool = reader.expect_object(raw_tool, where)
+        tool_type = _get(tool, "toolType", "tool_type") or "TOOL_TYPE_UNSPECIFIED"
+        tagged = freeze_json_map(
+            {**metadata, TOOL_TYPE: reader.expect_str(tool_type, f"{where}.toolType")}
+        )
+        call_id = pairing.call_id(tool.get("id"), "tool", path, reader)
+        if camel == "toolCall":
+            args = reader.expect_object(tool.get("args") or {}, f"{where}.args")
+            return ProviderToolCallPart(
+                id=call_id,
+                name=tagged[TOOL_TYPE],
+                input=strip_nulls(dict(args)),
+                provider=PROVIDER,
+                metadata=tagged,
+            )
+        body = reader.expect_object(tool.get("response") or {}, f"{where}.response")
+        return ProviderToolResultPart(
+            call_id=call_id,
+            content=strip_nulls(dict(body)),
+            provider=PROVIDER,
+            metadata=tagged,
+        )
+    raise reader.error(
+        path,
+        "a part needs one of text, inlineData, fileData, functionCall, functionResponse, "
+        "executableCode, codeExecutionResult, toolCall or toolResponse",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a generateContent response (``candidates[0].content``) into an assistant message.
+
+    Accepts the JSON dict (camelCase, as the REST API sends it, or snake_case), JSON text, or
+    the SDK's ``GenerateContentResponse``. Thought parts become reasoning tagged with
+    ``provider="gemini"`` and the ``modelVersion``, with their ``thoughtSignature``; a
+    signature on any other part goes to its ``metadata["gemini.thought_signature"]``. Calls
+    without an ``id`` get one derived from ``responseId``. The message's metadata holds
+    ``provider``, ``model`` (``modelVersion``), ``response_id``, ``stop_reason``
+    (``finishReason``, or the prompt's ``blockReason``) and ``usage`` (``output_tokens``
+    counts the candidates' and the thoughts' tokens).
+
+    Raises:
+        threadline.CodecError: ``response`` is not a generateContent response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    if hasattr(response, "model_dump") and not isinstance(response, Mapping):
+        response = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    document = reader.expect_object(as_json_document(response, FORMAT), "")
+    candidates = document.get("candidates")
+    feedback = _get(document, "promptFeedback", "prompt_feedback")
+    if candidates is None and feedback is None:
+        reader.fail("candidates", "required but missing")
+    model = _get(document, "modelVersion", "model_version")
+    model = None if model is None else reader.expect_str(model, "modelVersion")
+    response_id = _get(document, "responseId", "response_id")
+    response_id = None if response_id is None else reader.expect_str(response_id, "responseId")
+    candidates = reader.expect_list(candidates or [], "candidates")
+    parts: list[Any] = []
+    stop_reason = None
+    if candidates:
+        candidate = reader.expect_object(candidates[0], "candidates[0]")
+        stop_reason = _get(candidate, "finishReason", "finish_reason")
+        content = candidate.get("content")
+        if content is not None:
+            content = reader.expect_object(content, "candidates[0].content")
+            pairing = _Pairing(seed=response_id or secrets.token_hex(16))
+            for index, raw in enumerate(_parts(content, "candidates[0].content", reader)):
+                where = f"candidates[0].content.parts[{index}]"
+                part, _ = _decode_part(raw, "model", where, pairing, reader, model=model)
+                parts.append(part)
+    elif isinstance(feedback, Mapping):
+        stop_reason = _get(feedback, "blockReason", "block_reason")
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = _get(document, "usageMetadata", "usage_metadata")
+    usage = reader.expect_object(usage, "usageMetadata") if usage is not None else None
+    output_tokens = None
+    if usage is not None:
+        candidates_tokens = _get(usage, "candidatesTokenCount", "candidates_token_count")
+        thoughts = _get(usage, "thoughtsTokenCount", "thoughts_token_count")
+        if candidates_tokens is not None or thoughts is not None:
+            output_tokens = (candidates_tokens or 0) + (thoughts or 0)
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=response_id,
+        model=model,
+        stop_reason=stop_reason if isinstance(stop_reason, str) else None,
+        usage=usage,
+        input_tokens=_get(usage, "promptTokenCount", "prompt_token_count") if usage else None,
+        output_tokens=output_tokens,
+    )
+    return build_message("assistant", parts, "candidates[0].content", metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), the generateContent format loses exactly:
+
+    - part metadata it has no field for (it keeps ``gemini.thought_signature`` where it is
+      sent, and ``gemini.tool_type`` on server tool parts), filenames, and a tool result's
+      ``name`` (read back from its call);
+    - where system text sits: a system message after the first other message reads back as
+      user text;
+    - reasoning per the reasoning policy: a replayed Gemini thought keeps its text, signature
+      and ``provider`` and loses ``model``, ``item_id``, ``summary`` and metadata; thought
+      signatures on other parts are sent per the same rule (the message's
+      ``metadata["model"]`` stands for the part's model); ``text`` turns foreign reasoning
+      into text; the parts the ``unsupported`` policy replaces or drops;
+    - empty text without a signature; tool-call ids outside ``[A-Za-z0-9_.:-]{1,64}``
+      (mapped); ``raw_arguments`` (the format takes an object only); a code execution call's
+      name (``code_execution``) and default language (``PYTHON``), a code execution result's
+      default outcome and its ``is_error`` (derived from the outcome); a first user message
+      that is exactly the ``[conversation start]`` placeholder before an assistant turn.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[Message] = []
+    leading = True
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "internal":
+            continue
+        if role == "system":
+            parts: list[Any] = [TextPart(text=part.text) for part in _texts(message)]
+            if not leading:
+                role = "user"
+        else:
+            leading = False
+            if role == "assistant":
+                parts = _model_read_back(message, index, ids, options)
+            elif role == "tool":
+                parts = [
+                    _result_read_back(part, ids, message, (index, part_index), options)
+                    for part_index, part in enumerate(message.parts)
+                    if isinstance(part, ToolResultPart)
+                ]
+            else:
+                parts = _user_read_back(message, index, options)
+        if parts:
+            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    return _without_leading_turn(name_results_after_calls(out))
+
+
+def _without_leading_turn(messages: list[Message]) -> list[Message]:
+    """Drop what ``decode`` drops: a first user turn that reads as the leading placeholder."""
+    start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
+    end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
+    if end is None or end == start:
+        return messages
+    turn = [part for message in messages[start:end] for part in message.parts]
+    if turn != [TextPart(text=LEADING_USER_TEXT)] or messages[start].role != "user":
+        return messages
+    return messages[:start] + messages[end:]
+
+
+def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
+    parts: list[Any] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, (index, part_index), options))
+    return parts
+
+
+def _file_read_back(
+    part: FilePart,
+    media_types: frozenset[str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+    metadata: FrozenJsonMap = EMPTY,
+) -> list[TextPart | FilePart]:
+    if part.media_type not in media_types:
+        replacement = _unsupported(part, message, position, options)
+        return [] if replacement is None else [replacement]
+    if part.data is None:
+        return [FilePart(media_type=part.media_type, url=part.url, metadata=metadata)]
+    return [FilePart(media_type=part.media_type, data=part.data, metadata=metadata)]
+
+
+def _read_back_signature(part: Any, allowed: bool) -> FrozenJsonMap:
+    signature = _signature(part, allowed)
+    if signature is None or signature == SKIP_SIGNATURE:
+        return EMPTY
+    return freeze_json_map({THOUGHT_SIGNATURE: signature})
+
+
+def _model_read_back(
+    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+) -> list[Any]:
+    allowed = _signatures_allowed(message, options)
+    parts: list[Any] = []
+    for part_index, part in enumerate(message.parts):
+        position = (index, part_index)
+        if isinstance(part, TextPart):
+            metadata = _read_back_signature(part, allowed)
+            if part.text or _signature(part, allowed) is not None:
+                parts.append(TextPart(text=part.text, metadata=metadata))
+        elif isinstance(part, ToolCallPart):
+            parts.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    metadata=_read_back_signature(part, allowed),
+                )
+            )
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_thought_replayable(part))
+            if action == "replay":
+                signature = None if part.signature == SKIP_SIGNATURE else part.signature
+                parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+        elif isinstance(part, FilePart):
+            metadata = _read_back_signature(part, allowed)
+            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            parts.extend(_server_read_back(part, allowed, message, position, options))
+        elif not isinstance(part, HookPart):
+            replacement = _unsupported(part, message, position, options)
+            if replacement is not None:
+                parts.append(replacement)
+    return parts
+
+
+def _server_read_back(
+    part: ProviderToolCallPart | ProviderToolResultPart,
+    allowed: bool,
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> list[Any]:
+    signature = _read_back_signature(part, allowed)
+    tool_type = _tool_type(part)
+    if isinstance(part, ProviderToolCallPart):
+        if tool_type is not None and isinstance(part.input, Mapping):
+            return [
+                ProviderToolCallPart(
+                    id=part.id,
+                    name=tool_type,
+                    input=strip_nulls(dict(part.input)),
+                    provider=PROVIDER,
+                    metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
+                )
+            ]
+        code = _code_input(part) if tool_type is None else None
+        if code is not None:
+            return [
+                ProviderToolCallPart(
+                    id=part.id,
+                    name=_CODE_EXECUTION,
+                    input=code,
+                    provider=PROVIDER,
+                    metadata=signature,
+                )
+            ]
+    else:
+        if tool_type is not None and isinstance(part.content, Mapping):
+            return [
+                ProviderToolResultPart(
+                    call_id=part.call_id,
+                    content=strip_nulls(dict(part.content)),
+                    provider=PROVIDER,
+                    metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
+                )
+            ]
+        result = _code_result(part) if tool_type is None else None
+        if result is not None:
+            return [
+                ProviderToolResultPart(
+                    call_id=part.call_id,
+                    content=result,
+                    provider=PROVIDER,
+                    is_error=result["outcome"] != "OUTCOME_OK",
+                    metadata=signature,
+                )
+            ]
+    replacement = _unsupported(part, message, position, options)
+    return [] if replacement is None else [replacement]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, _RESULT_MEDIA_TYPES, message, position, options))
+        content = tuple(items)
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )

@@ -1,0 +1,1055 @@
+"""OpenAI Responses (``POST /v1/responses``): ``{"input": [...], "instructions"?: str}``.
+
+How threadline's messages map to the wire:
+
+- ``encode(system=...)`` is the ``instructions`` parameter; system messages stay where they
+  are, as ``role: "system"`` message items (``developer`` is read as system).
+- user text and files: images (PNG, JPEG, GIF, WebP) by bytes (``data:`` URL) or URL as
+  ``input_image``; PDFs by bytes (``file_data``, with a ``filename``: ``document.pdf`` when the
+  part has none) or URL (``file_url``) as ``input_file``. Anything else follows the
+  ``unsupported`` policy (the format takes no audio in history).
+- assistant text is a message item of its own per text part; text that came from a Responses
+  output message (``metadata["openai.item_id"]``) goes back as that output message, with its
+  ``msg_...`` id, refusals, annotations and ``phase``. Empty text is never sent.
+- tool calls are ``function_call`` items (``arguments`` a **JSON string**, ``call_id`` of at
+  most 64 characters: longer ids get a hashed id, the same for the call and its output) with
+  their ``fc_...`` item id; calls marked ``openai.custom_tool`` are ``custom_tool_call`` items.
+- tool results are ``function_call_output`` items: a string, or ``input_text`` /
+  ``input_image`` / ``input_file`` parts. There is no error flag: a failed result starts with
+  ``[tool error] ``.
+- reasoning from OpenAI is a ``reasoning`` item (``id``, ``summary``, ``encrypted_content``,
+  its text as ``content``) in place, right before the items it produced, when the reasoning
+  policy allows it. The API links a reasoning item to the items after it by their ids: when a
+  reasoning item is not sent, the ids of the items it produced are not sent either, and a
+  reasoning item whose next item carries no id is not sent.
+- OpenAI's hosted tools (web search, file search, code interpreter, image generation, MCP
+  calls, tool lists and approval requests) are provider tool calls; they go back to OpenAI as
+  the items they came from. Other providers' tools follow the ``unsupported`` policy.
+
+``decode`` reads all of this back (a whole request body too); ``decode_response`` reads a
+Responses API response: reasoning with its ``encrypted_content`` tagged with the response's
+model, ``openai.item_id`` on text and tool-call parts, usage and the response id in metadata.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+from threadline._json import EMPTY, freeze_json_map
+from threadline.codecs.base import (
+    TOOL_ERROR_PREFIX,
+    EncodeOptions,
+    IntegrityMode,
+    Reader,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    add_error_prefix,
+    as_json_document,
+    build_message,
+    data_url,
+    decode_base64,
+    downgrade_reasoning,
+    map_call_ids,
+    media_type_from_url,
+    name_results_after_calls,
+    parse_arguments,
+    parse_data_url,
+    prepare_for_encoding,
+    reasoning_action,
+    response_metadata,
+    strip_error_prefix,
+    strip_nulls,
+    unsupported_part,
+)
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ProviderToolCallPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
+
+PROVIDER = "openai"
+FORMAT = "OpenAI Responses"
+MAX_ID_LENGTH = 64
+"""The API rejects a longer ``call_id``."""
+DEFAULT_PDF_FILENAME = "document.pdf"
+"""Sent for a PDF without a filename."""
+HOSTED_TOOLS: Mapping[str, tuple[str, ...]] = {
+    "web_search_call": (),
+    "file_search_call": (),
+    "code_interpreter_call": ("code", "outputs"),
+    "image_generation_call": ("result",),
+    "mcp_call": (),
+    "mcp_list_tools": (),
+    "mcp_approval_request": (),
+}
+"""The hosted tool items sent back to OpenAI, with the keys their input type requires even
+when ``null`` (``decode`` leaves nulls out)."""
+
+ITEM_ID = "openai.item_id"
+PHASE = "openai.phase"
+REFUSAL = "openai.refusal"
+ANNOTATIONS = "openai.annotations"
+DETAIL = "openai.detail"
+CUSTOM_TOOL = "openai.custom_tool"
+NAMESPACE = "openai.namespace"
+ITEM_TYPE = "openai.type"
+
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+_UNKNOWN_IMAGE = "image/*"
+_PHASES = frozenset({"commentary", "final_answer"})
+_DETAILS = frozenset({"low", "high", "auto", "original"})
+_ANNOTATION_TYPES = frozenset(
+    {"file_citation", "url_citation", "container_file_citation", "file_path"}
+)
+_RESULT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Arguments as the API's own JSON strings look (one encoder, not one per call)."""
+
+
+def _valid_id(value: str) -> bool:
+    return 0 < len(value) <= MAX_ID_LENGTH
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan of an assistant message: which parts go out, and with which item ids
+
+
+_EntryKind: TypeAlias = Literal["text", "call", "reasoning", "hosted"]
+
+
+class _Entry(NamedTuple):
+    """One part of an assistant message as it goes out: its kind, the part (a reasoning part
+    demoted to text is its text parts) and the item id it is sent with."""
+
+    kind: _EntryKind
+    part: Any
+    item_id: str | None = None
+
+
+def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
+    """What an assistant message sends, in order.
+
+    A message is cut into segments, each headed by an OpenAI reasoning part; the parts of a
+    segment are what that reasoning produced. A reasoning item that is not sent takes the item
+    ids of its segment with it (the API rejects an ``fc_...`` or ``msg_...`` item whose
+    reasoning item is missing), and a reasoning item is sent only when the next item sent is
+    an output item with an id (the API matches the item a reasoning item produced by id).
+    Segments are decided last to first, because a segment that sends nothing leaves its
+    reasoning item followed by the next segment's first item.
+    """
+    heads = [
+        position
+        for position, part in enumerate(message.parts)
+        if type(part) is ReasoningPart and part.provider == PROVIDER
+    ]
+    if not heads:
+        return _segment(message, index, 0, len(message.parts), options, keep_ids=True)
+    head_set = frozenset(heads)
+    bounds = [0, *heads, len(message.parts)]
+    following: list[_Entry] = []  # what comes after the segment being decided
+    out: list[_Entry] = []
+    for start, end in reversed(list(itertools.pairwise(bounds))):
+        if start == end:
+            continue
+        head = message.parts[start]
+        if start in head_set:
+            assert isinstance(head, ReasoningPart)
+            body_start = start + 1
+            action = reasoning_action(head, options, replayable=_has_item_id(head))
+            if action == "replay":
+                body = _segment(message, index, body_start, end, options, keep_ids=True)
+                after = body or following
+                if after and _produced_by_reasoning(after[0]):
+                    segment = [_Entry("reasoning", head), *body]
+                    following = segment + following
+                    out[:0] = segment
+                    continue
+                action = "text" if options.reasoning == "text" else "drop"
+            segment = [_Entry("text", text) for text in _readable(head)] if action == "text" else []
+            segment.extend(_segment(message, index, body_start, end, options, keep_ids=False))
+        else:
+            segment = _segment(message, index, start, end, options, keep_ids=True)
+        following = segment + following
+        out[:0] = segment
+    return out
+
+
+def _has_item_id(part: ReasoningPart) -> bool:
+    """Only an OpenAI ``rs_...`` id can go back: the API looks the item up by it."""
+    return part.item_id is not None and part.item_id.startswith("rs_")
+
+
+def _produced_by_reasoning(entry: _Entry) -> bool:
+    return entry.kind == "hosted" or (entry.kind != "reasoning" and entry.item_id is not None)
+
+
+def _readable(part: ReasoningPart) -> list[TextPart]:
+    return [text for text in downgrade_reasoning(part) if text.text]
+
+
+def _segment(
+    message: Message,
+    index: int,
+    start: int,
+    end: int,
+    options: EncodeOptions,
+    *,
+    keep_ids: bool,
+) -> list[_Entry]:
+    out: list[_Entry] = []
+    for part_index in range(start, end):
+        part = message.parts[part_index]
+        kind = type(part)
+        if kind is TextPart or kind is ToolCallPart:
+            if kind is TextPart and not part.text:  # type: ignore[union-attr]
+                continue
+            item_id = _item_id(part) if keep_ids else None  # type: ignore[arg-type]
+            out.append(_Entry("text" if kind is TextPart else "call", part, item_id))
+        elif kind is ReasoningPart:  # another provider's: never replayed here
+            if reasoning_action(part, options, replayable=False) == "text":  # type: ignore[arg-type]
+                out.extend(_Entry("text", text) for text in _readable(part))  # type: ignore[arg-type]
+        elif kind is ProviderToolCallPart and _hosted_type(part) is not None:  # type: ignore[arg-type]
+            out.append(_Entry("hosted", part))
+        elif kind is not HookPart:
+            replacement = _unsupported(part, message, (index, part_index), options)
+            if replacement is not None:
+                out.append(_Entry("text", replacement))
+    return out
+
+
+def _item_id(part: TextPart | ToolCallPart) -> str | None:
+    value = part.metadata.get(ITEM_ID) if part.metadata else None
+    return value if isinstance(value, str) and value else None
+
+
+def _hosted_type(part: ProviderToolCallPart) -> str | None:
+    """The item type a provider tool call goes back as, or ``None`` when it cannot."""
+    if part.provider != PROVIDER or not isinstance(part.input, Mapping):
+        return None
+    item_type = part.metadata.get(ITEM_TYPE)
+    if item_type not in HOSTED_TOOLS or "id" in part.input or "type" in part.input:
+        return None
+    return item_type
+
+
+def _unsupported(
+    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> TextPart | None:
+    if isinstance(part, FilePart):
+        reason = (
+            "assistant messages take no files"
+            if message.role == "assistant"
+            else "Responses takes PNG, JPEG, GIF and WebP images and PDFs, by bytes or URL"
+        )
+    elif isinstance(part, ProviderToolCallPart):
+        reason = "only OpenAI's own hosted tool calls can be sent back to OpenAI"
+    else:
+        reason = "the Responses API has no place for this part"
+    return unsupported_part(part, message, position, options, reason=reason)
+
+
+# ---------------------------------------------------------------------------------------------
+# encode
+
+
+def encode(
+    messages: Iterable[Message],
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    integrity: IntegrityMode = "auto",
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> dict[str, Any]:
+    """Write ``messages`` as ``{"input": [...], "instructions"?: str}`` for the Responses API.
+
+    Args:
+        messages: the history, in order.
+        system: the ``instructions`` parameter.
+        model: the target model; OpenAI reasoning from another model is not replayed.
+        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
+            sends it as it is.
+        reasoning: ``auto`` replays OpenAI reasoning items (to their model) and drops other
+            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none. Item ids
+            tied to a reasoning item that is not sent are left out.
+        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
+            or raises.
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        ValueError: an option has a value outside its documented choices.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    custom = _custom_call_ids(prepared)
+    items: list[dict[str, Any]] = []
+    for index, message in enumerate(prepared):
+        role = message.role
+        if role == "assistant":
+            _assistant_items(_plan(message, index, options), ids, items)
+        elif role == "tool":
+            for part_index, part in enumerate(message.parts):
+                if type(part) is ToolResultPart:
+                    items.append(
+                        _output_item(part, ids, custom, message, (index, part_index), options)
+                    )
+        elif role == "user" or role == "system":
+            item = _input_message(message, index, options)
+            if item is not None:
+                items.append(item)
+    payload: dict[str, Any] = {"input": items}
+    if system:
+        payload["instructions"] = system
+    return payload
+
+
+def _custom_call_ids(messages: Sequence[Message]) -> frozenset[str]:
+    return frozenset(
+        part.id
+        for message in messages
+        if message.role == "assistant"
+        for part in message.parts
+        if type(part) is ToolCallPart and _is_custom_call(part)
+    )
+
+
+def _is_custom_call(part: ToolCallPart) -> bool:
+    return (
+        part.metadata.get(CUSTOM_TOOL) is True
+        and len(part.arguments) == 1
+        and isinstance(part.arguments.get("input"), str)
+    )
+
+
+def _input_message(message: Message, index: int, options: EncodeOptions) -> dict[str, Any] | None:
+    parts = message.parts
+    if len(parts) == 1 and type(parts[0]) is TextPart:
+        return {"type": "message", "role": message.role, "content": parts[0].text}
+    content: list[dict[str, Any]] = []
+    for part_index, part in enumerate(parts):
+        if type(part) is TextPart:
+            content.append({"type": "input_text", "text": part.text})
+        elif type(part) is FilePart:
+            block = _file_block(part)
+            if block is None:
+                replacement = _unsupported(part, message, (index, part_index), options)
+                if replacement is not None:
+                    content.append({"type": "input_text", "text": replacement.text})
+            else:
+                content.append(block)
+    if not content:
+        return None
+    return {"type": "message", "role": message.role, "content": content}
+
+
+def _assistant_items(
+    plan: list[_Entry], ids: Mapping[str, str], items: list[dict[str, Any]]
+) -> None:
+    open_message: dict[str, Any] | None = None  # the output message consecutive texts join
+    for entry in plan:
+        part = entry.part
+        if entry.kind == "text":
+            if entry.item_id is None:
+                open_message = None
+                item = {"type": "message", "role": "assistant", "content": part.text}
+                phase = _phase(part)
+                if phase is not None:
+                    item["phase"] = phase
+                items.append(item)
+            elif open_message is not None and open_message["id"] == entry.item_id:
+                open_message["content"].append(_output_content(part))
+            else:
+                open_message = {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": entry.item_id,
+                    "status": "completed",
+                    "content": [_output_content(part)],
+                }
+                phase = _phase(part)
+                if phase is not None:
+                    open_message["phase"] = phase
+                items.append(open_message)
+            continue
+        open_message = None
+        if entry.kind == "call":
+            items.append(_call_item(part, entry.item_id, ids))
+        elif entry.kind == "reasoning":
+            items.append(_reasoning_item(part))
+        else:
+            items.append(_hosted_item(part))
+
+
+def _phase(part: TextPart) -> str | None:
+    value = part.metadata.get(PHASE) if part.metadata else None
+    return value if value in _PHASES else None
+
+
+def _output_content(part: TextPart) -> dict[str, Any]:
+    if part.metadata.get(REFUSAL) is True:
+        return {"type": "refusal", "refusal": part.text}
+    return {"type": "output_text", "text": part.text, "annotations": _annotations(part)}
+
+
+def _annotations(part: TextPart) -> list[Any]:
+    """The part's Responses annotations, or ``[]`` when it has none the format can take back
+    (Chat Completions annotations nest their fields under the type's name)."""
+    value = part.metadata.get(ANNOTATIONS)
+    if not isinstance(value, list) or not value:
+        return []
+    for annotation in value:
+        if (
+            not isinstance(annotation, Mapping)
+            or annotation.get("type") not in _ANNOTATION_TYPES
+            or annotation["type"] in annotation
+        ):
+            return []
+    return value
+
+
+def _call_item(part: ToolCallPart, item_id: str | None, ids: Mapping[str, str]) -> dict[str, Any]:
+    item: dict[str, Any]
+    if _is_custom_call(part):
+        item = {"type": "custom_tool_call", "call_id": ids.get(part.id, part.id), "name": part.name}
+        item["input"] = part.arguments["input"]
+    else:
+        if part.raw_arguments is not None:
+            arguments = part.raw_arguments
+        else:
+            arguments = _compact_json(part.arguments)
+        item = {
+            "type": "function_call",
+            "call_id": ids.get(part.id, part.id),
+            "name": part.name,
+            "arguments": arguments,
+        }
+    if item_id is not None:
+        item["id"] = item_id
+    namespace = part.metadata.get(NAMESPACE) if part.metadata else None
+    if isinstance(namespace, str):
+        item["namespace"] = namespace
+    return item
+
+
+def _reasoning_item(part: ReasoningPart) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "reasoning",
+        "id": part.item_id,
+        "summary": [{"type": "summary_text", "text": text} for text in part.summary],
+    }
+    if part.text:
+        item["content"] = [{"type": "reasoning_text", "text": part.text}]
+    if part.encrypted is not None:
+        item["encrypted_content"] = part.encrypted
+    return item
+
+
+def _hosted_item(part: ProviderToolCallPart) -> dict[str, Any]:
+    item_type = part.metadata[ITEM_TYPE]
+    item: dict[str, Any] = {"type": item_type, "id": part.id, **strip_nulls(dict(part.input))}
+    for key in HOSTED_TOOLS[item_type]:
+        item.setdefault(key, None)
+    return item
+
+
+def _output_item(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    custom: frozenset[str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> dict[str, Any]:
+    item_type = "custom_tool_call_output" if part.call_id in custom else "function_call_output"
+    item: dict[str, Any] = {"type": item_type, "call_id": ids.get(part.call_id, part.call_id)}
+    content = part.content
+    if isinstance(content, str):
+        item["output"] = add_error_prefix(content) if part.is_error else content
+        return item
+    output: list[dict[str, Any]] = []
+    for entry in content:
+        if type(entry) is TextPart:
+            output.append({"type": "input_text", "text": entry.text})
+            continue
+        block = _file_block(entry)  # type: ignore[arg-type]
+        if block is None:
+            replacement = _unsupported(entry, message, position, options)
+            if replacement is not None:
+                output.append({"type": "input_text", "text": replacement.text})
+        else:
+            output.append(block)
+    if not output:
+        item["output"] = TOOL_ERROR_PREFIX if part.is_error else ""
+        return item
+    if part.is_error:
+        if output[0]["type"] == "input_text":
+            output[0] = {"type": "input_text", "text": add_error_prefix(output[0]["text"])}
+        else:
+            output.insert(0, {"type": "input_text", "text": TOOL_ERROR_PREFIX})
+    item["output"] = output
+    return item
+
+
+def _file_kind(part: FilePart) -> str | None:
+    """How the format carries a file (``image`` or ``pdf``), or ``None``."""
+    media_type = part.media_type
+    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+        return "image"
+    if media_type == "application/pdf":
+        return "pdf"
+    return None
+
+
+def _file_block(part: FilePart) -> dict[str, Any] | None:
+    kind = _file_kind(part)
+    if kind == "image":
+        url = part.url if part.data is None else data_url(part.media_type, part.data)
+        return {"type": "input_image", "image_url": url, "detail": _detail(part)}
+    if kind is None:
+        return None
+    if part.data is None:
+        block: dict[str, Any] = {"type": "input_file", "file_url": part.url}
+        if part.filename is not None:
+            block["filename"] = part.filename
+        return block
+    return {
+        "type": "input_file",
+        "file_data": data_url(part.media_type, part.data),
+        "filename": part.filename or DEFAULT_PDF_FILENAME,
+    }
+
+
+def _detail(part: FilePart) -> str:
+    value = part.metadata.get(DETAIL) if part.metadata else None
+    return value if value in _DETAILS else "auto"
+
+
+# ---------------------------------------------------------------------------------------------
+# decode
+
+
+def decode(payload: Any) -> list[Message]:
+    """Read ``{"input": [...], "instructions"?: ...}``, a whole request body, or an item list.
+
+    ``instructions`` becomes a first system message and a string ``input`` a user message.
+    Consecutive assistant items (messages, reasoning, calls, hosted tool calls) become one
+    assistant message, consecutive outputs one tool message.
+
+    Raises:
+        threadline.CodecError: ``payload`` is not a Responses payload; the message names the
+            JSON path of the first value that does not fit (an ``item_reference`` or a
+            ``file_id`` refers to stored state threadline cannot fetch).
+        threadline.ValidationError: a value cannot be stored in a message.
+    """
+    reader = Reader(FORMAT)
+    out: list[Message] = []
+    if isinstance(payload, Mapping):
+        instructions = reader.optional_str(payload, "instructions", "")
+        if instructions:
+            out.append(build_message("system", [TextPart(text=instructions)], "instructions"))
+        if isinstance(payload.get("input"), str):
+            out.append(build_message("user", [TextPart(text=payload["input"])], "input"))
+            return out
+    items = reader.messages(payload, "input")
+    names: dict[str, str] = {}
+    run_role: str | None = None
+    run: list[Any] = []
+    run_path = "input"
+    for index, raw in enumerate(items):
+        path = f"input[{index}]"
+        item = reader.expect_object(raw, path)
+        role, parts = _decode_item(item, path, names, reader, model=None)
+        if role != run_role or role not in ("assistant", "tool"):
+            if run:
+                out.append(build_message(run_role or "user", run, run_path))
+            run_role, run, run_path = role, [], path
+        run.extend(parts)
+    if run:
+        out.append(build_message(run_role or "user", run, run_path))
+    return out
+
+
+def _decode_item(
+    item: Mapping[str, Any], path: str, names: dict[str, str], reader: Reader, *, model: str | None
+) -> tuple[str, list[Any]]:
+    """An input item as ``(role, parts)``."""
+    item_type = item.get("type", "message")
+    if item_type == "message":
+        role = reader.str_field(item, "role", path)
+        if role == "assistant":
+            return "assistant", _decode_output_message(item, path, reader)
+        if role not in ("user", "system", "developer"):
+            reader.fail(
+                f"{path}.role", f"unknown role {role!r} (user, assistant, system or developer)"
+            )
+        parts = _decode_input_content(reader.field(item, "content", path), path, reader)
+        return ("user" if role == "user" else "system"), parts
+    if not isinstance(item_type, str):
+        reader.fail(f"{path}.type", "expected a string")
+    if item_type in _RESULT_ITEMS:
+        return "tool", [_decode_output(item, path, names, reader)]
+    if item_type == "item_reference":
+        reader.fail(
+            f"{path}.type",
+            "an item_reference points at an item stored by OpenAI, which threadline cannot "
+            "fetch; pass the items themselves",
+        )
+    part = _decode_output_item(item, item_type, path, reader, model=model)
+    if isinstance(part, ToolCallPart):
+        names.setdefault(part.id, part.name)
+    return "assistant", [part]
+
+
+def _decode_input_content(content: Any, path: str, reader: Reader) -> list[TextPart | FilePart]:
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    parts: list[TextPart | FilePart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        block = reader.expect_object(raw, where)
+        parts.append(_decode_input_block(block, where, reader))
+    return parts
+
+
+def _decode_input_block(block: Mapping[str, Any], path: str, reader: Reader) -> TextPart | FilePart:
+    kind = reader.str_field(block, "type", path)
+    if kind == "input_text":
+        return TextPart(text=reader.str_field(block, "text", path))
+    if kind == "input_image":
+        url = block.get("image_url")
+        if url is None:
+            reader.fail(path, _FILE_ID_PROBLEM)
+        url = reader.expect_str(url, f"{path}.image_url")
+        detail = block.get("detail")
+        metadata = freeze_json_map({DETAIL: detail} if detail not in (None, "auto") else None)
+        inline = parse_data_url(url, reader, f"{path}.image_url")
+        if inline is not None:
+            return FilePart(media_type=inline[0], data=inline[1], metadata=metadata)
+        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
+        if not media_type.startswith("image/"):
+            media_type = _UNKNOWN_IMAGE
+        return FilePart(media_type=media_type, url=url, metadata=metadata)
+    if kind == "input_file":
+        filename = reader.optional_str(block, "filename", path)
+        file_data = reader.optional_str(block, "file_data", path)
+        if file_data is not None:
+            inline = parse_data_url(file_data, reader, f"{path}.file_data")
+            if inline is None:
+                media_type = media_type_from_url(filename or "", "application/pdf")
+                inline = media_type, decode_base64(file_data, reader, f"{path}.file_data")
+            return FilePart(media_type=inline[0], data=inline[1], filename=filename)
+        file_url = reader.optional_str(block, "file_url", path)
+        if file_url is None:
+            reader.fail(path, _FILE_ID_PROBLEM)
+        media_type = media_type_from_url(file_url, "application/pdf")
+        return FilePart(media_type=media_type, url=file_url, filename=filename)
+    raise reader.error(
+        f"{path}.type", f"unknown content part {kind!r} (input_text, input_image or input_file)"
+    )
+
+
+_FILE_ID_PROBLEM = (
+    "only files given by bytes or URL can be read: a file_id refers to an upload threadline "
+    "cannot fetch"
+)
+
+
+def _decode_output_message(item: Mapping[str, Any], path: str, reader: Reader) -> list[TextPart]:
+    content = reader.field(item, "content", path)
+    common: dict[str, Any] = {}
+    item_id = reader.optional_str(item, "id", path)
+    if item_id:
+        common[ITEM_ID] = item_id
+    phase = item.get("phase")
+    if phase is not None:
+        common[PHASE] = phase
+    if isinstance(content, str):
+        return [TextPart(text=content, metadata=freeze_json_map(common))]
+    parts: list[TextPart] = []
+    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        block = reader.expect_object(raw, where)
+        kind = reader.str_field(block, "type", where)
+        metadata = dict(common)
+        if kind in ("output_text", "input_text"):
+            text = reader.str_field(block, "text", where)
+            annotations = block.get("annotations")
+            if annotations:
+                metadata[ANNOTATIONS] = strip_nulls(
+                    reader.expect_list(annotations, f"{where}.annotations")
+                )
+        elif kind == "refusal":
+            text = reader.str_field(block, "refusal", where)
+            metadata[REFUSAL] = True
+        else:
+            reader.fail(f"{where}.type", f"unknown content part {kind!r} (output_text or refusal)")
+        parts.append(TextPart(text=text, metadata=freeze_json_map(metadata)))
+    return parts
+
+
+def _decode_output_item(
+    item: Mapping[str, Any], item_type: str, path: str, reader: Reader, *, model: str | None
+) -> ToolCallPart | ReasoningPart | ProviderToolCallPart:
+    """A ``function_call``, ``custom_tool_call``, ``reasoning`` or hosted tool item."""
+    if item_type == "reasoning":
+        summary = reader.expect_list(reader.field(item, "summary", path), f"{path}.summary")
+        texts = []
+        for index, entry in enumerate(summary):
+            where = f"{path}.summary[{index}]"
+            texts.append(reader.str_field(reader.expect_object(entry, where), "text", where))
+        content = item.get("content") or []
+        text = "".join(
+            reader.str_field(reader.expect_object(entry, f"{path}.content[{index}]"), "text", path)
+            for index, entry in enumerate(reader.expect_list(content, f"{path}.content"))
+        )
+        return ReasoningPart(
+            text=text,
+            encrypted=reader.optional_str(item, "encrypted_content", path),
+            provider=PROVIDER,
+            model=model,
+            item_id=reader.str_field(item, "id", path),
+            summary=tuple(texts),
+        )
+    metadata: dict[str, Any] = {}
+    item_id = reader.optional_str(item, "id", path)
+    if item_type in ("function_call", "custom_tool_call"):
+        if item_id:
+            metadata[ITEM_ID] = item_id
+        namespace = reader.optional_str(item, "namespace", path)
+        if namespace is not None:
+            metadata[NAMESPACE] = namespace
+        call_id = reader.str_field(item, "call_id", path)
+        name = reader.str_field(item, "name", path)
+        if item_type == "custom_tool_call":
+            metadata[CUSTOM_TOOL] = True
+            text = reader.str_field(item, "input", path)
+            return ToolCallPart(
+                id=call_id,
+                name=name,
+                arguments=freeze_json_map({"input": text}),
+                metadata=freeze_json_map(metadata),
+            )
+        text = reader.str_field(item, "arguments", path)
+        arguments = parse_arguments(text)
+        if arguments is None:
+            return ToolCallPart(
+                id=call_id,
+                name=name,
+                arguments=EMPTY,
+                raw_arguments=text,
+                metadata=freeze_json_map(metadata),
+            )
+        return ToolCallPart(
+            id=call_id,
+            name=name,
+            arguments=freeze_json_map(arguments),
+            metadata=freeze_json_map(metadata),
+        )
+    if item_id is None:
+        reader.fail(
+            f"{path}.type",
+            f"unknown item type {item_type!r} (message, function_call, function_call_output, "
+            "reasoning, or a hosted tool call with an id)",
+        )
+    fields = {key: value for key, value in item.items() if key not in ("id", "type")}
+    return ProviderToolCallPart(
+        id=item_id,
+        name=item_type.removesuffix("_call"),
+        input=strip_nulls(fields),
+        provider=PROVIDER,
+        metadata=freeze_json_map({ITEM_TYPE: item_type}),
+    )
+
+
+def _decode_output(
+    item: Mapping[str, Any], path: str, names: Mapping[str, str], reader: Reader
+) -> ToolResultPart:
+    call_id = reader.str_field(item, "call_id", path)
+    output = reader.field(item, "output", path)
+    name = names.get(call_id)
+    if isinstance(output, str):
+        text, is_error = strip_error_prefix(output)
+        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
+    parts: list[TextPart | FilePart] = []
+    for index, raw in enumerate(reader.expect_list(output, f"{path}.output")):
+        where = f"{path}.output[{index}]"
+        parts.append(_decode_input_block(reader.expect_object(raw, where), where, reader))
+    is_error = False
+    if parts and type(parts[0]) is TextPart:
+        first, is_error = strip_error_prefix(parts[0].text)
+        if is_error and not first and len(parts) > 1 and type(parts[1]) is not TextPart:
+            del parts[0]  # the prefix encode put before a result that starts with a file
+        else:
+            parts[0] = TextPart(text=first)
+    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
+
+
+# ---------------------------------------------------------------------------------------------
+# decode_response
+
+
+def decode_response(response: Any) -> Message:
+    """Read a Responses API response (its ``output`` items) into an assistant message.
+
+    Accepts the JSON dict, JSON text, or the SDK's ``Response`` object. Reasoning keeps its
+    ``id`` (``item_id``), summary and ``encrypted_content`` with ``provider="openai"`` and the
+    response's ``model``; text and tool-call parts keep their item id in
+    ``metadata["openai.item_id"]`` (and ``openai.phase``, ``openai.annotations``,
+    ``openai.refusal``); arguments that are not a JSON object are kept in ``raw_arguments``;
+    hosted tool items (``web_search_call``...) become provider tool calls. The message's
+    metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason`` (the
+    ``incomplete_details.reason``, else the ``status``) and ``usage``.
+
+    Raises:
+        threadline.CodecError: ``response`` is not a Responses API response.
+    """
+    reader = Reader(f"{FORMAT} response")
+    document = reader.expect_object(as_json_document(response, FORMAT), "")
+    model = reader.optional_str(document, "model", "")
+    parts: list[Any] = []
+    for index, raw in enumerate(reader.expect_list(reader.field(document, "output", ""), "output")):
+        path = f"output[{index}]"
+        item = reader.expect_object(raw, path)
+        item_type = reader.str_field(item, "type", path)
+        if item_type == "message":
+            parts.extend(_decode_output_message(item, path, reader))
+        elif item_type in _RESULT_ITEMS:
+            reader.fail(f"{path}.type", f"a response does not hold {item_type!r} items")
+        else:
+            parts.append(_decode_output_item(item, item_type, path, reader, model=model))
+    if not parts:
+        parts.append(TextPart(text=""))
+    usage = document.get("usage")
+    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    details = document.get("incomplete_details")
+    stop_reason = details.get("reason") if isinstance(details, Mapping) else None
+    metadata = response_metadata(
+        provider=PROVIDER,
+        response_id=reader.optional_str(document, "id", ""),
+        model=model,
+        stop_reason=stop_reason or reader.optional_str(document, "status", ""),
+        usage=usage,
+        input_tokens=usage.get("input_tokens") if usage else None,
+        output_tokens=usage.get("output_tokens") if usage else None,
+    )
+    return build_message("assistant", parts, "output", metadata)
+
+
+# ---------------------------------------------------------------------------------------------
+# The format's declared losses
+
+
+def normalize_for_round_trip(
+    messages: Sequence[Message],
+    *,
+    model: str | None = None,
+    reasoning: ReasoningPolicy = "auto",
+    unsupported: UnsupportedPolicy = "placeholder",
+) -> list[Message]:
+    """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
+
+    Up to message ids, ``created_at``, message metadata and grouping (which
+    :func:`threadline.testing.check_codec` ignores), the Responses format loses exactly:
+
+    - part metadata it has no field for. Assistant text keeps ``openai.phase`` (when it is
+      ``commentary`` or ``final_answer``), and, when it goes back as an output message (it has
+      an ``openai.item_id`` that is sent), the id, ``openai.refusal`` and Responses
+      ``openai.annotations``. Tool calls keep ``openai.item_id`` (when sent),
+      ``openai.namespace`` and ``openai.custom_tool``; images keep ``openai.detail`` other
+      than ``auto``; hosted tool calls keep ``openai.type``. A tool result's ``name`` is read
+      back from its call;
+    - reasoning per the reasoning policy: a replayed OpenAI reasoning part keeps its text,
+      ``encrypted``, ``item_id`` and ``summary`` and loses ``signature``, ``redacted``,
+      ``model`` and metadata; a reasoning item whose next item has no id is not sent; item
+      ids tied to a reasoning item that is not sent are dropped; ``text`` turns reasoning into
+      text; the parts the ``unsupported`` policy replaces or drops;
+    - empty assistant text; tool-call ids over 64 characters (mapped); an empty result content
+      tuple (read back as ``""``); the empty text a failed result starts with, when a file
+      follows it; image filenames; the media type of an image sent by URL (from its
+      extension, else ``image/*``) or of a PDF sent by URL (from its extension, else
+      ``application/pdf``); a PDF without a filename sent by bytes gets ``document.pdf``;
+      ``raw_arguments`` that are a JSON object are read as arguments; a hosted tool call's
+      ``name`` (read from its item type) and the nulls of its input.
+    """
+    prepared, options = prepare_for_encoding(
+        messages,
+        provider=PROVIDER,
+        model=model,
+        integrity="off",
+        reasoning=reasoning,
+        unsupported=unsupported,
+    )
+    ids = map_call_ids(prepared, is_valid=_valid_id)
+    out: list[Message] = []
+    for index, message in enumerate(prepared):
+        role = message.role
+        parts: list[Any] = []
+        if role == "assistant":
+            parts = _assistant_read_back(_plan(message, index, options), ids)
+        elif role == "tool":
+            for part_index, part in enumerate(message.parts):
+                if isinstance(part, ToolResultPart):
+                    position = (index, part_index)
+                    parts.append(_result_read_back(part, ids, message, position, options))
+        elif role in ("user", "system"):
+            for part_index, part in enumerate(message.parts):
+                if isinstance(part, TextPart):
+                    parts.append(TextPart(text=part.text))
+                elif isinstance(part, FilePart):
+                    position = (index, part_index)
+                    parts.extend(_file_read_back(part, message, position, options))
+        if parts:
+            out.append(message.model_copy(update={"parts": tuple(parts)}))
+    return name_results_after_calls(out)
+
+
+def _assistant_read_back(plan: list[_Entry], ids: Mapping[str, str]) -> list[Any]:
+    """Each entry read back; consecutive texts of one output message share its ``phase``,
+    which is the first text's."""
+    out: list[Any] = []
+    group: tuple[str, str | None] | None = None
+    for entry in plan:
+        phase = None
+        if entry.kind == "text":
+            if entry.item_id is None:
+                group = None
+                phase = _phase(entry.part)
+            else:
+                if group is None or group[0] != entry.item_id:
+                    group = (entry.item_id, _phase(entry.part))
+                phase = group[1]
+        else:
+            group = None
+        out.append(_entry_read_back(entry, ids, phase))
+    return out
+
+
+def _entry_read_back(entry: _Entry, ids: Mapping[str, str], phase: str | None) -> Any:
+    part = entry.part
+    if entry.kind == "reasoning":
+        return ReasoningPart(
+            text=part.text,
+            encrypted=part.encrypted,
+            provider=PROVIDER,
+            item_id=part.item_id,
+            summary=part.summary,
+        )
+    if entry.kind == "hosted":
+        item_type = part.metadata[ITEM_TYPE]
+        return ProviderToolCallPart(
+            id=part.id,
+            name=item_type.removesuffix("_call"),
+            input=strip_nulls(dict(part.input)),
+            provider=PROVIDER,
+            metadata=freeze_json_map({ITEM_TYPE: item_type}),
+        )
+    metadata: dict[str, Any] = {}
+    if entry.item_id is not None:
+        metadata[ITEM_ID] = entry.item_id
+    if entry.kind == "text":
+        if phase is not None:
+            metadata[PHASE] = phase
+        if entry.item_id is not None:
+            if part.metadata.get(REFUSAL) is True:
+                metadata[REFUSAL] = True
+            elif _annotations(part):
+                metadata[ANNOTATIONS] = _annotations(part)
+        return TextPart(text=part.text, metadata=freeze_json_map(metadata))
+    namespace = part.metadata.get(NAMESPACE)
+    if isinstance(namespace, str):
+        metadata[NAMESPACE] = namespace
+    call_id = ids.get(part.id, part.id)
+    if _is_custom_call(part):
+        metadata[CUSTOM_TOOL] = True
+        return ToolCallPart(
+            id=call_id, name=part.name, arguments=part.arguments, metadata=freeze_json_map(metadata)
+        )
+    arguments, raw = part.arguments, part.raw_arguments
+    if raw is not None and parse_arguments(raw) is not None:
+        arguments, raw = parse_arguments(raw), None
+    return ToolCallPart(
+        id=call_id,
+        name=part.name,
+        arguments=arguments,
+        raw_arguments=raw,
+        metadata=freeze_json_map(metadata),
+    )
+
+
+def _file_read_back(
+    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
+) -> list[TextPart | FilePart]:
+    kind = _file_kind(part)
+    if kind is None:
+        replacement = _unsupported(part, message, position, options)
+        return [] if replacement is None else [replacement]
+    if kind == "image":
+        detail = _detail(part)
+        metadata = freeze_json_map({DETAIL: detail} if detail != "auto" else None)
+        if part.url is not None:
+            media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
+            if not media_type.startswith("image/"):
+                media_type = _UNKNOWN_IMAGE
+            return [
+                FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))
+            ]
+        return [
+            FilePart(media_type=part.media_type, data=part.data, metadata=freeze_json_map(metadata))
+        ]
+    if part.url is not None:
+        media_type = media_type_from_url(part.url, "application/pdf")
+        return [FilePart(media_type=media_type, url=part.url, filename=part.filename)]
+    filename = part.filename or DEFAULT_PDF_FILENAME
+    return [FilePart(media_type=part.media_type, data=part.data, filename=filename)]
+
+
+def _result_read_back(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+) -> ToolResultPart:
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                items.append(TextPart(text=item.text))
+            else:
+                items.extend(_file_read_back(item, message, position, options))
+        if (
+            part.is_error
+            and len(items) > 1
+            and isinstance(items[0], TextPart)
+            and not items[0].text
+            and not isinstance(items[1], TextPart)
+        ):
+            del items[0]
+        content = tuple(items) if items else ""
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )
