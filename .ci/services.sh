@@ -6,6 +6,9 @@ set -euo pipefail
 
 log() { echo "services: $*" >&2; }
 
+# The postgres user cannot read the (root-owned) checkout; run from a neutral directory.
+cd /
+
 if ! command -v redis-server >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
   log "installing redis-server and postgresql from Debian packages"
   export DEBIAN_FRONTEND=noninteractive
