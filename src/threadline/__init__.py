@@ -58,9 +58,18 @@ from threadline.messages import (
     user_message,
 )
 from threadline.serialization import dump_json, json_schema, load_json
+from threadline.tokens import TokenCounter, estimate_tokens
 
 if _typing.TYPE_CHECKING:
     from threadline.codecs import decode, decode_response, encode
+    from threadline.context import (
+        Plugin,
+        RollingSummary,
+        ToolDefinition,
+        ToolResultMasking,
+        Trimmed,
+        trim_messages,
+    )
     from threadline.stores import (
         AsyncStore,
         FileBlobStore,
@@ -75,6 +84,12 @@ __version__ = "0.1.0.dev0"
 
 # Names whose modules load on first use, so `import threadline` stays light.
 _LAZY: dict[str, str] = {
+    "Plugin": "threadline.context",
+    "RollingSummary": "threadline.context",
+    "ToolDefinition": "threadline.context",
+    "ToolResultMasking": "threadline.context",
+    "Trimmed": "threadline.context",
+    "trim_messages": "threadline.context",
     "AsyncStore": "threadline.stores",
     "FileBlobStore": "threadline.stores",
     "JsonlStore": "threadline.stores",
@@ -117,12 +132,14 @@ __all__ = [
     "MemoryStore",
     "Message",
     "Part",
+    "Plugin",
     "PluginError",
     "ProviderToolCallPart",
     "ProviderToolResultPart",
     "ReasoningPart",
     "Repaired",
     "Role",
+    "RollingSummary",
     "SQLiteBlobStore",
     "SQLiteStore",
     "Snapshot",
@@ -132,8 +149,12 @@ __all__ = [
     "TextPart",
     "ThreadlineError",
     "ThreadlineWarning",
+    "TokenCounter",
     "ToolCallPart",
+    "ToolDefinition",
+    "ToolResultMasking",
     "ToolResultPart",
+    "Trimmed",
     "UnknownProviderError",
     "UnsupportedContentError",
     "UnsupportedVersionError",
@@ -145,6 +166,7 @@ __all__ = [
     "decode_response",
     "dump_json",
     "encode",
+    "estimate_tokens",
     "file_part",
     "hook_part",
     "internal_message",
@@ -160,6 +182,7 @@ __all__ = [
     "tool_call_part",
     "tool_message",
     "tool_result_part",
+    "trim_messages",
     "use_id_factory",
     "user_message",
 ]

@@ -1,7 +1,7 @@
 """The :class:`History` container: an observable, thread-safe conversation with O(1) snapshots.
 
 Agent loops append to a history, UIs read it on every render, stores and plugins watch it.
-Three ideas make that cheap and safe:
+Four ideas make that cheap and safe:
 
 - **Append-only storage; snapshots are views.** Messages live in a list that is only ever
   appended to. A :class:`Snapshot` is a view of it (the list, a start, a stop, a version), so
@@ -9,6 +9,11 @@ Three ideas make that cheap and safe:
   until the next mutation (``snapshot is last_snapshot`` tells a UI nothing changed). An append
   only adds past the stop of every existing snapshot, and :meth:`History.reset` and
   :meth:`History.restore` install a *new* list, so a snapshot never changes once taken.
+- **Windows advance a start.** With ``max_messages`` or ``max_tokens`` every mutation drops the
+  oldest whole units that no longer fit (the rule of :func:`threadline.context.trim_messages`,
+  applied incrementally) by advancing the start of the live slice of storage: O(1) amortized,
+  with the storage compacted into a new list once more than half of it is dead. Token counts
+  live in an array aligned with the storage, plus a running total.
 - **Events after the lock.** Every mutation bumps :attr:`History.version` and, when someone
   subscribed, queues a :class:`HistoryEvent`. Listeners run once the lock is released (they may
   read the history, or even mutate it), from a per-history queue, so every listener sees every
@@ -19,30 +24,48 @@ Three ideas make that cheap and safe:
   A ``Message`` is valid by construction (it is frozen), so appending one costs an
   ``isinstance`` check.
 
-Windows (``max_messages``, ``max_tokens``), ``total_tokens`` and plugins come with
-:mod:`threadline.context`; until then the constructor refuses them instead of ignoring them.
+Plugins (:mod:`threadline.context`) hook in at read time (``transform``, through
+:meth:`History.messages_for_model`), after appends (``after_append``) and on demand
+(``reduce``); their errors are isolated and go to ``on_plugin_error``. A history bound to a
+store (:meth:`History.bind`, :meth:`History.abind`) writes each mutation to it before applying
+it (or queues it, for :meth:`History.flush`), so memory and store agree.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
-import json
 import logging
 import operator
+import sys
 import threading
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias, TypeVar, overload
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias, TypeVar, cast, overload
 
 import pydantic
 from typing_extensions import Self
 
 from threadline._validation import translate_errors
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail, PluginError, ValidationError
 from threadline.integrity import prepare_messages
-from threadline.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json, load_json
+from threadline.tokens import (
+    TokenCounter,
+    checked_counter,
+    content_chars,
+    measure,
+    tokens_from_measure,
+)
+
+if TYPE_CHECKING:
+    from threadline.context.base import Plugin
+    from threadline.stores.base import AsyncStore, Store
 
 __all__ = [
     "EventKind",
@@ -50,6 +73,7 @@ __all__ = [
     "HistoryEvent",
     "Listener",
     "ListenerErrorHandler",
+    "PluginErrorHandler",
     "Snapshot",
     "content_chars",
 ]
@@ -240,6 +264,10 @@ Listener: TypeAlias = Callable[[HistoryEvent], object]
 ListenerErrorHandler: TypeAlias = Callable[[Exception, HistoryEvent, Listener], object]
 """Called as ``handler(error, event, listener)`` when a listener raises."""
 
+PluginErrorHandler: TypeAlias = Callable[[Exception, Any, str], object]
+"""Called as ``handler(error, plugin, hook)`` when a plugin raises; ``hook`` is the name of the
+method that raised (``"transform"``, ``"after_append"`` or ``"reduce"``)."""
+
 
 class _Subscription:
     __slots__ = ("active", "listener")
@@ -272,69 +300,104 @@ class History:
 
     Args:
         messages: the initial messages, or mappings of their fields (validated). They are the
-            starting state, not a mutation: :attr:`version` starts at 0 and no event is sent.
-        max_messages: keep at most this many messages (a window). Not available yet.
-        max_tokens: keep at most this many estimated tokens (a window). Not available yet.
-        token_counter: counts one message's tokens; stored for windows and ``total_tokens``.
-        plugins: context plugins (masking, summaries). Not available yet.
+            starting state, not a mutation: :attr:`version` starts at 0 and no event is sent
+            (a window trims them silently).
+        max_messages: keep at most this many messages, system messages included: after every
+            mutation the oldest whole units are dropped (see :mod:`threadline.context.window`).
+        max_tokens: keep at most this many tokens (as ``token_counter`` counts them), system
+            messages included, the same way.
+        token_counter: counts one message's tokens, for ``max_tokens`` and
+            :attr:`total_tokens`; :func:`~threadline.estimate_tokens` when ``None``.
+        plugins: context plugins (:class:`~threadline.context.ToolResultMasking`,
+            :class:`~threadline.context.RollingSummary`...), registered in order as by
+            :meth:`use`.
         on_listener_error: called as ``handler(error, event, listener)`` when a listener
             raises; by default the error is logged to the ``"threadline"`` logger.
-        on_plugin_error: called when a plugin raises; stored for plugins.
+        on_plugin_error: called as ``handler(error, plugin, hook)`` when a plugin's
+            ``transform`` or ``after_append`` (or a background reduce) raises; by default the
+            error is logged to the ``"threadline"`` logger.
 
     Raises:
         threadline.ValidationError: an initial message is invalid.
-        NotImplementedError: a window or plugins were asked for.
+        TypeError: a budget is not an ``int``, or ``token_counter`` is not callable.
+        ValueError: a budget is below 1.
+        threadline.PluginError: a plugin's ``on_registered`` raised.
     """
 
     # Storage. ``_items`` is append-only: nothing in it is ever replaced or removed, so every
-    # snapshot taken earlier stays valid; reset and restore install a new list instead. The live
-    # history is ``_head + _items[_start:]``, where ``_head`` holds system messages pinned ahead
-    # of a window and ``_start`` is where the window begins (``()`` and 0 until windowing).
-    # Windowing (threadline.context) will trim by advancing ``_start`` (O(1)), moving system
-    # messages it passes into ``_head``, and, once more than half of ``_items`` is dead,
-    # installing the compacted copy ``_items[_start:]`` as new storage (old snapshots keep the
-    # old list). ``total_tokens`` will be a token list aligned index for index with ``_items``
-    # (sliced with it on compaction) plus a running total.
+    # snapshot taken earlier stays valid; reset, restore and compaction install a new list. The
+    # live history is ``_head + _items[_start:]``: a window trims by advancing ``_start``
+    # (O(1)), moving the system messages it passes into ``_head`` (they are never dropped), and
+    # once more than half of ``_items`` is dead installs ``_items[_start:]`` as new storage.
+    # ``_offset`` is the absolute position of ``_items[0]`` (compaction adds to it), so the
+    # window's bookkeeping (``_Window``) can use positions that never shift.
+    #
+    # Tokens. ``_tokens`` is aligned index for index with ``_items`` and ``_token_total`` sums
+    # the live messages. With a window every message is counted as it arrives (outside the lock,
+    # so a slow tokenizer never blocks other threads) and ``_sizes`` (aligned too) keeps its
+    # characters so a trim subtracts them without measuring again; without a window, counting
+    # is deferred to the first read of ``total_tokens``, which counts only what arrived since
+    # (appends stay lean).
     __slots__ = (
         "__weakref__",
+        "_after_append",
+        "_binding",
+        "_counter",
         "_delivering",
         "_head",
         "_items",
         "_lock",
         "_max_messages",
         "_max_tokens",
+        "_offset",
         "_on_listener_error",
         "_on_plugin_error",
         "_pending",
         "_plugins",
+        "_reducers",
         "_results",
         "_size",
+        "_sizes",
         "_snapshot",
         "_start",
         "_subscriptions",
         "_system",
         "_token_counter",
+        "_token_total",
+        "_tokens",
+        "_transforms",
         "_version",
+        "_window",
     )
 
     _items: list[Message]
     _start: int
     _head: tuple[Message, ...]
+    _offset: int
     _version: int
     _snapshot: Snapshot | None
     _size: int
+    _sizes: array[int]
     _results: dict[str, ToolResultPart]
     _system: tuple[Message, ...]
+    _tokens: array[int]
+    _token_total: int
+    _counter: Callable[[Message], int]
+    _window: _Window | None
     _lock: threading.RLock
     _subscriptions: tuple[_Subscription, ...]
     _pending: deque[tuple[HistoryEvent, tuple[_Subscription, ...]]]
     _delivering: bool
     _max_messages: int | None
     _max_tokens: int | None
-    _token_counter: Callable[[Message], int] | None
+    _token_counter: TokenCounter | None
     _plugins: tuple[Any, ...]
+    _transforms: tuple[tuple[Any, Callable[..., Any]], ...]
+    _after_append: tuple[tuple[Any, Callable[..., Any]], ...]
+    _reducers: tuple[tuple[Any, Callable[..., Any]], ...]
     _on_listener_error: ListenerErrorHandler | None
-    _on_plugin_error: Callable[..., object] | None
+    _on_plugin_error: PluginErrorHandler | None
+    _binding: _Binding | None
 
     def __init__(
         self,
@@ -342,32 +405,34 @@ class History:
         *,
         max_messages: int | None = None,
         max_tokens: int | None = None,
-        token_counter: Callable[[Message], int] | None = None,
-        plugins: Iterable[Any] = (),
+        token_counter: TokenCounter | None = None,
+        plugins: Iterable[Plugin] = (),
         on_listener_error: ListenerErrorHandler | None = None,
-        on_plugin_error: Callable[..., object] | None = None,
+        on_plugin_error: PluginErrorHandler | None = None,
     ) -> None:
-        plugins = tuple(plugins)
-        for name, value in (("max_messages", max_messages), ("max_tokens", max_tokens)):
-            if value is not None:
-                raise NotImplementedError(
-                    f"History({name}=...) is not available in this version of threadline: "
-                    "windows arrive with context management. Leave it unset for now."
-                )
-        if plugins:
-            raise NotImplementedError(
-                "History(plugins=...) is not available in this version of threadline: plugins "
-                "arrive with context management. Leave it unset for now."
+        if max_messages is not None or max_tokens is not None:
+            from threadline.context.window import check_budget
+
+            check_budget("max_messages", max_messages)
+            check_budget("max_tokens", max_tokens)
+        if token_counter is not None and not callable(token_counter):
+            raise TypeError(
+                f"token_counter must be callable (Message -> int), not "
+                f"{type(token_counter).__name__}"
             )
         self._configure(
             max_messages=max_messages,
             max_tokens=max_tokens,
             token_counter=token_counter,
-            plugins=plugins,
             on_listener_error=on_listener_error,
             on_plugin_error=on_plugin_error,
         )
-        self._install(_validated_batch(messages, "History"), version=0)
+        items = _validated_batch(messages, "History")
+        self._install(items, 0, *self._measure_all(items))
+        if self._window is not None:
+            self._trim(self._window, publish=False)
+        for plugin in plugins:
+            self._register(plugin)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -402,7 +467,7 @@ class History:
 
     @property
     def system_messages(self) -> tuple[Message, ...]:
-        """The system messages, in order."""
+        """The system messages, in order (a window never drops them)."""
         return self._system
 
     def without_system(self) -> list[Message]:
@@ -410,22 +475,32 @@ class History:
         return [message for message in self.snapshot() if message.role != "system"]
 
     def messages_for_model(self, mode: Literal["auto", "strict"] = "auto") -> list[Message]:
-        """The history as a model should see it: :func:`~threadline.prepare_messages` of it.
+        """The history as a model should see it: plugins' transforms, then ``prepare_messages``.
 
-        Internal messages and hook parts are dropped, dangling tool calls answered, misplaced
-        results moved (``auto``), or :class:`~threadline.IntegrityError` raised (``strict``).
-        The stored history is not changed.
+        Each plugin's ``transform`` (such as tool-result masking) runs in registration order on
+        the output of the one before; then :func:`~threadline.prepare_messages` drops internal
+        messages and hook parts, answers dangling tool calls and moves misplaced results
+        (``auto``), or raises :class:`~threadline.IntegrityError` (``strict``). The stored
+        history is not changed. A transform that raises is skipped (its input passes through)
+        and the error goes to ``on_plugin_error``.
 
         Raises:
             threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
         """
-        return prepare_messages(self.snapshot(), mode)
+        messages: list[Message] = list(self.snapshot())
+        for plugin, transform in self._transforms:
+            try:
+                messages = list(transform(self, messages))
+            except Exception as error:
+                self._plugin_failed(error, plugin, "transform")
+        return prepare_messages(messages, mode)
 
     def get_tool_result(self, call_id: str) -> ToolResultPart | None:
         """The :class:`~threadline.ToolResultPart` answering the call ``call_id``, or ``None``.
 
-        O(1): results are indexed as they are appended. When a history holds several results
-        for one call (an integrity defect), the last appended wins.
+        Always the result as stored, never a masked copy. O(1): results are indexed as they
+        are appended (and forgotten when a window drops them). When a history holds several
+        results for one call (an integrity defect), the last appended wins.
         """
         return self._results.get(call_id)
 
@@ -433,6 +508,28 @@ class History:
     def size(self) -> int:
         """Characters of content over all messages (see :func:`content_chars`); O(1)."""
         return self._size
+
+    @property
+    def total_tokens(self) -> int:
+        """Estimated tokens of all messages, as ``token_counter`` counts them.
+
+        Kept incrementally: every message is counted once, and a window subtracts what it
+        drops. Without a window, messages appended since the last read are counted on this
+        read (so appends stay lean); with one, they are counted as they arrive.
+
+        Raises:
+            TypeError: ``token_counter`` returned something other than an ``int``.
+            ValueError: ``token_counter`` returned a negative number.
+        """
+        if len(self._tokens) < len(self._items):
+            with self._lock:
+                self._count_pending()
+        return self._token_total
+
+    @property
+    def plugins(self) -> tuple[Plugin, ...]:
+        """The registered plugins, in registration order."""
+        return self._plugins
 
     def __len__(self) -> int:
         return len(self.snapshot())
@@ -458,27 +555,54 @@ class History:
     def append(self, message: Message | Mapping[str, Any]) -> None:
         """Add one message at the end and notify listeners with an ``append`` event.
 
+        With a window, the oldest whole units that no longer fit are then dropped, with a
+        ``trim`` event of its own (and its own version step) after the ``append`` event.
+        Plugins' ``after_append`` run last, after the listeners.
+
         Args:
             message: a :class:`Message`, or a mapping of its fields (validated).
 
         Raises:
             threadline.ValidationError: ``message`` is not a valid message; nothing changes.
+            threadline.StoreError: the bound store (:meth:`bind`) could not write it; nothing
+                changes.
         """
         if not isinstance(message, Message):
             message = _validated(message, "message", "History.append")
-        with self._lock:
-            self._items.append(message)
-            self._version += 1
-            self._track(message)
-            self._publish("append", (message,))
+        window = self._window
+        if window is None:
+            chars = content_chars(message)
+            with self._lock:
+                if self._binding is not None:
+                    self._binding.appended((message,))
+                self._items.append(message)
+                self._version += 1
+                self._track(message, chars)
+                self._publish("append", (message,))
+        else:
+            chars, tokens = self._measure(message)
+            with self._lock:
+                if self._binding is not None:
+                    self._binding.appended((message,))
+                self._items.append(message)
+                self._version += 1
+                self._track(message, chars)
+                self._sizes.append(chars)
+                self._tokens.append(tokens)
+                self._token_total += tokens
+                self._note(window, message, self._offset + len(self._items) - 1)
+                self._publish("append", (message,))
+                self._trim(window, publish=True)
         if self._pending:
             self._deliver()
+        if self._after_append:
+            self._run_after_append((message,))
 
     def extend(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
         """Add messages at the end as one mutation: one ``extend`` event, one version step.
 
         All of them are validated before any is added. An empty batch changes nothing: no
-        event, no version step.
+        event, no version step. With a window, trimming happens once, after the whole batch.
 
         Args:
             messages: messages, or mappings of their fields (validated).
@@ -487,27 +611,51 @@ class History:
             threadline.ValidationError: an item is not a valid message (every problem is
                 listed with its path, such as ``messages[2].parts[0].arguments``); nothing
                 changes.
+            threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
+                nothing changes.
         """
         items = _validated_batch(messages, "History.extend")
         if not items:
             return
+        window = self._window
+        sizes, counts = self._measure_all(items)
         with self._lock:
+            if self._binding is not None:
+                self._binding.appended(items)
+            position = self._offset + len(self._items)
             self._items.extend(items)
             self._version += 1
-            for message in items:
-                self._track(message)
+            for message, chars in zip(items, sizes, strict=True):
+                self._track(message, chars)
+            if window is not None:
+                self._sizes.extend(sizes)
+                self._tokens.extend(counts)
+                self._token_total += sum(counts)
+                for index, message in enumerate(items):
+                    self._note(window, message, position + index)
             self._publish("extend", items)
+            if window is not None:
+                self._trim(window, publish=True)
         if self._pending:
             self._deliver()
+        if self._after_append:
+            self._run_after_append(tuple(items))
 
     def reset(self) -> None:
         """Remove every message and notify listeners once with a ``reset`` event.
 
         Earlier snapshots keep their messages. Resetting an empty history is still a mutation
-        (the version steps and listeners hear of it).
+        (the version steps and listeners hear of it). A bound store's conversation is replaced
+        with nothing.
+
+        Raises:
+            threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
+                changes.
         """
         with self._lock:
-            self._install([], self._version + 1)
+            if self._binding is not None:
+                self._binding.replaced([])
+            self._install([], self._version + 1, [], [])
             self._publish("reset", ())
         if self._pending:
             self._deliver()
@@ -516,20 +664,89 @@ class History:
         """Replace every message with ``messages`` and notify listeners once (``restore``).
 
         Takes anything iterable, a :class:`Snapshot` included: ``history.restore(earlier)``
-        undoes everything since ``earlier`` was taken.
+        undoes everything since ``earlier`` was taken. With a window, what does not fit is
+        then dropped, with a ``trim`` event after the ``restore`` event.
 
         Args:
             messages: the new contents: messages, or mappings of their fields (validated).
 
         Raises:
             threadline.ValidationError: an item is not a valid message; nothing changes.
+            threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
+                changes.
         """
         items = _validated_batch(messages, "History.restore")
+        sizes, counts = self._measure_all(items)
         with self._lock:
-            self._install(items, self._version + 1)
-            self._publish("restore", items)
+            self._replace_all(items, sizes, counts)
         if self._pending:
             self._deliver()
+
+    # -- plugins ---------------------------------------------------------------------------
+
+    def use(self, plugin: Plugin) -> Self:
+        """Register a context plugin after the ones already registered; returns the history.
+
+        Chainable: ``History().use(ToolResultMasking()).use(RollingSummary(summarize))``.
+        The plugin's ``on_registered(history)`` runs first; if it raises, the plugin is not
+        registered.
+
+        Args:
+            plugin: an object with any of ``transform``, ``reduce``, ``after_append`` and
+                ``on_registered`` (see :class:`~threadline.context.Plugin`).
+
+        Raises:
+            threadline.PluginError: ``on_registered`` raised (the error is ``__cause__``).
+        """
+        self._register(plugin)
+        return self
+
+    async def reduce(
+        self,
+        *,
+        max_tokens: int | None = None,
+        max_messages: int | None = None,
+        older_than: datetime | timedelta | None = None,
+    ) -> bool:
+        """Ask every plugin with a ``reduce`` (such as a rolling summary) to shrink the history.
+
+        Plugins run in registration order; each sees what the one before left. The options
+        are passed on; what they mean is the plugin's (see
+        :class:`~threadline.context.RollingSummary`).
+
+        Args:
+            max_tokens: reduce until the history fits this many tokens.
+            max_messages: reduce until the history fits this many messages.
+            older_than: reduce what is older than this (a datetime, or an age).
+
+        Returns:
+            Whether any plugin changed the history.
+
+        Raises:
+            threadline.PluginError: no registered plugin can reduce, or one failed (its error
+                is ``__cause__``); what earlier plugins did stays done.
+        """
+        if not self._reducers:
+            raise PluginError(
+                "History.reduce() needs a plugin that reduces, such as "
+                "history.use(RollingSummary(summarizer)); none is registered"
+            )
+        changed = False
+        for plugin, reduce in self._reducers:
+            try:
+                result = reduce(
+                    self, max_tokens=max_tokens, max_messages=max_messages, older_than=older_than
+                )
+                if inspect.isawaitable(result):
+                    result = await result
+            except PluginError:
+                raise
+            except Exception as error:
+                raise PluginError(f"plugin {plugin!r} failed to reduce the history: {error}") from (
+                    error
+                )
+            changed = bool(result) or changed
+        return changed
 
     # -- observing -------------------------------------------------------------------------
 
@@ -596,7 +813,9 @@ class History:
     def copy(self) -> Self:
         """An independent history with the same messages, version and configuration.
 
-        Listeners are not copied (they subscribed to this history), nor is a store binding.
+        The window, token counter, error handlers and plugins come along (each plugin's
+        ``on_registered`` runs for the copy); listeners do not (they subscribed to this
+        history), nor does a store binding.
         """
         snapshot = self.snapshot()
         return _rebuild_history(type(self), list(snapshot), snapshot.version, self._config())
@@ -605,28 +824,189 @@ class History:
         return self.copy()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Messages, version and configuration; the lock, listeners and queue are per-process.
+        # Messages, version and configuration; the lock, listeners, queue and binding are not.
         snapshot = self.snapshot()
         return (_rebuild_history, (type(self), list(snapshot), snapshot.version, self._config()))
 
-    # -- internals -------------------------------------------------------------------------
+    # -- persistence: a bound store --------------------------------------------------------
+
+    def bind(self, store: Store, conversation_id: str) -> Self:
+        """Persist this history in ``store`` as it changes, under ``conversation_id``.
+
+        First the conversation is loaded: if the store holds it, it replaces this history's
+        messages (one ``restore`` event; a window applies to it); if not, this history's
+        current messages are written as its start. From then on every mutation is written
+        through before it is applied, under the history's lock, so the store sees mutations in
+        the order the history does: ``append`` and ``extend`` as one ``store.append`` batch
+        each, ``reset`` and ``restore`` (and a plugin's reduce) as ``store.replace``. Window
+        trims are not written: the store keeps the full log, and the window applies again
+        when it is loaded. A write that fails raises from the mutation, which is then not
+        applied, so memory and store always agree.
+
+        Returns the history, so ``history = History(max_tokens=...).bind(store, "c1")`` works.
+        Copies and pickles of a bound history are not bound.
+
+        Args:
+            store: a blocking :class:`~threadline.stores.Store` (use :meth:`abind` for an
+                :class:`~threadline.stores.AsyncStore`).
+            conversation_id: the conversation's id in the store.
+
+        Raises:
+            RuntimeError: the history is bound already.
+            TypeError: ``store`` is an async store.
+            threadline.ValidationError: the store refuses ``conversation_id``.
+            threadline.StoreError: the store could not load or write; the history is not bound.
+        """
+        if _is_async_store(store):
+            raise TypeError(
+                f"{type(store).__name__} is an async store: bind it with "
+                "`await history.abind(store, conversation_id)`"
+            )
+        self._check_unbound()
+        loaded = store.load(conversation_id)
+        measured = self._measure_all(loaded) if loaded else None
+        with self._lock:
+            self._check_unbound()
+            if measured is not None:
+                self._replace_all(loaded, *measured, write=False)
+            elif len(self._view()):
+                store.replace(conversation_id, list(self._view()))
+            self._binding = _Binding(store, conversation_id, asynchronous=False)
+        if self._pending:
+            self._deliver()
+        return self
+
+    async def abind(self, store: AsyncStore, conversation_id: str) -> Self:
+        """The async twin of :meth:`bind`: persist this history in an async ``store``.
+
+        Loads (or writes the current messages as the conversation's start) like :meth:`bind`,
+        awaiting the store. From then on mutations are applied in memory at once and their
+        writes are queued, in order; :meth:`flush` sends them. Call ``await history.flush()``
+        after each step of your loop (or before answering a request). Trims are not written.
+
+        Args:
+            store: an :class:`~threadline.stores.AsyncStore`.
+            conversation_id: the conversation's id in the store.
+
+        Raises:
+            RuntimeError: the history is bound already.
+            TypeError: ``store`` is a blocking store (use :meth:`bind`).
+            threadline.ValidationError: the store refuses ``conversation_id``.
+            threadline.StoreError: the store could not load or write; the history is not bound.
+        """
+        if not _is_async_store(store):
+            raise TypeError(
+                f"{type(store).__name__} is a blocking store: bind it with "
+                "`history.bind(store, conversation_id)`"
+            )
+        self._check_unbound()
+        loaded = await store.load(conversation_id)
+        if loaded:
+            measured = self._measure_all(loaded)
+            with self._lock:
+                self._check_unbound()
+                self._replace_all(loaded, *measured, write=False)
+                self._binding = _Binding(store, conversation_id, asynchronous=True)
+            if self._pending:
+                self._deliver()
+            return self
+        while True:
+            # Write the current messages as the start; if another task mutated the history
+            # while that write was awaited, write again, so that nothing escapes the store.
+            current = self.snapshot()
+            if current:
+                await store.replace(conversation_id, list(current))
+            with self._lock:
+                self._check_unbound()
+                if self._version == current.version:
+                    self._binding = _Binding(store, conversation_id, asynchronous=True)
+                    return self
+
+    async def flush(self) -> None:
+        """Send the writes queued since :meth:`abind` to the store, in order.
+
+        Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
+        before it unnecessary, so they are skipped. If a write fails, its error is raised here
+        and it stays queued, with everything after it, for the next ``flush``: nothing is
+        lost from memory, and nothing reaches the store out of order. Does nothing for an
+        unbound history or one bound with :meth:`bind` (its writes are never queued).
+
+        Raises:
+            threadline.StoreError: the store could not write (the writes stay queued).
+        """
+        binding = self._binding
+        if binding is None or not binding.asynchronous:
+            return
+        async with binding.flushing:
+            while True:
+                with self._lock:
+                    queue = list(binding.queue)
+                if not queue:
+                    return
+                last_replace = max(
+                    (index for index, (kind, _) in enumerate(queue) if kind == "replace"),
+                    default=0,
+                )
+                if last_replace:
+                    with self._lock:
+                        for _ in range(last_replace):
+                            binding.queue.popleft()
+                    continue
+                kind, messages = queue[0]
+                if kind == "replace":
+                    await binding.store.replace(binding.conversation_id, messages)
+                    sent = 1
+                else:
+                    sent = 1
+                    while sent < len(queue) and queue[sent][0] == "append":
+                        sent += 1
+                    batch = [message for _, part in queue[:sent] for message in part]
+                    await binding.store.append(binding.conversation_id, batch)
+                with self._lock:
+                    for _ in range(sent):
+                        binding.queue.popleft()
+
+    @property
+    def pending_writes(self) -> int:
+        """How many writes :meth:`flush` has yet to send (0 unless bound with :meth:`abind`)."""
+        binding = self._binding
+        return len(binding.queue) if binding is not None else 0
+
+    def _check_unbound(self) -> None:
+        binding = self._binding
+        if binding is not None:
+            raise RuntimeError(
+                f"this history is bound already (to conversation {binding.conversation_id!r} "
+                f"in {binding.store!r}); bind a new History, or a copy (copies are unbound)"
+            )
+
+    # -- internals: configuration ----------------------------------------------------------
 
     def _configure(
         self,
         *,
         max_messages: int | None,
         max_tokens: int | None,
-        token_counter: Callable[[Message], int] | None,
-        plugins: tuple[Any, ...],
+        token_counter: TokenCounter | None,
         on_listener_error: ListenerErrorHandler | None,
-        on_plugin_error: Callable[..., object] | None,
+        on_plugin_error: PluginErrorHandler | None,
     ) -> None:
         self._max_messages = max_messages
         self._max_tokens = max_tokens
         self._token_counter = token_counter
-        self._plugins = plugins
+        self._counter = checked_counter(token_counter)
+        self._window = (
+            None
+            if max_messages is None and max_tokens is None
+            else _Window(max_messages, max_tokens)
+        )
         self._on_listener_error = on_listener_error
         self._on_plugin_error = on_plugin_error
+        self._plugins = ()
+        self._transforms = ()
+        self._after_append = ()
+        self._reducers = ()
+        self._binding = None
         self._lock = threading.RLock()
         self._subscriptions = ()
         self._pending = deque()
@@ -642,22 +1022,133 @@ class History:
             "on_plugin_error": self._on_plugin_error,
         }
 
-    def _install(self, items: list[Message], version: int) -> None:
-        """Make ``items`` (a list nobody else holds) the storage; rebuild what derives from it."""
+    def _register(self, plugin: Plugin) -> None:
+        on_registered = _hook(plugin, "on_registered")
+        if on_registered is not None:
+            try:
+                on_registered(self)
+            except Exception as error:
+                raise PluginError(
+                    f"plugin {plugin!r} raised in on_registered, so it was not registered: {error}"
+                ) from error
+        with self._lock:
+            self._plugins = (*self._plugins, plugin)
+            for name, hooks in (
+                ("transform", "_transforms"),
+                ("after_append", "_after_append"),
+                ("reduce", "_reducers"),
+            ):
+                hook = _hook(plugin, name)
+                if hook is not None:
+                    setattr(self, hooks, (*getattr(self, hooks), (plugin, hook)))
+
+    def _run_after_append(self, messages: tuple[Message, ...]) -> None:
+        for plugin, after_append in self._after_append:
+            try:
+                after_append(self, messages)
+            except Exception as error:
+                self._plugin_failed(error, plugin, "after_append")
+
+    def _plugin_failed(self, error: Exception, plugin: object, hook: str) -> None:
+        """Hand a plugin's error to ``on_plugin_error`` (by default: log it); never raises."""
+        handler = self._on_plugin_error or _log_plugin_error
+        try:
+            handler(error, plugin, hook)
+        except Exception:
+            logger.exception(
+                "on_plugin_error %r raised while handling an error from plugin %r", handler, plugin
+            )
+
+    # -- internals: storage ----------------------------------------------------------------
+
+    def _measure(self, message: Message) -> tuple[int, int]:
+        """``(characters, tokens)`` of ``message``; one pass for both with the default counter."""
+        if self._token_counter is None:
+            chars, files = measure(message)
+            return chars, tokens_from_measure(chars, files)
+        return content_chars(message), self._counter(message)
+
+    def _measure_all(self, items: Sequence[Message]) -> tuple[list[int], list[int]]:
+        """Characters of each of ``items``, and with a window their token counts (else ``[]``).
+
+        Done before taking the lock, so a slow token counter never blocks other threads.
+        """
+        if self._window is None:
+            return list(map(content_chars, items)), []
+        measured = list(map(self._measure, items))
+        return [chars for chars, _ in measured], [tokens for _, tokens in measured]
+
+    def _install(
+        self, items: list[Message], version: int, sizes: list[int], counts: list[int]
+    ) -> None:
+        """Make ``items`` (a list nobody else holds) the storage; rebuild what derives from it.
+
+        ``sizes`` and ``counts`` come from ``_measure_all(items)``.
+        """
         self._items = items
         self._start = 0
         self._head = ()
+        self._offset = 0
         self._version = version
         self._snapshot = None
         self._size = 0
         self._results = {}
         self._system = ()
-        for message in items:
-            self._track(message)
+        for message, chars in zip(items, sizes, strict=True):
+            self._track(message, chars)
+        window = self._window
+        self._sizes = array("q", sizes if window is not None else ())
+        self._tokens = array("q", counts)
+        self._token_total = sum(counts)
+        if window is not None:
+            window.clear()
+            for position, message in enumerate(items):
+                self._note(window, message, position)
 
-    def _track(self, message: Message) -> None:
+    def _replace_all(
+        self, items: list[Message], sizes: list[int], counts: list[int], *, write: bool = True
+    ) -> None:
+        """Under the lock: make ``items`` the contents as one ``restore`` (then trim).
+
+        A bound store is told first (``replace``), unless ``write`` is false (a load).
+        """
+        if write and self._binding is not None:
+            self._binding.replaced(items)
+        self._install(items, self._version + 1, sizes, counts)
+        self._publish("restore", items)
+        if self._window is not None:
+            self._trim(self._window, publish=True)
+
+    def _replace_prefix(
+        self, old: Sequence[Message], new: Sequence[Message], *, remove: Sequence[Message] = ()
+    ) -> bool:
+        """Replace the leading messages ``old`` with ``new`` as one ``restore``, if still there.
+
+        For plugins that rewrite the start of a history after awaiting something (a summary):
+        the replacement happens only when the history still starts with exactly the messages
+        ``old`` (the same objects), whatever was appended after them meanwhile. Messages in
+        ``remove`` (by identity) are dropped from the rest.
+
+        Returns:
+            Whether the history was changed.
+        """
+        with self._lock:
+            current = self._view()
+            if len(current) < len(old) or not all(map(operator.is_, current, old)):
+                return False
+            rest = current[len(old) :]
+            if remove:
+                gone = set(map(id, remove))
+                rest = tuple(message for message in rest if id(message) not in gone)
+            items = [*new, *rest]
+            self._replace_all(items, *self._measure_all(items))
+        if self._pending:
+            self._deliver()
+        return True
+
+    def _track(self, message: Message, chars: int) -> None:
         """Account for a message that joined the storage: size, result index, system list."""
-        self._size += content_chars(message)
+        self._size += chars
         role = message.role
         if role == "tool":
             for part in message.parts:
@@ -666,8 +1157,183 @@ class History:
         elif role == "system":
             self._system = (*self._system, message)
 
+    def _count_pending(self) -> None:
+        """Under the lock: count the messages not counted yet (only without a window)."""
+        items = self._items
+        tokens = self._tokens
+        count = self._counter
+        for position in range(len(tokens), len(items)):
+            value = count(items[position])
+            tokens.append(value)
+            self._token_total += value
+
     def _view(self) -> Snapshot:
         return _view(self._items, self._start, len(self._items), self._head, self._version)
+
+    # -- internals: windows ----------------------------------------------------------------
+
+    def _note(self, window: _Window, message: Message, position: int) -> None:
+        """Record where ``message``'s tool calls are and which calls its results answer.
+
+        ``position`` is absolute (it survives compaction). A result answers the latest call
+        with its id; one whose call is not in the window is an orphan, and no window may start
+        at or before it. ``window.reach[p]`` is the last result answering a call made at ``p``:
+        a window starting after ``p`` must start after that too.
+        """
+        role = message.role
+        if role == "assistant":
+            for part in message.parts:
+                if type(part) is ToolCallPart:
+                    window.call_at[part.id] = position
+        elif role == "tool":
+            first = self._offset + self._start
+            hint = window.hint
+            for part in message.parts:
+                if type(part) is not ToolResultPart:
+                    continue
+                window.result_at[part.call_id] = position
+                call = window.call_at.get(part.call_id)
+                if call is None or call < first:
+                    window.orphan_reach = position
+                elif window.reach.get(call, -1) < position:
+                    window.reach[call] = position
+                if hint is not None and (call is None or call < hint[1]):
+                    hint[2] = position
+
+    def _trim(self, window: _Window, *, publish: bool) -> None:
+        """Under the lock: drop the oldest units that do not fit, as ``trim_messages`` would.
+
+        Walks from the window's start to the first cut where the rest fits (every message it
+        passes is dropped, so this is O(1) amortized), then, if that cut is not a user message,
+        on to the first user message at a cut (see ``_first_user``).
+        """
+        items = self._items
+        end = len(items)
+        kept = len(self._head) + end - self._start
+        total = self._token_total
+        max_messages = window.max_messages
+        max_tokens = window.max_tokens
+        if kept <= max_messages and total <= max_tokens:
+            return
+        tokens = self._tokens
+        offset = self._offset
+        reach_of = window.reach
+        reach = window.orphan_reach
+        best = newest_cut = newest_other = -1
+        position = self._start
+        while position < end:
+            message = items[position]
+            role = message.role
+            if role != "system":
+                if role != "tool":
+                    newest_other = position
+                if (role == "user" or role == "assistant") and offset + position > reach:
+                    if kept <= max_messages and total <= max_tokens:
+                        best = position
+                        break
+                    newest_cut = position
+                kept -= 1
+                total -= tokens[position]
+                passed = reach_of.get(offset + position)
+                if passed is not None and passed > reach:
+                    reach = passed
+            position += 1
+        if best >= 0:
+            cut = best if items[best].role == "user" else self._first_user(window, best, reach)
+        elif newest_cut >= 0:
+            cut = newest_cut
+        elif newest_other >= 0:
+            cut = newest_other
+        else:
+            return
+        if cut > self._start:
+            self._drop(window, cut, publish=publish)
+
+    def _first_user(self, window: _Window, cut: int, reach: int) -> int:
+        """The first user message at a cut from ``cut`` on, else ``cut``.
+
+        ``reach`` is the last result answering a call before ``cut``. A fruitless search is
+        remembered in ``window.hint`` (where it ended and the reach there), so the next one
+        resumes from there: a long run with no user message is scanned once, not per append.
+        """
+        items = self._items
+        end = len(items)
+        offset = self._offset
+        position = cut
+        hint = window.hint
+        if hint is not None and hint[0] <= offset + cut <= hint[1]:
+            position = hint[1] - offset
+            reach = max(reach, hint[2])
+        reach_of = window.reach
+        while position < end:
+            if items[position].role == "user" and offset + position > reach:
+                window.hint = None
+                return position
+            passed = reach_of.get(offset + position)
+            if passed is not None and passed > reach:
+                reach = passed
+            position += 1
+        window.hint = [offset + cut, offset + end, reach]
+        return cut
+
+    def _drop(self, window: _Window, cut: int, *, publish: bool) -> None:
+        """Under the lock: drop ``_items[_start:cut]`` (pinning its system messages)."""
+        items = self._items
+        tokens = self._tokens
+        sizes = self._sizes
+        offset = self._offset
+        pinned: list[Message] = []
+        dropped: list[Message] = []
+        for position in range(self._start, cut):
+            message = items[position]
+            if message.role == "system":
+                pinned.append(message)
+                continue
+            dropped.append(message)
+            self._token_total -= tokens[position]
+            self._size -= sizes[position]
+            self._forget(window, message, offset + position, offset + cut)
+        if pinned:
+            self._head = (*self._head, *pinned)
+        self._start = cut
+        if cut > len(items) >> 1:
+            # More than half of the storage is dead: copy the live part (less than what died
+            # since the last compaction, so O(1) amortized). Old snapshots keep the old list.
+            self._items = items[cut:]
+            self._tokens = tokens[cut:]
+            self._sizes = sizes[cut:]
+            self._offset = offset + cut
+            self._start = 0
+        self._snapshot = None
+        if dropped and publish:
+            self._version += 1
+            self._publish("trim", dropped)
+
+    def _forget(self, window: _Window, message: Message, position: int, first: int) -> None:
+        """Account for a message a window dropped: result index and call bookkeeping.
+
+        ``first`` is the (absolute) position the window now starts at. Only a fallback cut
+        (when no unit boundary exists) drops a call whose results stay; they become orphans.
+        """
+        role = message.role
+        if role == "tool":
+            result_at = window.result_at
+            for part in message.parts:
+                # Only if no later message holds a result for the same call (the index keeps
+                # the last one appended).
+                if type(part) is ToolResultPart and result_at.get(part.call_id) == position:
+                    del result_at[part.call_id]
+                    del self._results[part.call_id]
+        elif role == "assistant":
+            reach = window.reach.pop(position, None)
+            if reach is not None and reach >= first and reach > window.orphan_reach:
+                window.orphan_reach = reach
+            call_at = window.call_at
+            for part in message.parts:
+                if type(part) is ToolCallPart and call_at.get(part.id) == position:
+                    del call_at[part.id]
+
+    # -- internals: events -----------------------------------------------------------------
 
     def _publish(self, kind: EventKind, messages: Sequence[Message]) -> None:
         """Under the lock, after a mutation: drop the cached snapshot and queue the event."""
@@ -721,6 +1387,71 @@ class History:
                 )
 
 
+class _Binding:
+    """A history's store binding: where writes go, and (async) the writes not sent yet."""
+
+    __slots__ = ("asynchronous", "conversation_id", "flushing", "queue", "store")
+
+    def __init__(self, store: Any, conversation_id: str, *, asynchronous: bool) -> None:
+        self.store = store
+        self.conversation_id = conversation_id
+        self.asynchronous = asynchronous
+        self.queue: deque[tuple[Literal["append", "replace"], list[Message]]] = deque()
+        self.flushing = asyncio.Lock()  # serializes flushes (binds to a loop on first use)
+
+    def appended(self, messages: Sequence[Message]) -> None:
+        """Under the history's lock, before the append is applied: write or queue it."""
+        if self.asynchronous:
+            self.queue.append(("append", list(messages)))
+        else:
+            self.store.append(self.conversation_id, list(messages))
+
+    def replaced(self, messages: Sequence[Message]) -> None:
+        """Under the history's lock, before a reset or restore is applied: write or queue it."""
+        if self.asynchronous:
+            self.queue.append(("replace", list(messages)))
+        else:
+            self.store.replace(self.conversation_id, list(messages))
+
+
+def _is_async_store(store: object) -> bool:
+    return inspect.iscoroutinefunction(getattr(store, "append", None))
+
+
+class _Window:
+    """A history's window: its budgets and the bookkeeping that makes trimming O(1) amortized.
+
+    Positions are absolute (``History._offset`` + index), so compaction never rewrites them.
+    """
+
+    __slots__ = (
+        "call_at",
+        "hint",
+        "max_messages",
+        "max_tokens",
+        "orphan_reach",
+        "reach",
+        "result_at",
+    )
+
+    def __init__(self, max_messages: int | None, max_tokens: int | None) -> None:
+        self.max_messages = sys.maxsize if max_messages is None else max_messages
+        self.max_tokens = sys.maxsize if max_tokens is None else max_tokens
+        self.clear()
+
+    def clear(self) -> None:
+        self.call_at: dict[str, int] = {}
+        """Tool call id -> position of the latest message making that call."""
+        self.reach: dict[int, int] = {}
+        """Position of a message with calls -> position of the last result answering one."""
+        self.result_at: dict[str, int] = {}
+        """Tool call id -> position of the last message holding a result for it."""
+        self.orphan_reach = -1
+        """Position of the last result whose call is not in the window."""
+        self.hint: list[int] | None = None
+        """[from, to, reach]: no user message at a cut in [from, to); reach as of ``to``."""
+
+
 _H = TypeVar("_H", bound=History)
 
 
@@ -728,34 +1459,34 @@ def _rebuild_history(
     cls: type[_H], messages: list[Message], version: int, config: dict[str, Any]
 ) -> _H:
     history = cls.__new__(cls)
+    plugins = config.pop("plugins", ())
     history._configure(**config)
-    history._install(messages, version)
+    history._install(messages, version, *history._measure_all(messages))
+    if history._window is not None:
+        history._trim(history._window, publish=False)
+    for plugin in plugins:
+        history._register(plugin)
     return history
 
 
-# ---------------------------------------------------------------------------------------------
-# Content size
+def _hook(plugin: object, name: str) -> Callable[..., Any] | None:
+    """``plugin``'s method ``name``, or ``None`` when it lacks one or inherits Plugin's no-op."""
+    method = getattr(plugin, name, None)
+    if method is None or getattr(method, "__threadline_default_hook__", False):
+        return None
+    if not callable(method):
+        raise TypeError(f"plugin {plugin!r} has a {name} attribute that is not callable")
+    return cast("Callable[..., Any]", method)
 
 
-def content_chars(message: Message) -> int:
-    """Characters of content in ``message``: what :attr:`History.size` adds up.
-
-    Counted: text parts' text; reasoning parts' readable text (not signatures, encrypted
-    state or summaries); tool calls' arguments as compact JSON (``{"city":"Paris"}``, non-ASCII
-    kept as is), or the raw text for a call whose arguments were not a JSON object; tool
-    results' text (a string result, or the text parts of a multi-part one). Files, hook state,
-    provider-run tool parts, ids, names and metadata count zero.
-    """
-    total = 0
-    for part in message.parts:
-        if isinstance(part, (TextPart, ReasoningPart, ToolResultPart)):
-            total += len(part.text)
-        elif isinstance(part, ToolCallPart):
-            if part.raw_arguments is not None:
-                total += len(part.raw_arguments)
-            else:
-                total += len(json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":")))
-    return total
+def _log_plugin_error(error: Exception, plugin: object, hook: str) -> None:
+    logger.error(
+        "a History plugin %r raised in %s; the history was left as it was and the other "
+        "plugins ran",
+        plugin,
+        hook,
+        exc_info=error,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

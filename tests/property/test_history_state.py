@@ -1,9 +1,13 @@
-"""History against a plain list: a hypothesis state machine over every mutation and reader.
+"""History against a plain list: hypothesis state machines over every mutation and reader.
 
 The model is a list of messages, a version counter, and for each listener the events it should
 have seen. After every step the history must hold what the list holds, return the same
-snapshot object until the next mutation, leave every earlier snapshot as it was, and have told
-each listener exactly one event per mutation, in order, with the right kind and version.
+snapshot object until the next mutation, leave every earlier snapshot as it was, keep
+``total_tokens`` and ``size`` equal to the sums over its messages, and have told each listener
+exactly one event per mutation, in order, with the right kind and version.
+
+With a window the model is ``trim_messages`` applied after every mutation, and a mutation that
+trims is followed by a ``trim`` event of its own.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
     consumes,
+    initialize,
     invariant,
     precondition,
     rule,
@@ -23,7 +28,9 @@ from hypothesis.stateful import (
 
 import threadline as tl
 from tests.strategies import any_messages
+from threadline.context import trim_messages
 from threadline.history import History, HistoryEvent, Snapshot
+from threadline.tokens import content_chars, estimate_tokens
 
 # A message and whether to hand it to History as a mapping of its fields instead.
 inputs = st.tuples(
@@ -159,8 +166,14 @@ class HistoryMachine(RuleBasedStateMachine):
             for part in m.parts
             if isinstance(part, tl.ToolResultPart)
         }
-        for call_id, part in results.items():
-            assert self.history.get_tool_result(call_id) == part
+        # "call_1" is the id every generated result uses: present or forgotten, never stale.
+        for call_id in {"call_1", *results}:
+            assert self.history.get_tool_result(call_id) == results.get(call_id)
+
+    @invariant()
+    def totals_are_the_sums_over_the_messages(self) -> None:
+        assert self.history.total_tokens == sum(map(estimate_tokens, self.model))
+        assert self.history.size == sum(map(content_chars, self.model))
 
     @invariant()
     def earlier_snapshots_are_unchanged(self) -> None:
@@ -176,3 +189,29 @@ class HistoryMachine(RuleBasedStateMachine):
 
 
 TestHistoryStateMachine = HistoryMachine.TestCase
+
+
+class WindowedHistoryMachine(HistoryMachine):
+    """The same rules and invariants with a window: the model is trimmed after every mutation."""
+
+    @initialize(
+        budget=st.fixed_dictionaries(
+            {},
+            optional={"max_messages": st.integers(1, 8), "max_tokens": st.integers(5, 400)},
+        ).filter(bool)
+    )
+    def configure(self, budget: dict[str, int]) -> None:
+        self.budget = budget
+        self.history = History(**budget)
+
+    def mutated(self, kind: str, messages: list[tl.Message]) -> None:
+        # The rules leave self.model untrimmed: the event of the mutation itself shows that
+        # state, then a trim (if any) has its own event and version.
+        super().mutated(kind, messages)
+        trimmed = trim_messages(self.model, **self.budget)
+        self.model = trimmed.messages
+        if trimmed.dropped:
+            super().mutated("trim", trimmed.dropped)
+
+
+TestWindowedHistoryStateMachine = WindowedHistoryMachine.TestCase

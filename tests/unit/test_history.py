@@ -287,12 +287,19 @@ class TestConstruction:
         assert [e.path for e in caught.value.errors] == ["messages[2].parts[0].arguments"]
 
     @pytest.mark.parametrize(
-        "options",
-        [{"max_messages": 10}, {"max_tokens": 1000}, {"plugins": [object()]}],
-        ids=["max_messages", "max_tokens", "plugins"],
+        ("options", "error"),
+        [
+            ({"max_messages": 0}, ValueError),
+            ({"max_tokens": -5}, ValueError),
+            ({"max_messages": 2.5}, TypeError),
+            ({"max_tokens": True}, TypeError),
+            ({"token_counter": 42}, TypeError),
+        ],
     )
-    def test_windows_and_plugins_are_refused_not_ignored(self, options: dict[str, Any]) -> None:
-        with pytest.raises(NotImplementedError, match="not available"):
+    def test_bad_window_options_raise_naming_the_option(
+        self, options: dict[str, Any], error: type[Exception]
+    ) -> None:
+        with pytest.raises(error, match=next(iter(options))):
             History(**options)
 
     def test_other_options_are_accepted(self) -> None:

@@ -231,3 +231,20 @@ def test_reset_and_restore_racing_appends_keep_the_history_consistent() -> None:
             model.extend(event.messages)
         assert list(event.snapshot) == model
     assert model == list(history)
+
+
+def test_concurrent_appends_with_a_window_keep_it_exact() -> None:
+    # Every message the threads append is seen exactly once by a listener, either still in the
+    # history or in a trim event; the window and its running totals stay exact.
+    history = History(max_tokens=500)
+    dropped: list[tl.Message] = []
+    history.subscribe(
+        lambda event: dropped.extend(event.messages) if event.kind == "trim" else None
+    )
+    run_threads(appender(history, batches(t, 2_000)) for t in range(4))
+    kept = list(history)
+    assert sum(map(tl.tokens.estimate_tokens, kept)) == history.total_tokens <= 500
+    assert sorted(m.id for m in dropped + kept) == sorted(
+        m.id for t in range(4) for m in batches(t, 2_000)
+    )
+    assert history.size == sum(map(tl.tokens.content_chars, kept))

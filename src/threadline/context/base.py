@@ -1,0 +1,106 @@
+"""The :class:`Plugin` protocol: how context management hooks into a :class:`~threadline.History`.
+
+A plugin changes what a model sees, or what a history holds, without the agent loop knowing.
+It may implement any of four hooks; each is optional:
+
+- ``on_registered(history)`` — once, when ``history.use(plugin)`` (or ``History(plugins=...)``,
+  or a copy of such a history) registers it. If it raises, the plugin is not registered and the
+  caller gets :class:`~threadline.PluginError`.
+- ``transform(history, messages) -> messages`` — at read time, in
+  :meth:`History.messages_for_model <threadline.History.messages_for_model>`: returns what the
+  model should see instead (tool-result masking). Stored messages never change.
+- ``after_append(history, messages)`` — after every ``append`` and ``extend``, once the
+  listeners have run, outside the history's lock (so it may read or mutate the history).
+- ``reduce(history, *, max_tokens, max_messages, older_than) -> bool`` — on
+  ``await history.reduce(...)``: shrink the stored history (rolling summary); may be a
+  coroutine function. Returns whether it changed anything.
+
+Plugins run in registration order. An error in ``transform`` or ``after_append`` is isolated:
+the history carries on as if that plugin had done nothing, and the error goes to the history's
+``on_plugin_error(error, plugin, hook)`` (by default it is logged). An error in a ``reduce``
+called by hand reaches the caller as :class:`~threadline.PluginError`.
+
+Subclass :class:`Plugin` and override what you need (the others are no-ops the history skips),
+or pass any object with some of these methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from threadline.messages import Message
+
+if TYPE_CHECKING:
+    from threadline.history import History
+
+__all__ = ["Plugin", "ToolDefinition"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _default_hook(function: _F) -> _F:
+    """Mark a :class:`Plugin` method as the no-op default, which a history does not call."""
+    function.__threadline_default_hook__ = True  # type: ignore[attr-defined]
+    return function
+
+
+class Plugin(Protocol):
+    """A context plugin. Every hook is optional: subclass this and override what you need.
+
+    See the module docstring for when each hook runs and what happens when it raises.
+    """
+
+    @_default_hook
+    def on_registered(self, history: History) -> None:
+        """Called once when ``history`` registers this plugin; raise to refuse it."""
+
+    @_default_hook
+    def transform(self, history: History, messages: list[Message]) -> Sequence[Message]:
+        """Return the messages a model should see instead of ``messages`` (a new sequence).
+
+        ``messages`` is a fresh list holding the history's messages as the plugins before this
+        one left them; the stored history never changes.
+        """
+        return messages
+
+    @_default_hook
+    def after_append(self, history: History, messages: tuple[Message, ...]) -> None:
+        """Called after ``messages`` were appended (one for ``append``, a batch for ``extend``)."""
+
+    @_default_hook
+    def reduce(
+        self,
+        history: History,
+        *,
+        max_tokens: int | None,
+        max_messages: int | None,
+        older_than: datetime | timedelta | None,
+    ) -> bool | Awaitable[bool]:
+        """Shrink the stored history toward the given targets; return whether it changed."""
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A tool a model can call, ready to hand to an agent framework or a provider SDK.
+
+    ``name``, ``description`` and ``parameters`` (a JSON Schema object) are what providers take
+    in their tool lists; ``function`` runs the tool with the model's arguments as keywords.
+    Calling the definition itself calls ``function``.
+    """
+
+    name: str
+    """The tool's name, as the model will call it."""
+    description: str
+    """What the tool does and when to use it, for the model."""
+    parameters: Mapping[str, Any]
+    """The JSON Schema of the tool's arguments (an ``object`` schema)."""
+    function: Callable[..., str]
+    """Runs the tool: called with the model's arguments as keyword arguments."""
+
+    def __call__(self, **arguments: Any) -> str:
+        """Run the tool with the model's ``arguments``."""
+        return self.function(**arguments)

@@ -1,0 +1,265 @@
+"""Windows: keep a history within a message or token budget without ever breaking it.
+
+:func:`trim_messages` drops the oldest messages until what is left fits ``max_messages`` and
+``max_tokens`` (both count system messages too). ``History(max_messages=..., max_tokens=...)``
+applies exactly the same rule after every append, incrementally.
+
+Where a window may start
+------------------------
+A window only ever starts at a *cut*: a user or assistant message such that no tool result at
+or after it answers a tool call before it. So the messages between two cuts form a *unit* that
+is kept or dropped whole: a user message (with any internal messages after it); an assistant
+message with its tool calls, their tool results and anything between them; any other message
+on its own. A call is never separated from its results, a window never starts with a tool
+result (or with an internal message, which no model sees), and a history that was valid under
+strict integrity stays valid once trimmed, unless it ends in a call still waiting for its
+results. Pairing is matched by id: a result answers the latest call with its id before it.
+
+The rule
+--------
+1. If everything fits, nothing is dropped.
+2. Otherwise the window starts at the earliest cut whose suffix fits, and then, when a user
+   message at a later cut exists, at the first such user message: a model should see a turn
+   begin, not the middle of one.
+3. When not even the newest unit fits (one huge message, or system messages that take the
+   whole budget), the newest unit is kept anyway and :attr:`Trimmed.over_budget` is set: a
+   window never silently returns nothing.
+
+System messages are never dropped: the ones before the cut move ahead of the window, in order
+(they are *pinned*); the ones inside it stay where they are.
+
+If a history has no cut at all (its newest messages are tool results whose calls are nowhere
+before them — a broken history), rule 3 falls back to starting at the newest message that is
+not a tool result.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from threadline.integrity import _as_messages
+from threadline.messages import Message, ToolCallPart, ToolResultPart
+from threadline.tokens import TokenCounter, checked_counter
+
+__all__ = ["Trimmed", "check_budget", "trim_messages"]
+
+
+@dataclass(frozen=True, slots=True)
+class Trimmed:
+    """The result of :func:`trim_messages`."""
+
+    messages: list[Message]
+    """What is kept: the pinned system messages, then the window (a new list)."""
+    dropped: list[Message]
+    """What was dropped, oldest first (never a system message)."""
+    over_budget: bool
+    """``messages`` still exceeds a budget: not even the newest unit fits on its own (it is
+    kept anyway), or the system messages alone exceed it."""
+
+
+def trim_messages(
+    messages: Sequence[Message],
+    *,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+    counter: TokenCounter | None = None,
+) -> Trimmed:
+    """Drop the oldest whole units of ``messages`` until the rest fits the budgets.
+
+    The same rule ``History(max_messages=..., max_tokens=...)`` applies after every append; the
+    module docstring spells it out. Only the newest messages that fit are measured, so trimming
+    a long history to a small budget costs little. The input is never changed.
+
+    Args:
+        messages: the history, oldest first: :class:`~threadline.Message` objects (or mappings
+            of their fields, validated), such as a ``History`` snapshot.
+        max_messages: keep at most this many messages, system messages included; ``None`` for
+            no limit.
+        max_tokens: keep at most this many tokens, system messages included; ``None`` for no
+            limit.
+        counter: counts one message's tokens; :func:`~threadline.estimate_tokens` when
+            ``None``. Used only with ``max_tokens``.
+
+    Returns:
+        :class:`Trimmed`: the kept messages, the dropped ones, and whether the result is still
+        over budget. With neither budget, everything is kept.
+
+    Raises:
+        TypeError: a budget is not an ``int``, or ``counter`` returned something else.
+        ValueError: a budget is below 1, or ``counter`` returned a negative number.
+        threadline.ValidationError: ``messages`` is not a sequence of messages.
+    """
+    check_budget("max_messages", max_messages)
+    check_budget("max_tokens", max_tokens)
+    items = _as_messages(messages, "trim_messages")
+    if max_messages is None and max_tokens is None:
+        return Trimmed(items, [], over_budget=False)
+    count = checked_counter(counter) if max_tokens is not None else None
+    roles = list(map(_ROLE, items))
+    systems = _positions(roles, "system")
+    plan = plan_cut(
+        items,
+        roles,
+        systems,
+        max_messages=max_messages,
+        max_tokens=max_tokens,
+        count=count,
+        prefer_user=True,
+    )
+    if isinstance(plan, bool):
+        return Trimmed(items, [], over_budget=plan)
+    cut, over_budget = plan
+    pinned = [items[index] for index in systems if index < cut]
+    return Trimmed([*pinned, *items[cut:]], _without(items, systems, cut), over_budget)
+
+
+def check_budget(name: str, value: object) -> None:
+    """Refuse a budget that is not ``None`` or an ``int`` of at least 1, naming it.
+
+    Raises:
+        TypeError: ``value`` is not an ``int`` (``bool`` included).
+        ValueError: ``value`` is below 1.
+    """
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int or None, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, got {value}; use None for no limit")
+
+
+def plan_cut(
+    items: Sequence[Message],
+    roles: Sequence[str],
+    systems: Sequence[int],
+    *,
+    max_messages: int | None,
+    max_tokens: int | None,
+    count: Callable[[Message], int] | None,
+    prefer_user: bool,
+) -> tuple[int, bool] | bool:
+    """Where a window over ``items`` starts: ``(cut, over_budget)``, or a bool when all fits.
+
+    ``roles`` are the messages' roles and ``systems`` the positions of the system messages.
+    A bool result means nothing needs dropping; it says whether the system messages alone are
+    over budget (the only way a history with nothing to drop can be). Otherwise ``cut`` is the
+    index of the first message of the window (the system messages before it are pinned).
+
+    Scans from the newest message back, measuring only what fits plus one message, and keeps
+    the set of tool-result ids seen whose call has not been seen yet: an index is a cut when
+    that set is empty and the message there is a user or assistant message.
+    """
+    limit_messages: float = math.inf
+    limit_tokens: float = math.inf
+    if max_messages is not None:
+        limit_messages = max_messages - len(systems)
+    if max_tokens is not None and count is not None:
+        limit_tokens = max_tokens - sum(count(items[index]) for index in systems)
+    kept = 0
+    tokens = 0
+    pending: set[str] = set()  # results seen whose call is further back
+    best = -1
+    best_user = -1
+    index = len(items) - 1
+    role = ""
+    while index >= 0:
+        role = roles[index]
+        if role == "system":
+            index -= 1
+            continue
+        message = items[index]
+        kept += 1
+        if count is not None:
+            tokens += count(message)
+        _fold(message, role, pending)
+        if kept > limit_messages or tokens > limit_tokens:
+            break
+        if not pending and (role == "user" or role == "assistant"):
+            best = index
+            if role == "user":
+                best_user = index
+        index -= 1
+    else:
+        return limit_messages < 0 or limit_tokens < 0
+    if best >= 0:
+        return (best_user if prefer_user and best_user >= 0 else best), False
+    # Not even the newest unit fits: keep it anyway. ``items[index]`` is folded already.
+    while True:
+        if not pending and (role == "user" or role == "assistant"):
+            return index, True
+        index -= 1
+        while index >= 0 and roles[index] == "system":
+            index -= 1
+        if index < 0:
+            return _fallback_cut(roles), True
+        role = roles[index]
+        _fold(items[index], role, pending)
+
+
+def valid_cuts(items: Sequence[Message]) -> list[int]:
+    """Every index of ``items`` where a window may start (see the module docstring), ascending."""
+    pending: set[str] = set()
+    cuts: list[int] = []
+    for index in range(len(items) - 1, -1, -1):
+        message = items[index]
+        role = message.role
+        if role == "system":
+            continue
+        _fold(message, role, pending)
+        if not pending and (role == "user" or role == "assistant"):
+            cuts.append(index)
+    cuts.reverse()
+    return cuts
+
+
+def _fold(message: Message, role: str, pending: set[str]) -> None:
+    """Account for ``message`` while scanning back: its results open ids, its calls close them."""
+    if role == "tool":
+        for part in message.parts:
+            if type(part) is ToolResultPart:
+                pending.add(part.call_id)
+    elif role == "assistant" and pending:
+        for part in message.parts:
+            if type(part) is ToolCallPart:
+                pending.discard(part.id)
+
+
+def _fallback_cut(roles: Sequence[str]) -> int:
+    """The newest message that is neither a tool result nor a system message, else 0."""
+    for index in range(len(roles) - 1, -1, -1):
+        if roles[index] not in ("tool", "system"):
+            return index
+    return 0
+
+
+_ROLE: Final = operator.attrgetter("role")
+
+
+def _positions(values: list[str], value: str) -> list[int]:
+    """Every index of ``value`` in ``values`` (``list.index`` runs at C speed; most histories
+    hold one system message or none)."""
+    found: list[int] = []
+    index = -1
+    try:
+        while True:
+            index = values.index(value, index + 1)
+            found.append(index)
+    except ValueError:
+        return found
+
+
+def _without(items: list[Message], positions: Sequence[int], end: int) -> list[Message]:
+    """``items[:end]`` without the messages at ``positions``, by slices."""
+    out: list[Message] = []
+    start = 0
+    for position in positions:
+        if position >= end:
+            break
+        out += items[start:position]
+        start = position + 1
+    out += items[start:end]
+    return out

@@ -1,0 +1,351 @@
+"""Invariants of context management over generated agent conversations.
+
+Windows (``trim_messages`` and ``History`` windows) are checked against a brute-force oracle of
+the documented rule, and for the promises users rely on: within budget unless flagged, system
+messages kept, whole units, a user message first when one fits, strict integrity. Masking must
+be lossless; summaries must replace whole units and leave exactly one summary message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
+
+import threadline as tl
+from tests.strategies import conversations
+from threadline.context import RollingSummary, ToolResultMasking, is_summary, trim_messages
+from threadline.context.masking import MASKED_KEY
+from threadline.history import History, HistoryEvent
+from threadline.integrity import prepare_messages
+from threadline.tokens import content_chars, estimate_tokens
+
+# Conversations, sometimes cut short (possibly right after a tool call, before its results).
+prefixes = conversations(max_turns=6).flatmap(
+    lambda messages: (
+        st.integers(0, len(messages)).map(lambda end: messages[:end]) | st.just(messages)
+    )
+)
+
+
+@st.composite
+def defective(draw: st.DrawFn) -> list[tl.Message]:
+    """A conversation edited at random: messages inserted (a user typing while a tool runs),
+    removed (orphan results, missing ones) or repeated (duplicate ids)."""
+    messages = list(draw(conversations(min_turns=1, max_turns=5)))
+    for _ in range(draw(st.integers(1, 3))):
+        where = draw(st.integers(0, len(messages)))
+        edit = draw(st.sampled_from(["insert", "remove", "repeat"]))
+        if edit == "insert":
+            role = draw(st.sampled_from(["user", "assistant", "internal", "system"]))
+            made = {
+                "user": tl.user_message,
+                "assistant": tl.assistant_message,
+                "internal": tl.internal_message,
+                "system": tl.system_message,
+            }[role]("edit", id=f"edit{where}.{len(messages)}")
+            messages.insert(where, made)
+        elif messages and where < len(messages):
+            if edit == "remove":
+                del messages[where]
+            else:
+                messages.insert(draw(st.integers(where, len(messages))), messages[where])
+    return messages
+
+
+@st.composite
+def tangled(draw: st.DrawFn) -> list[tl.Message]:
+    """Short random sequences over two call ids: interjections between a call and its
+    result, orphan and duplicate results, repeated call ids, pending calls, all common; texts
+    of very different sizes, so that token budgets cut in many places."""
+    call_ids = st.lists(st.sampled_from("xy"), min_size=1, max_size=2, unique=True)
+    texts = st.sampled_from(["a", "b" * 40, "c" * 200])
+    kinds = st.sampled_from(
+        ["user", "text", "call", "call", "result", "result", "internal", "system"]
+    )
+    out: list[tl.Message] = []
+    for index in range(draw(st.integers(1, 16))):
+        kind = draw(kinds)
+        if kind == "user":
+            out.append(tl.user_message(draw(texts), id=f"m{index}"))
+        elif kind == "text":
+            out.append(tl.assistant_message(draw(texts), id=f"m{index}"))
+        elif kind == "call":
+            parts = [tl.tool_call_part(c, "f", {}) for c in draw(call_ids)]
+            out.append(tl.assistant_message(*parts, id=f"m{index}"))
+        elif kind == "result":
+            parts = [tl.tool_result_part(c, draw(texts)) for c in draw(call_ids)]
+            out.append(tl.tool_message(*parts, id=f"m{index}"))
+        elif kind == "internal":
+            out.append(tl.internal_message(tl.hook_part("h", {}), id=f"m{index}"))
+        else:
+            out.append(tl.system_message("s", id=f"m{index}"))
+    return out
+
+
+histories = prefixes | defective() | tangled()
+budgets = st.fixed_dictionaries(
+    {},
+    optional={"max_messages": st.integers(1, 30), "max_tokens": st.integers(1, 3000)},
+)
+
+
+# -- the oracle ----------------------------------------------------------------------------------
+
+
+def answered(messages: list[tl.Message]) -> list[tuple[int, int]]:
+    """(result position, position of the call it answers or -1): a result answers the latest
+    call with its id before it."""
+    pairs = []
+    for position, message in enumerate(messages):
+        for result in message.tool_results:
+            calls = [
+                index
+                for index in range(position)
+                if any(call.id == result.call_id for call in messages[index].tool_calls)
+            ]
+            pairs.append((position, calls[-1] if calls else -1))
+    return pairs
+
+
+def is_cut(
+    messages: list[tl.Message], start: int, pairs: list[tuple[int, int]] | None = None
+) -> bool:
+    """By the definition: a user or assistant message, and no result at or after it answers
+    a call before it (or no call at all)."""
+    if messages[start].role not in ("user", "assistant"):
+        return False
+    pairs = answered(messages) if pairs is None else pairs
+    return all(call >= start for result, call in pairs if result >= start)
+
+
+def strict_ok(messages: list[tl.Message]) -> bool:
+    try:
+        prepare_messages(messages, "strict")
+    except tl.IntegrityError:
+        return False
+    return True
+
+
+def expected_window(messages: list[tl.Message], budget: dict[str, int]) -> tuple[int, bool]:
+    """(cut, over_budget) by the documented rule, by brute force; cut 0 means nothing dropped."""
+    limit_messages = budget.get("max_messages", 10**9)
+    limit_tokens = budget.get("max_tokens", 10**9)
+    systems = [m for m in messages if m.role == "system"]
+
+    def fits(start: int) -> bool:
+        kept = systems + [m for m in messages[start:] if m.role != "system"]
+        return len(kept) <= limit_messages and sum(map(estimate_tokens, kept)) <= limit_tokens
+
+    if fits(0) or all(m.role == "system" for m in messages):
+        return 0, not fits(len(messages))
+    pairs = answered(messages)
+    cuts = [start for start in range(len(messages)) if is_cut(messages, start, pairs)]
+    fitting = [start for start in cuts if fits(start)]
+    if fitting:
+        users = [start for start in fitting if messages[start].role == "user"]
+        return (users[0] if users else fitting[0]), False
+    if cuts:
+        return cuts[-1], True
+    others = [i for i, m in enumerate(messages) if m.role not in ("tool", "system")]
+    return (others[-1] if others else 0), True
+
+
+def ends_with_unanswered_call(messages: list[tl.Message]) -> bool:
+    return bool(messages) and bool(messages[-1].tool_calls)
+
+
+def assert_window(
+    messages: list[tl.Message], budget: dict[str, int], kept: list[tl.Message]
+) -> None:
+    """``kept`` is what a window over ``messages`` should hold; check every promise."""
+    cut, over_budget = expected_window(messages, budget)
+    pinned = [m for m in messages[:cut] if m.role == "system"]
+    assert kept == pinned + messages[cut:]
+    # Every system message is kept, in order.
+    assert [m for m in kept if m.role == "system"] == [m for m in messages if m.role == "system"]
+    # Within budget, unless not even the newest unit fits.
+    if not over_budget:
+        assert len(kept) <= budget.get("max_messages", len(kept))
+        assert sum(map(estimate_tokens, kept)) <= budget.get("max_tokens", 10**9)
+    # A trimmed window starts at a cut, on a user message when one at a cut fits.
+    body = [i for i, m in enumerate(messages) if i >= cut and m.role != "system"]
+    pairs = answered(messages)
+    if cut and body and any(is_cut(messages, i, pairs) for i in range(len(messages))):
+        assert is_cut(messages, body[0], pairs)
+    # Valid under strict integrity if the input was, unless it ends in a call awaiting results.
+    if not ends_with_unanswered_call(messages) and strict_ok(messages):
+        prepare_messages(kept, "strict")
+
+
+# -- windows -------------------------------------------------------------------------------------
+
+
+@given(histories, budgets)
+def test_trim_messages_follows_the_rule(messages: list[tl.Message], budget: dict[str, int]) -> None:
+    trimmed = trim_messages(messages, **budget)
+    cut, over_budget = expected_window(messages, budget)
+    note(f"cut={cut} over_budget={over_budget} roles={[m.role for m in messages]}")
+    assert_window(messages, budget, trimmed.messages)
+    assert trimmed.dropped == [m for m in messages[:cut] if m.role != "system"]
+    assert trimmed.over_budget == over_budget
+
+
+@given(histories, budgets)
+def test_a_window_starts_on_a_user_message_when_one_fits(
+    messages: list[tl.Message], budget: dict[str, int]
+) -> None:
+    trimmed = trim_messages(messages, **budget)
+    if not trimmed.dropped or trimmed.over_budget:
+        return
+    first = next(m for m in trimmed.messages if m.role != "system")
+    if first.role != "user":
+        # No user message at a cut fits: none of the kept user messages is at a cut.
+        kept_users = [
+            i
+            for i, m in enumerate(messages)
+            if m.role == "user" and m in trimmed.messages and is_cut(messages, i)
+        ]
+        assert kept_users == []
+
+
+@given(histories, budgets, st.data())
+def test_history_windows_are_trim_messages_after_every_mutation(
+    messages: list[tl.Message], budget: dict[str, int], data: st.DataObject
+) -> None:
+    history = History(**budget)
+    events: list[HistoryEvent] = []
+    history.subscribe(events.append)
+    expected: list[tl.Message] = []
+    position = 0
+    while position < len(messages):
+        size = data.draw(st.integers(1, 4), label="batch")
+        batch = messages[position : position + size]
+        position += size
+        events.clear()
+        if len(batch) == 1:
+            history.append(batch[0])
+        else:
+            history.extend(batch)
+        trimmed = trim_messages([*expected, *batch], **budget)
+        assert_window([*expected, *batch], budget, list(history))
+        expected = trimmed.messages
+        assert list(history) == expected
+        assert [e.kind for e in events[1:]] == (["trim"] if trimmed.dropped else [])
+        if trimmed.dropped:
+            assert list(events[1].messages) == trimmed.dropped
+        assert history.total_tokens == sum(map(estimate_tokens, expected))
+        assert history.size == sum(map(content_chars, expected))
+
+
+small_budgets = st.one_of(
+    st.fixed_dictionaries({"max_messages": st.integers(1, 6)}),
+    st.fixed_dictionaries({"max_tokens": st.integers(5, 150)}),
+)
+
+
+@settings(max_examples=500)
+@given(tangled(), small_budgets)
+def test_history_windows_pair_by_id_like_trim_messages(
+    messages: list[tl.Message], budget: dict[str, int]
+) -> None:
+    # Small budgets over tangled pairings, appended one by one: where the id rule decides the
+    # cut and the incremental bookkeeping (reach, the user-search hint) is exercised.
+    history = History(**budget)
+    expected: list[tl.Message] = []
+    for message in messages:
+        history.append(message)
+        expected = trim_messages([*expected, message], **budget).messages
+        assert list(history) == expected
+
+
+@given(histories, budgets)
+def test_history_window_after_restore_and_from_the_constructor(
+    messages: list[tl.Message], budget: dict[str, int]
+) -> None:
+    expected = trim_messages(messages, **budget).messages
+    assert list(History(messages, **budget)) == expected
+    history = History(**budget)
+    history.restore(messages)
+    assert list(history) == expected
+
+
+# -- masking -------------------------------------------------------------------------------------
+
+
+@given(conversations(max_turns=6), st.integers(0, 4), st.integers(0, 40))
+def test_masking_is_lossless(messages: list[tl.Message], keep: int, min_tokens: int) -> None:
+    masking = ToolResultMasking(keep_recent=keep, min_tokens=min_tokens)
+    history = History(messages, plugins=[masking])
+    shown = masking.apply(history.snapshot())
+    originals = {part.call_id: part for m in messages for part in m.tool_results}
+    masked = [part for m in shown for part in m.tool_results if part.metadata.get(MASKED_KEY)]
+    for part in masked:
+        original = originals[part.call_id]
+        assert history.get_tool_result(part.call_id) == original
+        assert part.call_id in str(part.content)
+        assert (part.call_id, part.name, part.is_error) == (
+            original.call_id,
+            original.name,
+            original.is_error,
+        )
+        assert masking.retrieve_tool(call_id=part.call_id).startswith(original.text)
+    assert list(history) == messages  # stored messages never change
+    # Exactly the older eligible results are masked, and pairing is untouched.
+    eligible = [
+        part
+        for m in messages
+        for part in m.tool_results
+        if tl.tokens.result_tokens(part) >= min_tokens
+    ]
+    assert len(masked) == max(0, len(eligible) - keep)
+    assert [p.call_id for p in masked] == [p.call_id for p in eligible[: len(masked)]]
+    assert [m.id for m in shown] == [m.id for m in messages]
+    prepare_messages(shown, "strict")
+    assert history.messages_for_model("strict") == prepare_messages(shown, "strict")
+
+
+# -- summaries -----------------------------------------------------------------------------------
+
+
+def summarizer(messages: list[tl.Message], previous: str | None) -> str:
+    return f"{previous or ''}|{','.join(m.id for m in messages)}"
+
+
+reduce_options = st.fixed_dictionaries(
+    {}, optional={"max_messages": st.integers(1, 20), "max_tokens": st.integers(1, 2000)}
+)
+
+
+@given(conversations(min_turns=1, max_turns=6), st.lists(reduce_options, min_size=1, max_size=3))
+def test_summaries_replace_whole_units_and_leave_one_summary(
+    messages: list[tl.Message], rounds: list[dict[str, Any]]
+) -> None:
+    seen: list[list[tl.Message]] = []
+
+    def recording(batch: list[tl.Message], previous: str | None) -> str:
+        seen.append(batch)
+        return summarizer(batch, previous)
+
+    history = History(messages, plugins=[RollingSummary(recording)])
+    for options in rounds:
+        asyncio.run(history.reduce(**options))
+    summaries = [m for m in history if is_summary(m)]
+    assert len(summaries) == (1 if seen else 0)
+    # Each summarized batch is whole: every result's call and every call's results are in it.
+    for batch in seen:
+        calls = {call.id for m in batch for call in m.tool_calls}
+        results = {result.call_id for m in batch for result in m.tool_results}
+        assert calls == results
+        assert all(m.role != "system" and not is_summary(m) for m in batch)
+    # Nothing is lost: the summarized messages and the rest add up to the original.
+    kept = [m for m in history if not is_summary(m)]
+    summarized = [m for batch in seen for m in batch]
+    assert sorted(m.id for m in kept + summarized) == sorted(m.id for m in messages)
+    # The summary comes right after the system messages that precede it.
+    if summaries:
+        index = list(history).index(summaries[0])
+        assert all(m.role == "system" for m in history[:index])
+    prepare_messages(history.snapshot(), "strict")
