@@ -1,18 +1,28 @@
 """A scripted agent loop with no network: the job threadline exists for.
 
-A fake model answers a travel question by thinking, calling two tools in parallel, reading
-their results and replying. The loop keeps the conversation in a ``threadline.History`` with a
-printer subscribed to it (so the transcript appears as the loop runs), records a UI hook (an
-approval the user gave), and checks that the whole history survives the neutral JSON format
-byte for byte.
+A fake model answers a travel question by thinking, calling two tools in parallel, reading their
+results and replying. The conversation lives in a ``threadline.History`` bound to the embedded
+default store, ``SQLiteStore("threadline.db")``, with a printer subscribed to it.
 
-Run it with ``python examples/agent_loop.py``.
+The first run of the loop happens in a child process that is killed with SIGKILL in the middle
+of the tool calls, the way a deploy or an out-of-memory kill ends a real agent. The parent then
+resumes from the store: the history ends in an assistant turn whose calls have no results, which
+every provider would refuse with a 400. ``messages_for_model()`` (``prepare_messages``) answers
+the dangling calls, the loop finishes, and the payloads for OpenAI Chat and Anthropic are
+printed. Last, the whole history round-trips through the neutral JSON format.
+
+Run it with ``python examples/agent_loop.py`` (it writes ``threadline.db`` in the current
+directory).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -77,26 +87,6 @@ def run_tools(message: tl.Message) -> tl.Message:
 # -- the loop ----------------------------------------------------------------------------------
 
 
-def agent_loop(history: tl.History, question: str, max_steps: int = 5) -> None:
-    history.append(tl.user_message(question))
-    for _ in range(max_steps):
-        seen = history.snapshot()  # O(1); the model is shown exactly this
-        reply = fake_model(seen)
-        if history.version != seen.version:
-            continue  # someone changed the history while the model ran: ask again
-        history.append(reply)
-        if not reply.tool_calls:
-            return
-        # A UI would ask the user before running tools; the answer is kept as internal state.
-        history.append(
-            tl.internal_message(
-                tl.hook_part("approval", {"calls": [c.id for c in reply.tool_calls], "ok": True})
-            )
-        )
-        history.append(run_tools(reply))
-    raise RuntimeError("the model did not finish")
-
-
 def describe(part: Any) -> str:
     if isinstance(part, tl.TextPart):
         return part.text
@@ -124,20 +114,69 @@ def printer(event: tl.HistoryEvent) -> None:
     print_messages(event.messages)
 
 
-def main() -> None:
+DATABASE = "threadline.db"
+CONVERSATION = "travel-demo"
+QUESTION = "What's the weather in Lisbon, and how do I fly there from Oslo?"
+
+
+def crashing_run() -> None:
+    """The first attempt: dies with SIGKILL after the model asked for tools, before any result."""
     counter = itertools.count(1)
     with tl.use_id_factory(lambda: f"msg_{next(counter):04d}"):  # deterministic ids for the demo
+        store = tl.SQLiteStore(DATABASE)
         history = tl.History([tl.system_message("You are a concise travel assistant.")])
+        history.bind(store, CONVERSATION)  # a new conversation: the system message is written
         print_messages(history.snapshot())
         history.subscribe(printer)
-        agent_loop(history, "What's the weather in Lisbon, and how do I fly there from Oslo?")
+        history.append(tl.user_message(QUESTION))
+        reply = fake_model(history.snapshot())
+        history.append(reply)
+        # A UI asks the user before running tools; the answer is kept as internal state.
+        calls = [call.id for call in reply.tool_calls]
+        history.append(tl.internal_message(tl.hook_part("approval", {"calls": calls, "ok": True})))
+    print("   (the worker is killed while its tools run)", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
 
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--crash":
+        crashing_run()
+        return
+
+    store = tl.SQLiteStore(DATABASE)
+    store.delete(CONVERSATION)  # start the demo afresh on every run
+    print(f"== a worker starts the conversation in {DATABASE}")
+    worker = subprocess.run([sys.executable, __file__, "--crash"], check=False)
+    assert worker.returncode == -signal.SIGKILL, worker.returncode
+
+    print(f"\n== a new process resumes {CONVERSATION!r} from the store")
+    history = tl.History().bind(store, CONVERSATION)
+    turn = next(m for m in reversed(history.snapshot()) if m.role == "assistant")
+    assert turn.tool_calls, "the crash left calls without results"
+    print(f"stored: {len(history)} messages; the last turn asks for {len(turn.tool_calls)} tools")
+
+    prepared = history.messages_for_model()  # what a provider would be sent right now
+    print("messages_for_model() drops the internal approval and answers the dangling calls:")
+    print_messages(prepared[-1:])
+
+    print("\n== the agent re-runs the interrupted tools and finishes")
+    history.subscribe(printer)
+    history.append(run_tools(turn))
+    history.append(fake_model(history.snapshot()))
+
+    print("\n== the same history for two providers")
+    for provider in ("openai_chat", "anthropic"):
+        payload = tl.encode(history.messages_for_model(), provider=provider)
+        print(f"-- {provider}:")
+        print(json.dumps(payload, indent=1, ensure_ascii=False))
+
+    reloaded = tl.History().bind(tl.SQLiteStore(DATABASE), CONVERSATION)
+    assert reloaded.snapshot() == history.snapshot(), "the store holds every message"
     data = history.to_json()
-    restored = tl.History.from_json(data)
-    assert restored.snapshot() == history.snapshot(), "the JSON format must round-trip exactly"
+    assert tl.History.from_json(data).snapshot() == history.snapshot()
     print(
-        f"\nround trip: {len(history)} messages (version {history.version}), {len(data)} bytes "
-        "of JSON, identical on reload"
+        f"\nstored and reloaded: {len(history)} messages; neutral JSON round trip: "
+        f"{len(data)} bytes, identical on reload"
     )
 
 
