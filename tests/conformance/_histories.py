@@ -3,10 +3,15 @@
 ``conversations()`` from :mod:`tests.strategies` draws well-formed histories; codecs must also
 take what ``prepare_messages`` repairs and ids their format rejects, so ``agent_histories()``
 adds, each at random: a lost result, a result written after the next user message, malformed
-arguments, internal messages and hook parts, and call ids that are too long or hold characters
-some providers refuse. Provider tool parts tagged ``anthropic`` are made realistic (a web
-search as the API returns it): threadline replays those to Anthropic verbatim, and random
-JSON is not something Anthropic would have sent.
+arguments, internal messages and hook parts, call ids that are too long or hold characters
+some providers refuse, and whitespace-only text (which Anthropic and Bedrock refuse).
+Provider tool parts tagged ``anthropic`` are made realistic (a web search as the API returns
+it): threadline replays those to Anthropic verbatim, and random JSON is not something
+Anthropic would have sent.
+
+``encode_options`` draws the keyword arguments of ``encode`` that a round trip must hold under,
+and ``role_parts`` is what a round-trip comparison looks at: roles and parts, not ids or how
+parts are grouped into messages.
 """
 
 from __future__ import annotations
@@ -26,7 +31,26 @@ from threadline import (
     ToolResultPart,
 )
 
-DEFECTS = ("lost_result", "misplaced_result", "bad_arguments", "internal", "hook", "hostile_ids")
+encode_options = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.sampled_from([None, "model-a", "model-b"]),
+        "reasoning": st.sampled_from(["auto", "text", "drop"]),
+        "unsupported": st.sampled_from(["placeholder", "drop"]),
+    },
+)
+"""``encode`` options: another model, each reasoning policy, the non-raising unsupported
+policies."""
+
+DEFECTS = (
+    "lost_result",
+    "misplaced_result",
+    "bad_arguments",
+    "internal",
+    "hook",
+    "hostile_ids",
+    "blank_text",
+)
 
 WEB_SEARCH_RESULTS = [
     {
@@ -37,6 +61,12 @@ WEB_SEARCH_RESULTS = [
         "page_age": "April 1, 2026",
     }
 ]
+
+
+def role_parts(messages: list[Message]) -> list[tuple[str, Any]]:
+    """Each part with the role of its message, in order: a history up to ids, message
+    metadata and grouping."""
+    return [(message.role, part) for message in messages for part in message.parts]
 
 
 def _realistic(part: Any) -> Any:
@@ -134,6 +164,16 @@ def agent_histories(draw: st.DrawFn, *, max_turns: int = 4) -> list[Message]:
         at = draw(st.integers(0, len(messages)))
         note = Message(id="msg_internal_note", role="internal", parts=(TextPart(text="note"),))
         messages.insert(at, note)
+    if "blank_text" in defects:
+        speaking = [
+            i for i, message in enumerate(messages) if message.role in ("user", "assistant")
+        ]
+        if speaking:
+            index = draw(st.sampled_from(speaking))
+            blank = TextPart(text=draw(st.sampled_from([" ", "\n", " \t\n"])))
+            parts = list(messages[index].parts)
+            parts.insert(draw(st.integers(0, len(parts))), blank)
+            messages[index] = messages[index].model_copy(update={"parts": tuple(parts)})
     if "hook" in defects:
         assistants = [i for i, message in enumerate(messages) if message.role == "assistant"]
         if assistants:

@@ -13,9 +13,10 @@ from typing import Any
 
 from tests.support import require_module
 
-__all__ = ["capture_anthropic", "capture_openai_chat"]
+__all__ = ["NOWHERE", "capture_anthropic", "capture_openai_chat", "capture_request"]
 
-_NOWHERE = "http://127.0.0.1:9"  # never contacted: the mock transport answers
+NOWHERE = "http://127.0.0.1:9"
+"""The base URL the clients are given: never contacted, the mock transport answers."""
 
 OPENAI_CHAT_REPLY = {
     "id": "chatcmpl-capture",
@@ -43,39 +44,42 @@ def _recording_client(reply: Mapping[str, Any], sink: list[dict[str, Any]]) -> A
 
     def answer(request: Any) -> Any:
         sink.append({"url": str(request.url), "json": json.loads(request.content)})
-        return httpx2.Response(200, json=reply)
+        return httpx2.Response(200, json=dict(reply))
 
     return httpx2.Client(transport=httpx2.MockTransport(answer))
 
 
-def _capture(make: Callable[[Any], Any], reply: Mapping[str, Any]) -> dict[str, Any]:
+def capture_request(send: Callable[[Any], Any], reply: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"url", "json", "response"}``: what ``send(http_client)`` (one call of a real client
+    built on the ``httpx2`` client it is given) put on the wire, and what it returned for
+    ``reply``."""
     sink: list[dict[str, Any]] = []
-    make(_recording_client(reply, sink))
+    response = send(_recording_client(reply, sink))
     assert len(sink) == 1, f"expected one request, the client sent {len(sink)}"
-    return sink[0]
+    return {**sink[0], "response": response}
 
 
 def capture_openai_chat(body: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"url", "json"}`` of ``client.chat.completions.create(**body)``."""
+    """``{"url", "json", "response"}`` of ``client.chat.completions.create(**body)``."""
     openai = require_module("openai")
 
     def send(http_client: Any) -> Any:
         client = openai.OpenAI(
-            api_key="sk-capture", base_url=_NOWHERE + "/v1", max_retries=0, http_client=http_client
+            api_key="sk-capture", base_url=NOWHERE + "/v1", max_retries=0, http_client=http_client
         )
         return client.chat.completions.create(**body)
 
-    return _capture(send, OPENAI_CHAT_REPLY)
+    return capture_request(send, OPENAI_CHAT_REPLY)
 
 
 def capture_anthropic(body: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"url", "json"}`` of ``client.messages.create(**body)``."""
+    """``{"url", "json", "response"}`` of ``client.messages.create(**body)``."""
     anthropic = require_module("anthropic")
 
     def send(http_client: Any) -> Any:
         client = anthropic.Anthropic(
-            api_key="sk-ant-capture", base_url=_NOWHERE, max_retries=0, http_client=http_client
+            api_key="sk-ant-capture", base_url=NOWHERE, max_retries=0, http_client=http_client
         )
         return client.messages.create(**body)
 
-    return _capture(send, ANTHROPIC_REPLY)
+    return capture_request(send, ANTHROPIC_REPLY)

@@ -14,11 +14,11 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tests.conformance.capture import NOWHERE, capture_request
 from tests.support import require_module
 
 __all__ = ["CONVERSE_REPLY", "MISTRAL_REPLY", "capture_bedrock", "capture_mistral"]
 
-_NOWHERE = "http://127.0.0.1:9"  # never contacted: the mock transport answers
 
 MISTRAL_REPLY: dict[str, Any] = {
     "id": "cmpl-capture",
@@ -44,22 +44,15 @@ def capture_mistral(
 ) -> dict[str, Any]:
     """``{"url", "json", "response"}`` of ``Mistral(...).chat.complete(**body)``: the URL and
     JSON body it sent, and the SDK's response object for ``reply``."""
-    httpx2 = require_module("httpx2")
     client_module = require_module("mistralai.client")
-    sent: list[dict[str, Any]] = []
 
-    def answer(request: Any) -> Any:
-        sent.append({"url": str(request.url), "json": json.loads(request.content)})
-        return httpx2.Response(200, json=dict(reply))
+    def send(http_client: Any) -> Any:
+        client = client_module.Mistral(
+            api_key="capture-key", server_url=NOWHERE, client=http_client
+        )
+        return client.chat.complete(**body)
 
-    client = client_module.Mistral(
-        api_key="capture-key",
-        server_url=_NOWHERE,
-        client=httpx2.Client(transport=httpx2.MockTransport(answer)),
-    )
-    response = client.chat.complete(**body)
-    assert len(sent) == 1, f"expected one request, the client sent {len(sent)}"
-    return {**sent[0], "response": response}
+    return capture_request(send, reply)
 
 
 class _Body:

@@ -13,16 +13,15 @@ spelling (snake_case names, bytes decoded) so that ours and the SDK's can be com
 from __future__ import annotations
 
 import base64
-import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from tests.conformance.capture import NOWHERE, capture_request
 from tests.support import require_module
 
 __all__ = ["canonical_gemini", "capture_gemini", "capture_openai_responses"]
 
-_NOWHERE = "http://127.0.0.1:9"  # never contacted: the mock transport answers
 
 OPENAI_RESPONSES_REPLY = {
     "id": "resp_capture",
@@ -52,40 +51,23 @@ GEMINI_REPLY = {
 }
 
 
-def _recording_client(reply: Mapping[str, Any], sink: list[dict[str, Any]]) -> Any:
-    httpx2 = require_module("httpx2")
-
-    def answer(request: Any) -> Any:
-        sink.append({"url": str(request.url), "json": json.loads(request.content)})
-        return httpx2.Response(200, json=reply)
-
-    return httpx2.Client(transport=httpx2.MockTransport(answer))
-
-
-def _capture(make: Callable[[Any], Any], reply: Mapping[str, Any]) -> dict[str, Any]:
-    sink: list[dict[str, Any]] = []
-    make(_recording_client(reply, sink))
-    assert len(sink) == 1, f"expected one request, the client sent {len(sink)}"
-    return sink[0]
-
-
 def capture_openai_responses(body: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"url", "json"}`` of ``client.responses.create(**body)``."""
+    """``{"url", "json", "response"}`` of ``client.responses.create(**body)``."""
     openai = require_module("openai")
 
     def send(http_client: Any) -> Any:
         client = openai.OpenAI(
-            api_key="sk-capture", base_url=_NOWHERE + "/v1", max_retries=0, http_client=http_client
+            api_key="sk-capture", base_url=NOWHERE + "/v1", max_retries=0, http_client=http_client
         )
         return client.responses.create(**body)
 
-    return _capture(send, OPENAI_RESPONSES_REPLY)
+    return capture_request(send, OPENAI_RESPONSES_REPLY)
 
 
 def capture_gemini(body: Mapping[str, Any], model: str = "gemini-capture") -> dict[str, Any]:
-    """``{"url", "json"}`` of ``client.models.generate_content(...)`` given a REST body's
-    ``contents`` and ``systemInstruction`` as they are, the way an application passes them
-    (the SDK reads camelCase dicts and base64 text into its own models)."""
+    """``{"url", "json", "response"}`` of ``client.models.generate_content(...)`` given a
+    REST body's ``contents`` and ``systemInstruction`` as they are, the way an application
+    passes them (the SDK reads camelCase dicts and base64 text into its own models)."""
     genai = require_module("google.genai")
     types = require_module("google.genai.types")
     config = None
@@ -93,11 +75,11 @@ def capture_gemini(body: Mapping[str, Any], model: str = "gemini-capture") -> di
         config = {"system_instruction": body["systemInstruction"]}
 
     def send(http_client: Any) -> Any:
-        options = types.HttpOptions(base_url=_NOWHERE, httpx_client=http_client)
+        options = types.HttpOptions(base_url=NOWHERE, httpx_client=http_client)
         client = genai.Client(api_key="capture", http_options=options)
         return client.models.generate_content(model=model, contents=body["contents"], config=config)
 
-    return _capture(send, GEMINI_REPLY)
+    return capture_request(send, GEMINI_REPLY)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ __all__ = [
     "judge_anthropic",
     "judge_openai_chat",
     "openai_chat_rules",
+    "type_problems",
 ]
 
 OPENAI_MAX_ID = 40
@@ -43,7 +44,9 @@ class WireError(AssertionError):
         super().__init__(f"{api} would reject this payload:\n  " + "\n  ".join(self.problems))
 
 
-def _type_problems(adapter: pydantic.TypeAdapter[Any], body: Any) -> list[str]:
+def type_problems(adapter: pydantic.TypeAdapter[Any], body: Any) -> list[str]:
+    """What a strict SDK-type adapter refuses in ``body``: at most eight lines, each the JSON
+    path of a value (``messages.2.content.1.image_url``) and what is wrong with it."""
     try:
         adapter.validate_python(body)
     except pydantic.ValidationError as error:
@@ -83,9 +86,20 @@ def _summarize(error: pydantic.ValidationError) -> list[str]:
     return lines[:8]
 
 
+_TYPE_LABELS = frozenset({"str", "int", "float", "bool", "bytes", "none", "list", "dict"})
+
+
 def _path(loc: Sequence[int | str]) -> str:
-    parts = [str(item) for item in loc if not (isinstance(item, str) and item[:1].isupper())]
-    return ".".join(parts)
+    """The JSON path of an error location, without the labels pydantic puts in it for the
+    branch of a union it tried: TypedDict names (``EasyInputMessageParam``), types
+    (``str``) and generic types (``list[union[...]]``, ``literal['a']``)."""
+    return ".".join(str(item) for item in loc if not _is_type_label(item))
+
+
+def _is_type_label(item: int | str) -> bool:
+    if isinstance(item, int):
+        return False
+    return item[:1].isupper() or "[" in item or item in _TYPE_LABELS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +109,7 @@ def _path(loc: Sequence[int | str]) -> str:
 def judge_openai_chat(payload: Mapping[str, Any]) -> None:
     """Raise :class:`WireError` unless ``/v1/chat/completions`` would accept ``payload``."""
     body = {"model": "judge-model", **payload}
-    problems = _type_problems(_strict_types.openai_chat_body(), body)
+    problems = type_problems(_strict_types.openai_chat_body(), body)
     if not problems:
         problems = openai_chat_rules(payload["messages"])
     if problems:
@@ -165,7 +179,7 @@ def openai_chat_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
 def judge_anthropic(payload: Mapping[str, Any]) -> None:
     """Raise :class:`WireError` unless ``/v1/messages`` would accept ``payload``."""
     body = {"model": "judge-model", "max_tokens": 1024, **payload}
-    problems = _type_problems(_strict_types.anthropic_body(), body)
+    problems = type_problems(_strict_types.anthropic_body(), body)
     if not problems:
         problems = anthropic_rules(payload["messages"], payload.get("system"))
     if problems:
@@ -190,7 +204,9 @@ def anthropic_rules(messages: Sequence[Mapping[str, Any]], system: Any = None) -
     - every ``tool_use`` is answered in the next turn, and every ``tool_result`` answers a
       ``tool_use`` of the turn right before;
     - ``tool_use`` ids match ``^[a-zA-Z0-9_-]+$`` and are unique;
-    - text blocks are not empty (``text content blocks must be non-empty``).
+    - text is not blank, in ``system``, turns and ``tool_result`` content alike (*"text
+      content blocks must be non-empty"*, *"text content blocks must contain non-whitespace
+      text"*).
     """
     problems: list[str] = []
     turns: list[tuple[str, int, list[Mapping[str, Any]]]] = []
@@ -201,15 +217,14 @@ def anthropic_rules(messages: Sequence[Mapping[str, Any]], system: Any = None) -
         else:
             turns.append((str(role), index, _blocks(message)))
     system_blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system or []
-    for block in system_blocks:
-        if not block.get("text"):
-            problems.append("system: text blocks must be non-empty")
+    problems.extend(_blank_text_problems(system_blocks, "system"))
     seen: set[str] = set()
     for number, (role, index, blocks) in enumerate(turns):
         where = f"messages.{index}"
+        problems.extend(_blank_text_problems(blocks, where))
         for block in blocks:
-            if block.get("type") == "text" and not block.get("text"):
-                problems.append(f"{where}: text content blocks must be non-empty")
+            if block.get("type") == "tool_result" and "content" in block:
+                problems.extend(_blank_text_problems(_blocks(block), f"{where}: tool_result"))
         kinds = [block.get("type") for block in blocks]
         previous = turns[number - 1] if number else None
         following = turns[number + 1] if number + 1 < len(turns) else None
@@ -260,4 +275,17 @@ def anthropic_rules(messages: Sequence[Mapping[str, Any]], system: Any = None) -
                 problems.append(f"{where}: tool_use ids {ids} are never answered")
         else:
             problems.append(f"{where}: role {role!r} is not user or assistant")
+    return problems
+
+
+def _blank_text_problems(blocks: Sequence[Mapping[str, Any]], where: str) -> list[str]:
+    problems = []
+    for block in blocks:
+        text = block.get("text")
+        if block.get("type") != "text" or not isinstance(text, str):
+            continue
+        if not text:
+            problems.append(f"{where}: text content blocks must be non-empty")
+        elif text.isspace():
+            problems.append(f"{where}: text content blocks must contain non-whitespace text")
     return problems

@@ -28,7 +28,7 @@ from typing import Any
 import pydantic
 
 from tests.conformance import _strict_types
-from tests.conformance.judges import WireError, _type_problems
+from tests.conformance.judges import WireError, type_problems
 from tests.support import require_module
 
 __all__ = [
@@ -70,7 +70,7 @@ def judge_mistral(payload: Mapping[str, Any], *, as_prefix: bool = False) -> Non
             end in a user or tool message; generated histories may end anywhere.
     """
     body = {"model": "judge-model", **payload}
-    problems = _type_problems(mistral_body(), body)
+    problems = type_problems(mistral_body(), body)
     if not problems:
         messages = list(payload["messages"])
         if as_prefix:

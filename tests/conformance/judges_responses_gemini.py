@@ -24,7 +24,7 @@ from typing import Any
 import pydantic
 
 from tests.conformance import _strict_types
-from tests.conformance.judges import WireError, _type_problems
+from tests.conformance.judges import WireError, type_problems
 
 __all__ = [
     "gemini_rules",
@@ -62,18 +62,11 @@ def openai_responses_body() -> pydantic.TypeAdapter[Any]:
 def judge_openai_responses(payload: Mapping[str, Any]) -> None:
     """Raise :class:`WireError` unless ``/v1/responses`` would accept ``payload``."""
     body = {"model": "judge-model", **payload}
-    problems = [_readable(line) for line in _type_problems(openai_responses_body(), body)]
+    problems = type_problems(openai_responses_body(), body)
     if not problems:
         problems = openai_responses_rules(payload["input"])
     if problems:
         raise WireError("OpenAI Responses", problems)
-
-
-def _readable(problem: str) -> str:
-    """A type problem without the union and list names pydantic puts in its path."""
-    path, colon, rest = problem.partition(": ")
-    kept = ".".join(segment for segment in path.split(".") if "[" not in segment)
-    return f"{kept}{colon}{rest}"
 
 
 def _is_output_with_id(item: Mapping[str, Any]) -> bool:

@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from tests.conformance._histories import agent_histories
+from tests.conformance._histories import agent_histories, encode_options, role_parts
 from tests.conformance.capture import capture_anthropic
 from tests.conformance.judges import judge_anthropic
 from tests.support import require_module
@@ -20,39 +19,26 @@ from threadline.testing import check_codec
 
 pytestmark = pytest.mark.requires_sdk
 
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from([None, "model-a", "model-b"]),
-        "reasoning": st.sampled_from(["auto", "text", "drop"]),
-        "unsupported": st.sampled_from(["placeholder", "drop"]),
-    },
-)
-
 
 @pytest.fixture(autouse=True)
 def _sdk() -> None:
     require_module("anthropic")
 
 
-def pairs(messages: list[Message]) -> list[tuple[str, Any]]:
-    return [(message.role, part) for message in messages for part in message.parts]
-
-
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_every_payload_passes_the_sdk_types_and_the_api_rules(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_anthropic(anthropic.encode(history, **kw))
 
 
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     decoded = anthropic.decode(anthropic.encode(history, **kw))
     expected = anthropic.normalize_for_round_trip(prepare_messages(history), **kw)
-    assert pairs(decoded) == pairs(expected)
+    assert role_parts(decoded) == role_parts(expected)
 
 
 @settings(max_examples=15)

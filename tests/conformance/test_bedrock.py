@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories
+from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._payloads import changed as edit
 from tests.conformance.capture_mistral_bedrock import capture_bedrock
 from tests.conformance.judges import WireError
 from tests.conformance.judges_mistral_bedrock import converse_response_problems, judge_bedrock
@@ -23,39 +23,26 @@ from threadline.testing import check_codec
 
 pytestmark = pytest.mark.requires_sdk
 
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from([None, "model-a", "model-b"]),
-        "reasoning": st.sampled_from(["auto", "text", "drop"]),
-        "unsupported": st.sampled_from(["placeholder", "drop"]),
-    },
-)
-
 
 @pytest.fixture(autouse=True)
 def _sdk() -> None:
     require_module("botocore")
 
 
-def pairs(messages: list[Message]) -> list[tuple[str, Any]]:
-    return [(message.role, part) for message in messages for part in message.parts]
-
-
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_every_payload_passes_the_service_model_and_the_api_rules(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_bedrock(bedrock.encode(history, **kw))
 
 
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     decoded = bedrock.decode(bedrock.encode(history, **kw))
     expected = bedrock.normalize_for_round_trip(prepare_messages(history), **kw)
-    assert pairs(decoded) == pairs(expected)
+    assert role_parts(decoded) == role_parts(expected)
 
 
 def as_json(value: Any) -> Any:
@@ -92,7 +79,7 @@ def test_the_wire_json_decodes_like_the_boto3_payload() -> None:
     ]
     payload = bedrock.encode(history)
     sent = capture_bedrock({"modelId": "m", **payload})
-    assert pairs(bedrock.decode(sent["json"])) == pairs(bedrock.decode(payload))
+    assert role_parts(bedrock.decode(sent["json"])) == role_parts(bedrock.decode(payload))
 
 
 REASONING_REPLY: dict[str, Any] = {
@@ -239,15 +226,8 @@ VALID: dict[str, Any] = {
 
 
 def changed(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(VALID)
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is ...:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
+    """:data:`VALID` with the value at ``path`` replaced (``...`` deletes it)."""
+    return edit(VALID, path, value)
 
 
 def test_the_valid_payload_passes() -> None:

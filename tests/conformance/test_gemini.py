@@ -14,7 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories
+from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._payloads import changed
 from tests.conformance._provider_state import gemini_histories
 from tests.conformance.capture_more import canonical_gemini, capture_gemini
 from tests.conformance.judges import WireError, judge_anthropic
@@ -27,14 +28,6 @@ from threadline.testing import check_codec
 
 pytestmark = pytest.mark.requires_sdk
 
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from([None, "model-a", "model-b"]),
-        "reasoning": st.sampled_from(["auto", "text", "drop"]),
-        "unsupported": st.sampled_from(["placeholder", "drop"]),
-    },
-)
 histories = st.one_of(agent_histories(), gemini_histories())
 
 
@@ -43,24 +36,20 @@ def _sdk() -> None:
     require_module("google.genai")
 
 
-def pairs(messages: list[Message]) -> list[tuple[str, Any]]:
-    return [(message.role, part) for message in messages for part in message.parts]
-
-
-@given(histories, options)
+@given(histories, encode_options)
 def test_every_payload_passes_the_sdk_models_and_the_api_rules(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_gemini(gemini.encode(history, **kw))
 
 
-@given(histories, options)
+@given(histories, encode_options)
 def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     decoded = gemini.decode(gemini.encode(history, **kw))
     expected = gemini.normalize_for_round_trip(prepare_messages(history), **kw)
-    assert pairs(decoded) == pairs(expected)
+    assert role_parts(decoded) == role_parts(expected)
 
 
 @settings(max_examples=15)
@@ -226,19 +215,6 @@ VALID: dict[str, Any] = {
         {"role": "model", "parts": [{"text": "A cat."}]},
     ],
 }
-
-
-def changed(payload: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    """A deep copy of ``payload`` with the value at ``path`` replaced (``...`` deletes it)."""
-    out = copy.deepcopy(payload)
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is ...:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
 
 
 def test_the_valid_payload_passes() -> None:

@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.judges import WireError, judge_anthropic, judge_openai_chat
+from tests.conformance._payloads import changed
+from tests.conformance.judges import (
+    WireError,
+    judge_anthropic,
+    judge_openai_chat,
+    type_problems,
+)
 from tests.support import require_module
 
 pytestmark = pytest.mark.requires_sdk
@@ -80,19 +86,6 @@ ANTHROPIC_VALID: dict[str, Any] = {
 def _sdks() -> None:
     require_module("openai")
     require_module("anthropic")
-
-
-def changed(payload: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    """A deep copy of ``payload`` with the value at ``path`` replaced (``...`` deletes it)."""
-    out = copy.deepcopy(payload)
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is ...:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
 
 
 def test_the_valid_payloads_pass() -> None:
@@ -194,6 +187,20 @@ def test_openai_chat_judge_rejects_a_user_message_between_call_and_result() -> N
             "must match",
         ),
         ("an empty text block", ("messages", 2, "content", 1, "text"), "", "non-empty"),
+        (
+            "a whitespace-only text block",
+            ("messages", 2, "content", 1, "text"),
+            " \n",
+            "must contain non-whitespace text",
+        ),
+        ("a whitespace-only string turn", ("messages", 0, "content"), "  ", "non-whitespace"),
+        ("a whitespace-only system prompt", ("system",), "\t", "system: text content blocks"),
+        (
+            "a whitespace-only tool result",
+            ("messages", 2, "content", 0, "content"),
+            " ",
+            "tool_result: text content blocks must contain non-whitespace text",
+        ),
         ("is_error as a string", ("messages", 2, "content", 0, "is_error"), "true", "is_error"),
         (
             "an unknown image media type",
@@ -249,3 +256,24 @@ def test_anthropic_judge_rejects_thinking_in_a_user_turn() -> None:
     }
     with pytest.raises(WireError, match="only valid in assistant turns"):
         judge_anthropic(payload)
+
+
+def test_type_problems_name_json_paths_without_union_branch_labels() -> None:
+    # pydantic puts "list[union[...]]", "str" and TypedDict names in its error locations.
+    require_module("openai")
+    from tests.conformance.judges_responses_gemini import openai_responses_body
+
+    body = {
+        "model": "m",
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_image"}]},
+        ],
+    }
+    problems = type_problems(openai_responses_body(), body)
+    assert problems
+    for problem in problems:
+        path = problem.partition(": ")[0]
+        assert path.startswith("input.0.content.0"), problem
+        assert "[" not in path, problem
+        assert "Param" not in path, problem
+        assert ".str" not in path, problem

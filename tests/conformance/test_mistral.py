@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories
+from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._payloads import changed as edit
 from tests.conformance.capture_mistral_bedrock import capture_mistral
 from tests.conformance.judges import WireError
 from tests.conformance.judges_mistral_bedrock import judge_mistral
@@ -24,14 +24,6 @@ from threadline.testing import check_codec
 
 pytestmark = pytest.mark.requires_sdk
 
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from([None, "model-a", "model-b"]),
-        "reasoning": st.sampled_from(["auto", "text", "drop"]),
-        "unsupported": st.sampled_from(["placeholder", "drop"]),
-    },
-)
 SDK_DEFAULTS = {"prefix": False}
 """What ``mistralai``'s models add to an assistant message we left it out of."""
 
@@ -42,31 +34,27 @@ def _sdk() -> None:
     require_module("mistral_common")
 
 
-def pairs(messages: list[Message]) -> list[tuple[str, Any]]:
-    return [(message.role, part) for message in messages for part in message.parts]
-
-
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_every_payload_passes_the_sdk_types_and_mistral_common(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_mistral(mistral.encode(history, **kw), as_prefix=True)
 
 
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_a_history_that_ends_in_a_user_message_is_a_complete_valid_request(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_mistral(mistral.encode([*history, tl.user_message("And now?")], **kw))
 
 
-@given(agent_histories(), options)
+@given(agent_histories(), encode_options)
 def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     decoded = mistral.decode(mistral.encode(history, **kw))
     expected = mistral.normalize_for_round_trip(prepare_messages(history), **kw)
-    assert pairs(decoded) == pairs(expected)
+    assert role_parts(decoded) == role_parts(expected)
 
 
 def sdk_view(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -216,15 +204,8 @@ VALID: dict[str, Any] = {
 
 
 def changed(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    out = copy.deepcopy(VALID)
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is ...:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
+    """:data:`VALID` with the value at ``path`` replaced (``...`` deletes it)."""
+    return edit(VALID, path, value)
 
 
 def with_id(call_id: str) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories
+from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._payloads import changed
 from tests.conformance._provider_state import openai_histories
 from tests.conformance.capture_more import capture_openai_responses
 from tests.conformance.judges import WireError
@@ -29,14 +30,6 @@ from threadline.testing import check_codec
 
 pytestmark = pytest.mark.requires_sdk
 
-options = st.fixed_dictionaries(
-    {},
-    optional={
-        "model": st.sampled_from([None, "model-a", "model-b"]),
-        "reasoning": st.sampled_from(["auto", "text", "drop"]),
-        "unsupported": st.sampled_from(["placeholder", "drop"]),
-    },
-)
 histories = st.one_of(agent_histories(), openai_histories())
 
 
@@ -45,24 +38,20 @@ def _sdk() -> None:
     require_module("openai")
 
 
-def pairs(messages: list[Message]) -> list[tuple[str, Any]]:
-    return [(message.role, part) for message in messages for part in message.parts]
-
-
-@given(histories, options)
+@given(histories, encode_options)
 def test_every_payload_passes_the_sdk_types_and_the_api_rules(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     judge_openai_responses(openai_responses.encode(history, **kw))
 
 
-@given(histories, options)
+@given(histories, encode_options)
 def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
     history: list[Message], kw: dict[str, Any]
 ) -> None:
     decoded = openai_responses.decode(openai_responses.encode(history, **kw))
     expected = openai_responses.normalize_for_round_trip(prepare_messages(history), **kw)
-    assert pairs(decoded) == pairs(expected)
+    assert role_parts(decoded) == role_parts(expected)
 
 
 @given(openai_histories())
@@ -344,19 +333,6 @@ VALID: dict[str, Any] = {
         },
     ],
 }
-
-
-def changed(payload: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    """A deep copy of ``payload`` with the value at ``path`` replaced (``...`` deletes it)."""
-    out = copy.deepcopy(payload)
-    target = out
-    for key in path[:-1]:
-        target = target[key]
-    if value is ...:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
-    return out
 
 
 def test_the_valid_payload_passes() -> None:

@@ -132,6 +132,53 @@ def test_consecutive_turns_merge_one_block_per_part_and_empty_text_is_left_out()
     ]
 
 
+def test_whitespace_only_text_is_left_out_everywhere() -> None:
+    # The API answers 400 "text content blocks must contain non-whitespace text".
+    history = [
+        tl.Message(role="system", parts=(tl.text_part("Be brief."), tl.text_part(" \n"))),
+        tl.user_message("hi", "  "),
+        tl.assistant_message(
+            "\t",
+            tl.reasoning_part(" ", provider="openai"),
+            tl.tool_call_part("toolu_01", "f", {}),
+            tl.tool_call_part("toolu_02", "g", {}),
+        ),
+        tl.tool_message(
+            tl.tool_result_part("toolu_01", "\n\n"),
+            tl.tool_result_part("toolu_02", (tl.text_part(" "), tl.text_part("ok"))),
+        ),
+    ]
+    payload = anthropic.encode(history, system="  ", reasoning="text")
+    assert payload == {
+        "system": "Be brief.",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_01", "name": "f", "input": {}},
+                    {"type": "tool_use", "id": "toolu_02", "name": "g", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_01"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_02",
+                        "content": [{"type": "text", "text": "ok"}],
+                    },
+                ],
+            },
+        ],
+    }
+    decoded = anthropic.decode(payload)
+    expected = anthropic.normalize_for_round_trip(history, reasoning="text")
+    assert [(m.role, m.parts) for m in decoded] == [(m.role, m.parts) for m in expected]
+    assert decoded[3].parts[0].content == ""
+
+
 def test_files_images_documents_and_tool_results_with_files() -> None:
     history = [
         tl.user_message(

@@ -292,11 +292,36 @@ def test_a_reasoning_item_not_sent_takes_its_item_ids_with_it(
         tl.text_part("Done.", metadata={"openai.item_id": "msg_1"}),
     )
     assert item_kinds(openai_responses.encode(history, **options)) == [
-        ("message", "msg_0"),  # not produced by the reasoning: keeps its id
+        ("message", None),  # not the reasoning's, but from no known model: see below
         ("function_call", None),
         ("message", None),
         ("function_call_output", None),
     ], why
+
+
+@pytest.mark.parametrize(
+    ("options", "sent"),
+    [
+        ({}, True),
+        ({"model": "gpt-4.1"}, True),
+        ({"model": "gpt-5"}, False),
+        ({"model": "gpt-4.1", "reasoning": "drop"}, False),
+    ],
+)
+def test_item_ids_no_reasoning_item_heads_follow_the_messages_model(
+    options: dict[str, Any], sent: bool
+) -> None:
+    # Item ids are opaque state of the model that produced them (DESIGN's reasoning policy).
+    history = loop(
+        tl.text_part("Checking.", metadata={"openai.item_id": "msg_0"}),
+        call("call_1", "f", {}, "fc_1"),
+    )
+    history[1] = history[1].with_metadata(model="gpt-4.1")
+    assert item_kinds(openai_responses.encode(history, **options)) == [
+        ("message", "msg_0" if sent else None),
+        ("function_call", "fc_1" if sent else None),
+        ("function_call_output", None),
+    ]
 
 
 def test_reasoning_text_sends_the_summary_as_text_and_no_ids() -> None:

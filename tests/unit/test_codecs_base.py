@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pytest
 
 import threadline as tl
 from threadline import CodecError
 from threadline.codecs.base import (
+    LEADING_USER_TEXT,
+    UNKNOWN_IMAGE,
     EncodeOptions,
     Reader,
     add_error_prefix,
+    add_leading_turn,
+    arguments_json,
+    call_from_json,
+    call_names,
+    compact_json,
     downgrade_reasoning,
+    fold_attachments,
+    image_type_from_url,
+    is_blank,
+    is_leading_turn,
     map_call_ids,
     media_type_from_url,
+    merge_into_turns,
     parse_data_url,
     placeholder_text,
+    read_back_result,
+    read_text_result,
     reasoning_action,
+    response_message,
     response_metadata,
     strip_error_prefix,
+    text_tool_content,
+    without_leading_turn,
 )
 
 
@@ -178,3 +198,134 @@ def test_encode_refuses_what_is_not_a_list_of_messages() -> None:
     assert openai_chat.encode([{"role": "user", "parts": [{"type": "text", "text": "hi"}]}]) == {  # type: ignore[list-item]
         "messages": [{"role": "user", "content": "hi"}]
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared conventions: turns, the leading user turn, text-only tool messages, calls as JSON
+
+
+def is_result(block: Mapping[str, Any]) -> bool:
+    return bool(block["type"] == "result")
+
+
+def test_merging_into_turns_keeps_one_block_per_part_and_results_first() -> None:
+    turns: list[dict[str, Any]] = []
+    merge_into_turns(turns, "user", [{"type": "text", "text": "a"}], is_result=is_result)
+    merge_into_turns(turns, "user", [{"type": "result", "id": 1}], is_result=is_result)
+    merge_into_turns(turns, "assistant", [{"type": "text", "text": "b"}], is_result=is_result)
+    merge_into_turns(turns, "assistant", [{"type": "text", "text": "c"}], is_result=is_result)
+    assert turns == [
+        {"role": "user", "content": [{"type": "result", "id": 1}, {"type": "text", "text": "a"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "b"}, {"type": "text", "text": "c"}],
+        },
+    ]
+    parts: list[dict[str, Any]] = []
+    merge_into_turns(parts, "model", [{"text": "x"}], key="parts")
+    merge_into_turns(parts, "model", [{"text": "y"}], key="parts")
+    assert parts == [{"role": "model", "parts": [{"text": "x"}, {"text": "y"}]}]
+
+
+def test_the_leading_user_turn_is_added_detected_and_read_back_out() -> None:
+    placeholder = [{"text": LEADING_USER_TEXT}]
+    turns: list[dict[str, Any]] = [{"role": "model", "parts": [{"text": "hi"}]}]
+    add_leading_turn(turns, "parts", placeholder, assistant_role="model")
+    assert turns[0] == {"role": "user", "parts": [{"text": "[conversation start]"}]}
+    assert turns[0]["parts"] is not placeholder  # every payload gets its own
+    add_leading_turn(turns, "parts", placeholder, assistant_role="model")
+    assert len(turns) == 2  # only before an assistant turn
+    assert is_leading_turn(
+        "user", turns[0]["parts"], turns, placeholder=placeholder, assistant_role="model"
+    )
+    assert not is_leading_turn("user", turns[0]["parts"], turns[:1], placeholder=placeholder)
+    assert not is_leading_turn("user", [{"text": "hello"}], turns, placeholder=placeholder)
+
+    opening = [
+        tl.system_message("s"),
+        tl.user_message(LEADING_USER_TEXT),
+        tl.assistant_message("hi"),
+    ]
+    assert [m.role for m in without_leading_turn(opening)] == ["system", "assistant"]
+    asked = [tl.user_message(LEADING_USER_TEXT, "really"), tl.assistant_message("hi")]
+    assert without_leading_turn(asked) == asked
+
+
+def file_block(part: tl.FilePart) -> dict[str, Any] | None:
+    return {"type": "image"} if part.media_type == "image/png" else None
+
+
+def test_a_results_files_go_to_the_next_user_message_and_come_back() -> None:
+    png = tl.file_part(b"\x89PNG", "image/png")
+    zip_file = tl.file_part(b"PK", "application/zip")
+    result = tl.tool_result_part("c1", ("see:", png, zip_file), is_error=True)
+    attachments: list[dict[str, Any]] = []
+    content = text_tool_content(
+        result, "w1", attachments, file_block, lambda part: {"type": "text", "text": "[zip]"}
+    )
+    assert content == [
+        {"type": "text", "text": "[tool error] see:"},
+        {"type": "text", "text": "[file 1 (image/png) is in the next user message]"},
+        {"type": "text", "text": "[zip]"},
+    ]
+    assert attachments == [
+        {"type": "text", "text": "[files from tool result w1]"},
+        {"type": "image"},
+    ]
+
+    reader = Reader("test")
+    read = read_text_result("w1", content, "f", "messages[2]", reader)
+    assert read.is_error
+    run = [read]
+
+    def decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader) -> tl.FilePart:
+        return png
+
+    assert fold_attachments(
+        run, attachments, "messages[3]", reader, file_kinds={"image"}, decode_file=decode_file
+    )
+    assert run[0].content == (tl.text_part("see:"), png, tl.text_part("[zip]"))
+    other = [{"type": "text", "text": "just a user message"}]
+    assert not fold_attachments(
+        run, other, "messages[3]", reader, file_kinds={"image"}, decode_file=decode_file
+    )
+
+
+def test_a_text_only_tool_message_refuses_other_blocks() -> None:
+    with pytest.raises(CodecError, match=r"messages\[2\]\.content\[0\]\.type"):
+        read_text_result("c1", [{"type": "image"}], None, "messages[2]", Reader("test"))
+
+
+def test_calls_as_json_text_keep_what_is_not_an_object() -> None:
+    call = call_from_json("c1", "f", '{"a": 1}')
+    assert (call.arguments, call.raw_arguments) == ({"a": 1}, None)
+    assert arguments_json(call) == '{"a":1}'
+    broken = call_from_json("c2", "f", '{"a": tru')
+    assert (broken.arguments, broken.raw_arguments) == ({}, '{"a": tru')
+    assert arguments_json(broken) == '{"a": tru'
+    assert compact_json({"é": [1, 2]}) == '{"é":[1,2]}'
+
+
+def test_small_readers_and_helpers() -> None:
+    reader = Reader("test")
+    assert list(reader.tagged_objects([{"type": "text"}], "content")) == [
+        ("content[0]", {"type": "text"}, "text")
+    ]
+    with pytest.raises(CodecError, match=r"content\[0\]\.type"):
+        list(reader.tagged_objects([{"text": "x"}], "content"))
+    assert reader.optional_object({"usage": None}, "usage", "") is None
+    with pytest.raises(CodecError, match="usage"):
+        reader.optional_object({"usage": 3}, "usage", "")
+    assert response_message([], "content", {"provider": "p"}).parts == (tl.text_part(""),)
+    assert image_type_from_url("https://x/a.JPG") == "image/jpeg"
+    assert image_type_from_url("https://x/a.pdf") == UNKNOWN_IMAGE
+    assert is_blank(" \n\t")
+    assert is_blank("")
+    assert not is_blank(" x ")
+    history = [
+        tl.assistant_message(tl.tool_call_part("c1", "f", {})),
+        tl.tool_message(tl.tool_result_part("c1", "ok")),
+    ]
+    assert call_names(history) == {"c1": "f"}
+    read = read_back_result(tl.tool_result_part("c1", ()), {"c1": "w1"}, lambda part: [part])
+    assert (read.call_id, read.content) == ("w1", "")

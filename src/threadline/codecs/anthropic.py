@@ -19,7 +19,9 @@ How threadline's messages map to the wire:
   allows it; Anthropic's server tools (``server_tool_use`` and their ``*_tool_result``
   blocks) go back to Anthropic only. Other reasoning follows the reasoning policy; other
   providers' tools the ``unsupported`` policy.
-- empty text parts are left out: the API rejects empty text blocks.
+- blank text (empty or whitespace only) is left out, in ``system``, turns and tool results
+  alike: the API rejects such text blocks (*"text content blocks must contain non-whitespace
+  text"*). A tool result with no content left is sent without ``content``.
 - part metadata ``anthropic.cache_control`` is the block's ``cache_control``.
 
 ``decode`` reads all of this back; ``decode_response`` reads a Messages response: reasoning
@@ -36,6 +38,7 @@ from typing import Any
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs.base import (
+    UNKNOWN_IMAGE,
     EncodeOptions,
     IntegrityMode,
     Reader,
@@ -46,11 +49,14 @@ from threadline.codecs.base import (
     decode_base64,
     downgrade_reasoning,
     encode_base64,
+    image_type_from_url,
+    is_blank,
     map_call_ids,
-    media_type_from_url,
+    merge_into_turns,
     name_results_after_calls,
     prepare_for_encoding,
     reasoning_action,
+    response_message,
     response_metadata,
     strip_nulls,
     unsupported_part,
@@ -74,7 +80,6 @@ FORMAT = "Anthropic Messages"
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-_UNKNOWN_IMAGE = "image/*"
 SERVER_TOOLS: Mapping[str, str] = {
     "web_search": "web_search_tool_result",
     "web_fetch": "web_fetch_tool_result",
@@ -135,7 +140,7 @@ def encode(
     )
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
-    if system:
+    if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
     turns: list[dict[str, Any]] = []
     leading = True
@@ -160,12 +165,8 @@ def encode(
         else:
             blocks = _user_blocks(message, index, options)
             wire_role = "user"
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == wire_role:
-            _merge(turns[-1]["content"], blocks)
-        else:
-            turns.append({"role": wire_role, "content": blocks})
+        if blocks:
+            merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
     payload: dict[str, Any] = {}
     if len(system_blocks) == 1 and "cache_control" not in system_blocks[0]:
         payload["system"] = system_blocks[0]["text"]
@@ -175,17 +176,14 @@ def encode(
     return payload
 
 
-def _merge(content: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
-    """Append ``blocks`` to a turn, keeping every ``tool_result`` before the other blocks."""
-    if blocks[0]["type"] != "tool_result" or content[-1]["type"] == "tool_result":
-        content.extend(blocks)
-        return
-    first_other = next(i for i, block in enumerate(content) if block["type"] != "tool_result")
-    content[first_other:first_other] = blocks
+def _is_result(block: Mapping[str, Any]) -> bool:
+    return bool(block["type"] == "tool_result")
 
 
 def _texts(message: Message) -> list[TextPart]:
-    return [part for part in message.parts if isinstance(part, TextPart) and part.text]
+    return [
+        part for part in message.parts if isinstance(part, TextPart) and not is_blank(part.text)
+    ]
 
 
 def _text_block(part: TextPart) -> dict[str, Any]:
@@ -199,7 +197,7 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
         if isinstance(part, TextPart):
-            if part.text:
+            if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
             block = _file_block(part)
@@ -218,7 +216,7 @@ def _assistant_blocks(
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
         if isinstance(part, TextPart):
-            if part.text:
+            if not is_blank(part.text):
                 block = _text_block(part)
         elif isinstance(part, ToolCallPart):
             block = _tool_use_block(part, ids)
@@ -227,7 +225,11 @@ def _assistant_blocks(
             if action == "replay":
                 block = _thinking_block(part)
             elif action == "text":
-                blocks.extend(_text_block(text) for text in downgrade_reasoning(part))
+                blocks.extend(
+                    _text_block(text)
+                    for text in downgrade_reasoning(part)
+                    if not is_blank(text.text)
+                )
         elif isinstance(part, ProviderToolCallPart):
             block = _server_tool_block(part)
             if block is not None:
@@ -318,13 +320,13 @@ def _tool_result_block(
     }
     content = part.content
     if isinstance(content, str):
-        if content:
+        if not is_blank(content):
             block["content"] = content
     else:
         items: list[dict[str, Any]] = []
         for item in content:
             if isinstance(item, TextPart):
-                if item.text:
+                if not is_blank(item.text):
                     items.append({"type": "text", "text": item.text})
                 continue
             file_block = _file_block(item)
@@ -344,7 +346,7 @@ def _tool_result_block(
 def _file_kind(part: FilePart) -> str | None:
     """How the format carries a file (``image``, ``pdf``, ``text``), or ``None``."""
     media_type = part.media_type
-    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+    if media_type in _IMAGE_TYPES or (media_type == UNKNOWN_IMAGE and part.url is not None):
         return "image"
     if media_type == "application/pdf":
         return "pdf"
@@ -449,10 +451,7 @@ def _decode_text_content(value: Any, path: str, reader: Reader) -> list[TextPart
     if isinstance(value, str):
         return [TextPart(text=value)] if value else []
     parts = []
-    for index, raw in enumerate(reader.expect_list(value, path)):
-        where = f"{path}[{index}]"
-        block = reader.expect_object(raw, where)
-        kind = reader.str_field(block, "type", where)
+    for where, block, kind in reader.tagged_objects(value, path):
         if kind != "text":
             reader.fail(f"{where}.type", f"system content holds text blocks only, not {kind!r}")
         parts.append(_decode_text(block, where, reader))
@@ -561,12 +560,7 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
         return FilePart(media_type=media_type, data=data, filename=filename, metadata=metadata)
     if source_type == "url":
         url = reader.str_field(source, "url", where)
-        if kind == "document":
-            media_type = "application/pdf"
-        else:
-            media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
-            if not media_type.startswith("image/"):
-                media_type = _UNKNOWN_IMAGE
+        media_type = "application/pdf" if kind == "document" else image_type_from_url(url)
         return FilePart(media_type=media_type, url=url, filename=filename, metadata=metadata)
     if source_type == "text" and kind == "document":
         text = reader.str_field(source, "data", where)
@@ -592,10 +586,7 @@ def _decode_tool_result(
         content = raw or ""
     else:
         items: list[TextPart | FilePart] = []
-        for index, item in enumerate(reader.expect_list(raw, f"{path}.content")):
-            where = f"{path}.content[{index}]"
-            inner = reader.expect_object(item, where)
-            kind = reader.str_field(inner, "type", where)
+        for where, inner, kind in reader.tagged_objects(raw, f"{path}.content"):
             if kind == "text":
                 items.append(TextPart(text=reader.str_field(inner, "text", where)))
             elif kind in ("image", "document"):
@@ -642,10 +633,7 @@ def decode_response(response: Any) -> Message:
     ):
         part, _ = _decode_block(block, "assistant", f"content[{index}]", names, reader, model=model)
         parts.append(part)
-    if not parts:
-        parts.append(TextPart(text=""))
-    usage = document.get("usage")
-    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    usage = reader.optional_object(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
@@ -655,7 +643,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=usage.get("input_tokens") if usage else None,
         output_tokens=usage.get("output_tokens") if usage else None,
     )
-    return build_message("assistant", parts, "content", metadata)
+    return response_message(parts, "content", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -683,8 +671,9 @@ def normalize_for_round_trip(
       encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
       metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
       policy replaces or drops;
-    - empty text parts; tool-call ids outside ``[a-zA-Z0-9_-]+`` (mapped); an empty result
-      content tuple (read back as ``""``); the media type of an image sent by URL (from its
+    - blank text (empty or whitespace only) everywhere, so a result left with no content (a
+      blank string, an empty tuple, blank texts only) reads back as ``""``; tool-call ids
+      outside ``[a-zA-Z0-9_-]+`` (mapped); the media type of an image sent by URL (from its
       extension, else ``image/*``); ``raw_arguments`` (the format takes an object only);
       a server tool result's ``is_error``, which the format derives from its content.
     """
@@ -738,7 +727,7 @@ def _read_back_parts(
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
         if isinstance(part, TextPart):
-            if part.text:
+            if not is_blank(part.text):
                 parts.append(_read_back_text(part))
         elif isinstance(part, FilePart):
             parts.extend(_file_read_back(part, message, position, options))
@@ -762,7 +751,7 @@ def _read_back_parts(
                     else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
                 )
             elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
         elif isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None:
             server_calls[part.id] = part.name
             parts.append(
@@ -805,11 +794,7 @@ def _file_read_back(
     metadata = _only(part.metadata, _CACHE)
     filename = part.filename if kind != "image" else None
     if part.url is not None:
-        media_type = part.media_type
-        if kind == "image":
-            media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
-            if not media_type.startswith("image/"):
-                media_type = _UNKNOWN_IMAGE
+        media_type = image_type_from_url(part.url) if kind == "image" else part.media_type
         return [FilePart(media_type=media_type, url=part.url, filename=filename, metadata=metadata)]
     return [
         FilePart(media_type=part.media_type, data=part.data, filename=filename, metadata=metadata)
@@ -825,12 +810,12 @@ def _result_read_back(
 ) -> ToolResultPart:
     content: str | tuple[TextPart | FilePart, ...]
     if isinstance(part.content, str):
-        content = part.content
+        content = "" if is_blank(part.content) else part.content
     else:
         items: list[TextPart | FilePart] = []
         for item in part.content:
             if isinstance(item, TextPart):
-                if item.text:
+                if not is_blank(item.text):
                     items.append(TextPart(text=item.text))
             else:
                 items.extend(_file_read_back(item, message, position, options))

@@ -16,22 +16,28 @@ allows (see ``docs/providers.md``); a module without it declares that it loses n
 
 The rest of this module is shared machinery, so that every format applies one policy the same
 way: the reasoning replay rule, the unsupported-content policy and its placeholder text, the
-``[tool error] `` prefix, tool-call id mapping, response metadata keys, and readers that turn a
-malformed payload into a :class:`~threadline.CodecError` naming the JSON path.
+``[tool error] `` prefix, tool-call id mapping, the ``[conversation start]`` turn put before a
+history that opens with the assistant, the files of tool results moved to a user message (for
+formats whose tool messages take text only), turn merging, response metadata keys, and
+readers that turn a malformed payload into a :class:`~threadline.CodecError` naming the JSON
+path.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NoReturn, Protocol, TypeAlias, cast
 
 import pydantic
 
+from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
 from threadline.errors import CodecError, ErrorDetail, UnsupportedContentError, ValidationError
 from threadline.messages import (
@@ -44,34 +50,52 @@ from threadline.messages import (
 )
 
 __all__ = [
+    "LEADING_USER_TEXT",
     "TOOL_ERROR_PREFIX",
+    "UNKNOWN_IMAGE",
     "Codec",
     "EncodeOptions",
+    "FileDecoder",
     "IntegrityMode",
     "Reader",
     "ReasoningAction",
     "ReasoningPolicy",
     "UnsupportedPolicy",
     "add_error_prefix",
+    "add_leading_turn",
+    "arguments_json",
     "as_json_document",
     "build_message",
+    "call_from_json",
+    "call_names",
+    "compact_json",
     "data_url",
     "decode_base64",
     "downgrade_reasoning",
     "encode_base64",
+    "fold_attachments",
     "hashed_id",
+    "image_type_from_url",
+    "is_blank",
+    "is_leading_turn",
     "map_call_ids",
     "media_type_from_url",
+    "merge_into_turns",
     "name_results_after_calls",
     "parse_arguments",
     "parse_data_url",
     "placeholder_text",
     "prepare_for_encoding",
+    "read_back_result",
+    "read_text_result",
     "reasoning_action",
+    "response_message",
     "response_metadata",
     "strip_error_prefix",
     "strip_nulls",
+    "text_tool_content",
     "unsupported_part",
+    "without_leading_turn",
 ]
 
 IntegrityMode: TypeAlias = Literal["auto", "strict", "off"]
@@ -88,6 +112,12 @@ _UNSUPPORTED_POLICIES = ("placeholder", "drop", "raise")
 
 TOOL_ERROR_PREFIX = "[tool error] "
 """Written before a failed tool's output by formats with no error flag on tool results."""
+LEADING_USER_TEXT = "[conversation start]"
+"""The text of the user turn put before a history whose first turn is the assistant's, where
+the format needs a user turn first (Bedrock, Gemini) or never pairs the first message's tool
+calls (Mistral); ``decode`` leaves that turn out again."""
+UNKNOWN_IMAGE = "image/*"
+"""The media type of an image known by a URL whose extension does not say."""
 
 
 class Codec(Protocol):
@@ -260,6 +290,11 @@ def downgrade_reasoning(part: ReasoningPart) -> list[TextPart]:
     return [TextPart(text=entry) for entry in part.summary if entry]
 
 
+def is_blank(text: str) -> bool:
+    """Empty or whitespace only: text some APIs refuse in a text block."""
+    return not text or text.isspace()
+
+
 def placeholder_text(part: object, provider: str) -> str:
     """``[<media_type> omitted: not supported by <provider>]``.
 
@@ -309,7 +344,7 @@ def unsupported_part(
 
 
 # ---------------------------------------------------------------------------------------------
-# Tool results and ids.
+# Tool calls, tool results and ids.
 
 
 def add_error_prefix(text: str) -> str:
@@ -384,16 +419,24 @@ def map_call_ids(
     return mapping
 
 
-def name_results_after_calls(messages: Sequence[Message]) -> list[Message]:
-    """Each tool result named after its call, as ``decode`` reads it from formats without a
-    name on results; results with no call keep their name."""
+def call_names(messages: Iterable[Message]) -> dict[str, str]:
+    """Each tool-call id of the assistant messages and the name of the tool it calls (the
+    first call's, should an id repeat)."""
     names: dict[str, str] = {}
-    out: list[Message] = []
     for message in messages:
         if message.role == "assistant":
             for part in message.parts:
                 if type(part) is ToolCallPart:
                     names.setdefault(part.id, part.name)
+    return names
+
+
+def name_results_after_calls(messages: Sequence[Message]) -> list[Message]:
+    """Each tool result named after its call, as ``decode`` reads it from formats without a
+    name on results; results with no call keep their name."""
+    names = call_names(messages)
+    out: list[Message] = []
+    for message in messages:
         if message.role == "tool":
             parts = tuple(
                 dataclasses.replace(part, name=names.get(part.call_id, part.name))
@@ -405,6 +448,272 @@ def name_results_after_calls(messages: Sequence[Message]) -> list[Message]:
                 message = message.model_copy(update={"parts": parts})
         out.append(message)
     return out
+
+
+compact_json: Callable[[Any], str] = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":")
+).encode
+"""JSON text without spaces or escapes, as the providers' own JSON strings look (one encoder
+for every call)."""
+
+
+def arguments_json(part: ToolCallPart) -> str:
+    """A call's arguments as the JSON text OpenAI-style APIs take (compact, like their own),
+    or what the model emitted, verbatim, when that was not a JSON object."""
+    if part.raw_arguments is not None:
+        return part.raw_arguments
+    return compact_json(part.arguments)
+
+
+def call_from_json(
+    call_id: str, name: str, text: str, metadata: FrozenJsonMap = EMPTY
+) -> ToolCallPart:
+    """A tool call whose arguments came as JSON text: parsed when they are a JSON object,
+    else ``arguments={}`` and the text kept verbatim in ``raw_arguments``."""
+    arguments = parse_arguments(text)
+    if arguments is None:
+        return ToolCallPart(
+            id=call_id, name=name, arguments=EMPTY, raw_arguments=text, metadata=metadata
+        )
+    return ToolCallPart(
+        id=call_id, name=name, arguments=freeze_json_map(arguments), metadata=metadata
+    )
+
+
+def read_back_result(
+    part: ToolResultPart,
+    ids: Mapping[str, str],
+    read_file: Callable[[FilePart], list[TextPart | FilePart]],
+    *,
+    empty: str | tuple[()] = "",
+) -> ToolResultPart:
+    """A tool result as ``decode`` reads it back from a format that keeps its texts as they
+    are: the wire id, its texts without metadata, each file as ``read_file`` says, and an
+    empty content tuple as ``empty``. For ``normalize_for_round_trip``."""
+    content: str | tuple[TextPart | FilePart, ...]
+    if isinstance(part.content, str):
+        content = part.content
+    else:
+        items: list[TextPart | FilePart] = []
+        for item in part.content:
+            if isinstance(item, TextPart):
+                items.append(TextPart(text=item.text))
+            else:
+                items.extend(read_file(item))
+        content = tuple(items) if items else empty
+    return ToolResultPart(
+        call_id=ids.get(part.call_id, part.call_id),
+        content=content,
+        name=part.name,
+        is_error=part.is_error,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Turns: merging, and the placeholder user turn before a history that opens with the assistant.
+
+
+def merge_into_turns(
+    turns: list[dict[str, Any]],
+    role: str,
+    blocks: list[dict[str, Any]],
+    *,
+    key: str = "content",
+    is_result: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> None:
+    """Add one message's ``blocks`` as a turn of ``role``, or to the last turn when it has
+    that role: one block per part, text never joined.
+
+    With ``is_result``, a message of tool results merged into a turn that already holds
+    other blocks goes before them (Anthropic and Bedrock refuse a tool result after text).
+    """
+    if not turns or turns[-1]["role"] != role:
+        turns.append({"role": role, key: blocks})
+        return
+    content: list[dict[str, Any]] = turns[-1][key]
+    if is_result is None or not is_result(blocks[0]) or is_result(content[-1]):
+        content.extend(blocks)
+        return
+    first_other = next(i for i, block in enumerate(content) if not is_result(block))
+    content[first_other:first_other] = blocks
+
+
+def add_leading_turn(
+    turns: list[dict[str, Any]], key: str, content: Any, *, assistant_role: str = "assistant"
+) -> None:
+    """Put a user turn whose ``key`` is ``content`` (:data:`LEADING_USER_TEXT` as the format
+    writes it) first, when ``turns`` start with the assistant's."""
+    if turns and turns[0]["role"] == assistant_role:
+        turns.insert(0, {"role": "user", key: copy.deepcopy(content)})
+
+
+def is_leading_turn(
+    role: str,
+    content: Any,
+    wire: Sequence[Any],
+    *,
+    placeholder: Any,
+    assistant_role: str = "assistant",
+) -> bool:
+    """Whether the first turn of ``wire`` (its ``role`` and ``content`` as read) is the one
+    :func:`add_leading_turn` writes, with ``placeholder`` as its content: ``decode`` leaves
+    it out."""
+    if isinstance(content, tuple):
+        content = list(content)
+    return (
+        role == "user"
+        and content == placeholder
+        and len(wire) > 1
+        and isinstance(wire[1], Mapping)
+        and wire[1].get("role") == assistant_role
+    )
+
+
+def without_leading_turn(messages: list[Message]) -> list[Message]:
+    """``messages`` without what ``decode`` leaves out of a format that lifts leading system
+    messages and merges consecutive user messages: a first user turn that reads as the one
+    :func:`add_leading_turn` writes. For ``normalize_for_round_trip``."""
+    start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
+    end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
+    if end is None or end == start:
+        return messages
+    turn = [part for message in messages[start:end] for part in message.parts]
+    if turn != [TextPart(text=LEADING_USER_TEXT)] or messages[start].role != "user":
+        return messages
+    return messages[:start] + messages[end:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Tool messages that take text only (OpenAI Chat, Mistral): a result's files go in the user
+# message after the tool messages, and ``decode`` puts them back.
+
+_ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
+_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
+
+FileDecoder: TypeAlias = Callable[[Mapping[str, Any], str, str, "Reader"], FilePart]
+"""``decode_file(block, kind, path, reader)``: a format's reader of a file block."""
+
+
+def text_tool_content(
+    part: ToolResultPart,
+    wire_id: str,
+    attachments: list[dict[str, Any]],
+    file_block: Callable[[FilePart], dict[str, Any] | None],
+    unsupported_block: Callable[[FilePart], dict[str, Any] | None],
+) -> str | list[dict[str, Any]]:
+    """The ``content`` of the tool message for ``part``, in a format whose tool messages
+    take text only.
+
+    A string result is its text. A result made of parts is ``text`` blocks; each file the
+    format takes (``file_block`` gives its block, else ``None``) is appended to
+    ``attachments``, the content of the user message sent after the tool messages, after a
+    ``[files from tool result <wire id>]`` header, and the result's text says where it went
+    (``[file 1 (image/png) is in the next user message]``). A file the format cannot take
+    goes through ``unsupported_block`` (the unsupported policy). A failed result's text
+    starts with :data:`TOOL_ERROR_PREFIX`.
+    """
+    content = part.content
+    if isinstance(content, str):
+        return add_error_prefix(content) if part.is_error else content
+    blocks: list[dict[str, Any]] = []
+    files = 0
+    for item in content:
+        if isinstance(item, TextPart):
+            blocks.append({"type": "text", "text": item.text})
+            continue
+        block = file_block(item)
+        if block is None:
+            replacement = unsupported_block(item)
+            if replacement is not None:
+                blocks.append(replacement)
+            continue
+        files += 1
+        if files == 1:
+            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
+        attachments.append(block)
+        note = f"[file {files} ({item.media_type}) is in the next user message]"
+        blocks.append({"type": "text", "text": note})
+    if not blocks:
+        return TOOL_ERROR_PREFIX if part.is_error else ""
+    if part.is_error:
+        blocks[0] = {"type": "text", "text": add_error_prefix(blocks[0]["text"])}
+    return blocks
+
+
+def read_text_result(
+    call_id: str, content: Any, name: str | None, path: str, reader: Reader
+) -> ToolResultPart:
+    """The result a text-only tool message holds (``content`` a string or ``text``
+    blocks), with the :data:`TOOL_ERROR_PREFIX` read as ``is_error``.
+
+    Raises:
+        threadline.CodecError: ``content`` holds something other than text, naming ``path``.
+    """
+    if isinstance(content, str):
+        text, is_error = strip_error_prefix(content)
+        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
+    parts: list[TextPart] = []
+    for where, block, kind in reader.tagged_objects(content, f"{path}.content"):
+        if kind != "text":
+            reader.fail(f"{where}.type", f"tool messages hold text only, not {kind!r}")
+        parts.append(TextPart(text=reader.str_field(block, "text", where)))
+    is_error = False
+    if parts:
+        first, is_error = strip_error_prefix(parts[0].text)
+        parts[0] = TextPart(text=first)
+    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
+
+
+def fold_attachments(
+    run: list[ToolResultPart],
+    content: Any,
+    path: str,
+    reader: Reader,
+    *,
+    file_kinds: Collection[str],
+    decode_file: FileDecoder,
+) -> bool:
+    """Put the files of the user message :func:`text_tool_content` filled back into the
+    results of ``run`` (the tool messages right before it), in place.
+
+    Returns False, with ``run`` unchanged, when ``content`` (that user message's) is not
+    made of attachment headers each followed by blocks of ``file_kinds``.
+    """
+    if not isinstance(content, list) or not content:
+        return False
+    by_id = {part.call_id: index for index, part in enumerate(run)}
+    files: dict[str, list[FilePart]] = {}
+    current: str | None = None
+    for index, raw in enumerate(content):
+        if not isinstance(raw, Mapping):
+            return False
+        kind = raw.get("type")
+        if kind == "text":
+            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
+            if match is None or match.group(1) not in by_id or match.group(1) in files:
+                return False
+            current = match.group(1)
+            files[current] = []
+        elif current is not None and kind in file_kinds:
+            files[current].append(decode_file(raw, str(kind), f"{path}.content[{index}]", reader))
+        else:
+            return False
+    for call_id, found in files.items():
+        run[by_id[call_id]] = _with_files(run[by_id[call_id]], found)
+    return True
+
+
+def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:
+    if isinstance(result.content, str):
+        return result
+    content: list[TextPart | FilePart] = []
+    for part in result.content:
+        match = _ATTACHMENT_NOTE.fullmatch(part.text) if isinstance(part, TextPart) else None
+        number = int(match.group(1)) if match else 0
+        content.append(files[number - 1] if match and 0 < number <= len(files) else part)
+    return ToolResultPart(
+        call_id=result.call_id, content=tuple(content), name=result.name, is_error=result.is_error
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,6 +793,20 @@ class Reader:
         value = obj.get(key)
         return None if value is None else self.expect_str(value, _join(path, key))
 
+    def optional_object(
+        self, obj: Mapping[str, Any], key: str, path: str
+    ) -> Mapping[str, Any] | None:
+        """An optional object key of ``obj`` (``None`` when absent or null)."""
+        value = obj.get(key)
+        return None if value is None else self.expect_object(value, _join(path, key))
+
+    def tagged_objects(self, value: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+        """Each item of the array ``value`` as ``(its path, the object, its "type")``."""
+        for index, raw in enumerate(self.expect_list(value, path)):
+            where = f"{path}[{index}]"
+            item = self.expect_object(raw, where)
+            yield where, item, self.str_field(item, "type", where)
+
     def messages(self, payload: Any, key: str = "messages") -> Sequence[Any]:
         """The message list of a payload: ``payload[key]``, or the payload itself if a list."""
         if isinstance(payload, (list, tuple)):
@@ -513,6 +836,16 @@ def build_message(
         return Message(**fields)
     except pydantic.ValidationError as error:
         raise translate_errors(error, f"cannot store the message at {path}") from None
+
+
+def response_message(parts: Sequence[object], path: str, metadata: Mapping[str, Any]) -> Message:
+    """The assistant message ``decode_response`` returns; a response with no content gives
+    one empty text part (a message holds at least one part).
+
+    Raises:
+        threadline.ValidationError: a part holds a value a message cannot, naming ``path``.
+    """
+    return build_message("assistant", parts or [TextPart(text="")], path, metadata)
 
 
 def parse_arguments(text: str) -> dict[str, Any] | None:
@@ -619,6 +952,13 @@ def media_type_from_url(url: str, default: str) -> str:
     if "." not in name:
         return default
     return _EXTENSION_TYPES.get(name.rsplit(".", 1)[-1].lower(), default)
+
+
+def image_type_from_url(url: str) -> str:
+    """The media type of an image known by its URL only: from the URL's extension when that
+    names an image type, else :data:`UNKNOWN_IMAGE`."""
+    media_type = media_type_from_url(url, UNKNOWN_IMAGE)
+    return media_type if media_type.startswith("image/") else UNKNOWN_IMAGE
 
 
 def response_metadata(

@@ -47,23 +47,31 @@ from typing import Any
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs.base import (
+    LEADING_USER_TEXT,
     EncodeOptions,
     IntegrityMode,
     Reader,
     ReasoningPolicy,
     UnsupportedPolicy,
+    add_leading_turn,
     as_json_document,
     build_message,
+    compact_json,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
+    is_blank,
+    is_leading_turn,
     map_call_ids,
+    merge_into_turns,
     name_results_after_calls,
     prepare_for_encoding,
     reasoning_action,
+    response_message,
     response_metadata,
     strip_nulls,
     unsupported_part,
+    without_leading_turn,
 )
 from threadline.messages import (
     FilePart,
@@ -80,9 +88,6 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 PROVIDER = "bedrock"
 FORMAT = "Bedrock Converse"
 MAX_ID_LENGTH = 64
-LEADING_USER_TEXT = "[conversation start]"
-"""The user turn sent before a history that starts with an assistant turn: Converse requires
-a conversation to start with a user message."""
 DEFAULT_DOCUMENT_NAME = "document"
 """The ``name`` of a document without a filename (Converse requires one)."""
 MAX_DOCUMENT_NAME = 200
@@ -146,6 +151,9 @@ _OTHER_FORMATS = {
     ("audio", "x-aac"): "audio/aac",
 }
 """Formats Converse lists that ``decode`` reads but ``encode`` never writes."""
+_LEADING_CONTENT = [{"text": LEADING_USER_TEXT}]
+"""The content of the user turn put before a history that starts with an assistant turn:
+Converse requires a conversation to start with a user message."""
 _FILE_BLOCKS = tuple(_MEDIA_TYPES)
 _RESULT_FILE_BLOCKS = ("image", "document", "video")
 """What a ``toolResult`` may hold besides text and JSON (no audio)."""
@@ -153,10 +161,6 @@ _RESULT_FILE_BLOCKS = ("image", "document", "video")
 
 def _valid_id(value: str) -> bool:
     return len(value) <= MAX_ID_LENGTH and _ID.fullmatch(value) is not None
-
-
-def _blank(text: str) -> bool:
-    return not text or text.isspace()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,7 +204,7 @@ def encode(
     )
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
-    if system and not _blank(system):
+    if system and not is_blank(system):
         system_blocks.append({"text": system})
     turns: list[dict[str, Any]] = []
     leading = True
@@ -225,14 +229,9 @@ def encode(
         else:  # user, and system text after the start, which Converse takes as user text
             blocks = _user_blocks(message, index, options)
             wire_role = "user"
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == wire_role:
-            _merge(turns[-1]["content"], blocks)
-        else:
-            turns.append({"role": wire_role, "content": blocks})
-    if turns and turns[0]["role"] == "assistant":
-        turns.insert(0, {"role": "user", "content": [{"text": LEADING_USER_TEXT}]})
+        if blocks:
+            merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+    add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if system_blocks:
         payload["system"] = system_blocks
@@ -240,18 +239,15 @@ def encode(
     return payload
 
 
-def _merge(content: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> None:
-    """Append ``blocks`` to a turn, keeping every ``toolResult`` before the other blocks."""
-    if "toolResult" not in blocks[0] or "toolResult" in content[-1]:
-        content.extend(blocks)
-        return
-    first_other = next(i for i, block in enumerate(content) if "toolResult" not in block)
-    content[first_other:first_other] = blocks
+def _is_result(block: Mapping[str, Any]) -> bool:
+    return "toolResult" in block
 
 
 def _texts(message: Message) -> list[str]:
     return [
-        part.text for part in message.parts if isinstance(part, TextPart) and not _blank(part.text)
+        part.text
+        for part in message.parts
+        if isinstance(part, TextPart) and not is_blank(part.text)
     ]
 
 
@@ -259,7 +255,7 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
         if isinstance(part, TextPart):
-            if not _blank(part.text):
+            if not is_blank(part.text):
                 blocks.append({"text": part.text})
         elif isinstance(part, FilePart):
             block = _file_block(part, _FILE_BLOCKS)
@@ -277,7 +273,7 @@ def _assistant_blocks(
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
         if isinstance(part, TextPart):
-            if not _blank(part.text):
+            if not is_blank(part.text):
                 block = {"text": part.text}
         elif isinstance(part, ToolCallPart):
             use = {
@@ -295,7 +291,7 @@ def _assistant_blocks(
                 blocks.extend(
                     {"text": text.text}
                     for text in downgrade_reasoning(part)
-                    if not _blank(text.text)
+                    if not is_blank(text.text)
                 )
         elif not isinstance(part, HookPart):
             block = _unsupported_block(part, message, (index, part_index), options)
@@ -336,13 +332,13 @@ def _tool_result_block(
 ) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if isinstance(part.content, str):
-        if not _blank(part.content):
+        if not is_blank(part.content):
             content.append({"text": part.content})
     else:
         for item in part.content:
             block: dict[str, Any] | None
             if isinstance(item, TextPart):
-                block = None if _blank(item.text) else {"text": item.text}
+                block = None if is_blank(item.text) else {"text": item.text}
             else:
                 block = _file_block(item, _RESULT_FILE_BLOCKS)
                 if block is None:
@@ -444,7 +440,7 @@ def decode(payload: Any) -> list[Message]:
         item = reader.expect_object(raw, path)
         role = reader.str_field(item, "role", path)
         content = reader.expect_list(reader.field(item, "content", path), f"{path}.content")
-        if index == 0 and _is_leading_turn(role, content, wire):
+        if index == 0 and is_leading_turn(role, content, wire, placeholder=_LEADING_CONTENT):
             continue
         if role == "system":
             parts = _system_parts(content, f"{path}.content", reader)
@@ -466,18 +462,6 @@ def decode(payload: Any) -> list[Message]:
                 runs.append((part_role, [part]))
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
     return out
-
-
-def _is_leading_turn(role: str, content: Sequence[Any], wire: Sequence[Any]) -> bool:
-    """Whether the first turn is the one ``encode`` adds before a leading assistant turn."""
-    return (
-        role == "user"
-        and len(content) == 1
-        and content[0] == {"text": LEADING_USER_TEXT}
-        and len(wire) > 1
-        and isinstance(wire[1], Mapping)
-        and wire[1].get("role") == "assistant"
-    )
 
 
 def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
@@ -611,8 +595,7 @@ def _decode_tool_result(
         if key == "text":
             items.append(TextPart(text=reader.str_field(block, "text", where)))
         elif key == "json":
-            text = json.dumps(strip_nulls(block["json"]), ensure_ascii=False, separators=(",", ":"))
-            items.append(TextPart(text=text))
+            items.append(TextPart(text=compact_json(strip_nulls(block["json"]))))
         elif key in _RESULT_FILE_BLOCKS:
             items.append(_decode_file(block[key], key, f"{where}.{key}", reader))
         else:
@@ -663,10 +646,7 @@ def decode_response(response: Any) -> Message:
         )
         if decoded is not None:
             parts.append(decoded[0])
-    if not parts:
-        parts.append(TextPart(text=""))
-    usage = document.get("usage")
-    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    usage = reader.optional_object(document, "usage", "")
     request = document.get("ResponseMetadata")
     request_id = request.get("RequestId") if isinstance(request, Mapping) else None
     metadata = response_metadata(
@@ -678,7 +658,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=usage.get("inputTokens") if usage else None,
         output_tokens=usage.get("outputTokens") if usage else None,
     )
-    return build_message("assistant", parts, path, metadata)
+    return response_message(parts, path, metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -739,19 +719,7 @@ def normalize_for_round_trip(
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return _without_leading_turn(name_results_after_calls(out))
-
-
-def _without_leading_turn(messages: list[Message]) -> list[Message]:
-    """Drop what ``decode`` drops: a first user turn that reads as the leading placeholder."""
-    start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
-    end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
-    if end is None or end == start:
-        return messages
-    turn = [part for message in messages[start:end] for part in message.parts]
-    if turn != [TextPart(text=LEADING_USER_TEXT)] or messages[start].role != "user":
-        return messages
-    return messages[:start] + messages[end:]
+    return without_leading_turn(name_results_after_calls(out))
 
 
 def _read_back_parts(
@@ -761,7 +729,7 @@ def _read_back_parts(
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
         if isinstance(part, TextPart):
-            if not _blank(part.text):
+            if not is_blank(part.text):
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
             allowed = _FILE_BLOCKS if message.role != "assistant" else ()
@@ -783,7 +751,7 @@ def _read_back_parts(
                     ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
                 )
             elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if not _blank(text.text))
+                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
         elif not isinstance(part, HookPart):
             replacement = unsupported_part(part, message, position, options, reason="")
             if replacement is not None:
@@ -819,12 +787,12 @@ def _result_read_back(
 ) -> ToolResultPart:
     items: list[TextPart | FilePart] = []
     if isinstance(part.content, str):
-        if not _blank(part.content):
+        if not is_blank(part.content):
             items.append(TextPart(text=part.content))
     else:
         for item in part.content:
             if isinstance(item, TextPart):
-                if not _blank(item.text):
+                if not is_blank(item.text):
                     items.append(TextPart(text=item.text))
             else:
                 items.extend(_file_read_back(item, _RESULT_FILE_BLOCKS, message, position, options))

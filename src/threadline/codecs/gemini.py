@@ -40,32 +40,41 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs.base import (
+    LEADING_USER_TEXT,
     EncodeOptions,
     IntegrityMode,
     Reader,
     ReasoningPolicy,
     UnsupportedPolicy,
+    add_leading_turn,
     as_json_document,
     build_message,
+    call_names,
+    compact_json,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
     hashed_id,
+    is_leading_turn,
     map_call_ids,
+    merge_into_turns,
     name_results_after_calls,
     prepare_for_encoding,
+    read_back_result,
     reasoning_action,
+    response_message,
     response_metadata,
     strip_nulls,
     unsupported_part,
+    without_leading_turn,
 )
 from threadline.messages import (
     FilePart,
@@ -83,15 +92,15 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "gemini"
 FORMAT = "Gemini generateContent"
-LEADING_USER_TEXT = "[conversation start]"
-"""The user turn sent before a history that starts with a model turn: a function-call turn
-must come right after a user turn."""
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The signature Gemini documents for calls it did not produce (Gemini 3 requires one)."""
 THOUGHT_SIGNATURE = "gemini.thought_signature"
 TOOL_TYPE = "gemini.tool_type"
 
 _ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_LEADING_PARTS = [{"text": LEADING_USER_TEXT}]
+"""The parts of the user turn put before a history that starts with a model turn: a
+function-call turn must come right after a user turn."""
 _MEDIA_TYPES = frozenset(
     {
         "image/png",
@@ -211,7 +220,7 @@ def encode(
         unsupported=unsupported,
     )
     ids = map_call_ids(prepared, is_valid=_valid_id)
-    names = _call_names(prepared)
+    names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
     contents: list[dict[str, Any]] = []
     leading = True
@@ -236,32 +245,18 @@ def encode(
                 ]
             else:
                 parts = _user_parts(message, index, options)
-        if not parts:
-            continue
-        wire_role = "model" if role == "assistant" else "user"
-        if contents and contents[-1]["role"] == wire_role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": wire_role, "parts": parts})
+        if parts:
+            merge_into_turns(
+                contents, "model" if role == "assistant" else "user", parts, key="parts"
+            )
     for content in contents:
         if content["role"] == "model":
             _sign_first_call(content["parts"])
-    if contents and contents[0]["role"] == "model":
-        contents.insert(0, {"role": "user", "parts": [{"text": LEADING_USER_TEXT}]})
+    add_leading_turn(contents, "parts", _LEADING_PARTS, assistant_role="model")
     payload: dict[str, Any] = {"contents": contents}
     if system_parts:
         payload["systemInstruction"] = {"parts": system_parts}
     return payload
-
-
-def _call_names(messages: Sequence[Message]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for message in messages:
-        if message.role == "assistant":
-            for part in message.parts:
-                if type(part) is ToolCallPart:
-                    names.setdefault(part.id, part.name)
-    return names
 
 
 def _texts(message: Message) -> list[TextPart]:
@@ -317,11 +312,7 @@ def _model_parts(
             if action == "replay":
                 parts.append(_thought_part(part))  # type: ignore[arg-type]
             elif action == "text":
-                parts.extend(
-                    {"text": text.text}
-                    for text in downgrade_reasoning(part)  # type: ignore[arg-type]
-                    if text.text
-                )
+                parts.extend({"text": text.text} for text in downgrade_reasoning(part))  # type: ignore[arg-type]
             continue
         elif kind is FilePart:
             block = _file_part(part, _MEDIA_TYPES)  # type: ignore[arg-type]
@@ -596,7 +587,9 @@ def decode(payload: Any) -> list[Message]:
         if role not in ("user", "model", "function"):
             reader.fail(f"{path}.role", f"unknown role {role!r} (user or model)")
         parts = _parts(content, path, reader)
-        if index == 0 and _is_leading_turn(role, parts, wire):
+        if index == 0 and is_leading_turn(
+            role, parts, wire, placeholder=_LEADING_PARTS, assistant_role="model"
+        ):
             continue
         runs: list[tuple[str, list[Any]]] = []
         if role == "model":
@@ -615,18 +608,6 @@ def decode(payload: Any) -> list[Message]:
 def _parts(content: Mapping[str, Any], path: str, reader: Reader) -> Sequence[Any]:
     parts = content.get("parts")
     return () if parts is None else reader.expect_list(parts, f"{path}.parts")
-
-
-def _is_leading_turn(role: str, parts: Sequence[Any], wire: Sequence[Any]) -> bool:
-    """Whether the first turn is the one ``encode`` adds before a leading model turn."""
-    return (
-        role == "user"
-        and len(parts) == 1
-        and parts[0] == {"text": LEADING_USER_TEXT}
-        and len(wire) > 1
-        and isinstance(wire[1], Mapping)
-        and wire[1].get("role") == "model"
-    )
 
 
 def _decode_part(
@@ -736,7 +717,7 @@ def _decode_response_part(raw: Any, path: str, pairing: _Pairing, reader: Reader
         files, loose = {}, []
     else:
         whole = body if value is None else value
-        content = json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
+        content = compact_json(whole)
         if "error" in body:
             is_error = True
     if isinstance(content, str) and (files or loose):
@@ -867,8 +848,6 @@ def decode_response(response: Any) -> Message:
                 parts.append(part)
     elif isinstance(feedback, Mapping):
         stop_reason = _get(feedback, "blockReason", "block_reason")
-    if not parts:
-        parts.append(TextPart(text=""))
     usage = _get(document, "usageMetadata", "usage_metadata")
     usage = reader.expect_object(usage, "usageMetadata") if usage is not None else None
     output_tokens = None
@@ -886,7 +865,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=_get(usage, "promptTokenCount", "prompt_token_count") if usage else None,
         output_tokens=output_tokens,
     )
-    return build_message("assistant", parts, "candidates[0].content", metadata)
+    return response_message(parts, "candidates[0].content", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -954,19 +933,7 @@ def normalize_for_round_trip(
                 parts = _user_read_back(message, index, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return _without_leading_turn(name_results_after_calls(out))
-
-
-def _without_leading_turn(messages: list[Message]) -> list[Message]:
-    """Drop what ``decode`` drops: a first user turn that reads as the leading placeholder."""
-    start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
-    end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
-    if end is None or end == start:
-        return messages
-    turn = [part for message in messages[start:end] for part in message.parts]
-    if turn != [TextPart(text=LEADING_USER_TEXT)] or messages[start].role != "user":
-        return messages
-    return messages[:start] + messages[end:]
+    return without_leading_turn(name_results_after_calls(out))
 
 
 def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
@@ -1029,7 +996,7 @@ def _model_read_back(
                 signature = None if part.signature == SKIP_SIGNATURE else part.signature
                 parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
             elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+                parts.extend(downgrade_reasoning(part))
         elif isinstance(part, FilePart):
             metadata = _read_back_signature(part, allowed)
             parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
@@ -1105,20 +1072,11 @@ def _result_read_back(
     position: tuple[int, int],
     options: EncodeOptions,
 ) -> ToolResultPart:
-    content: str | tuple[TextPart | FilePart, ...]
-    if isinstance(part.content, str):
-        content = part.content
-    else:
-        items: list[TextPart | FilePart] = []
-        for item in part.content:
-            if isinstance(item, TextPart):
-                items.append(TextPart(text=item.text))
-            else:
-                items.extend(_file_read_back(item, _RESULT_MEDIA_TYPES, message, position, options))
-        content = tuple(items)
-    return ToolResultPart(
-        call_id=ids.get(part.call_id, part.call_id),
-        content=content,
-        name=part.name,
-        is_error=part.is_error,
+    read_file = partial(
+        _file_read_back,
+        media_types=_RESULT_MEDIA_TYPES,
+        message=message,
+        position=position,
+        options=options,
     )
+    return read_back_result(part, ids, read_file, empty=())

@@ -38,36 +38,44 @@ completion response (``choices[0]``), with usage and the response id in ``metada
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs.base import (
-    TOOL_ERROR_PREFIX,
+    LEADING_USER_TEXT,
+    UNKNOWN_IMAGE,
     EncodeOptions,
     IntegrityMode,
     Reader,
     ReasoningPolicy,
     UnsupportedPolicy,
-    add_error_prefix,
+    add_leading_turn,
+    arguments_json,
     as_json_document,
     build_message,
+    call_from_json,
+    call_names,
     data_url,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
+    fold_attachments,
+    image_type_from_url,
+    is_leading_turn,
     map_call_ids,
-    media_type_from_url,
     name_results_after_calls,
-    parse_arguments,
     parse_data_url,
     prepare_for_encoding,
+    read_back_result,
+    read_text_result,
     reasoning_action,
+    response_message,
     response_metadata,
-    strip_error_prefix,
     strip_nulls,
+    text_tool_content,
     unsupported_part,
 )
 from threadline.messages import (
@@ -86,10 +94,6 @@ PROVIDER = "mistral"
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
-LEADING_USER_TEXT = "[conversation start]"
-"""The user message sent before a history that starts with an assistant message: Mistral's
-validator skips the first message when it pairs tool calls with results, so a leading
-assistant message's calls would never be answered."""
 THINKING_KEY = "mistral.thinking"
 """Part metadata: a ``thinking`` chunk's own list, kept when it holds more than text chunks
 (references), and sent back as it is."""
@@ -97,8 +101,6 @@ THINKING_KEY = "mistral.thinking"
 _ID = re.compile(r"[a-zA-Z0-9]{9}")
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_UNKNOWN_IMAGE = "image/*"
-"""The media type of an image read back from a URL whose extension does not say."""
 _UNKNOWN_AUDIO = "audio/*"
 _PDF = "application/pdf"
 _WAV = "audio/wav"
@@ -110,8 +112,6 @@ _AUDIO_FAMILIES = {
     "audio/mpeg": _MP3,
     "audio/mp3": _MP3,
 }
-_ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
-_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
 _USER_FILE_CHUNKS = ("image_url", "document_url", "input_audio")
 
 
@@ -170,7 +170,7 @@ def encode(
         unsupported=unsupported,
     )
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
-    names = _call_names(prepared)
+    names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -200,24 +200,14 @@ def encode(
             out.append(item)
     if attachments:
         out.append({"role": "user", "content": attachments})
-    if out and out[0]["role"] == "assistant":
-        out.insert(0, {"role": "user", "content": LEADING_USER_TEXT})
+    # Mistral's validator skips the first message when it pairs calls with results.
+    add_leading_turn(out, "content", LEADING_USER_TEXT)
     return {"messages": out}
 
 
 def _system_role(out: Sequence[Mapping[str, Any]]) -> str:
     """``system`` where Mistral allows a system message next, else ``user``."""
     return "system" if not out or out[-1]["role"] in ("system", "user") else "user"
-
-
-def _call_names(messages: Iterable[Message]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for message in messages:
-        if message.role == "assistant":
-            for part in message.parts:
-                if isinstance(part, ToolCallPart):
-                    names.setdefault(part.id, part.name)
-    return names
 
 
 def _content_message(
@@ -258,9 +248,7 @@ def _assistant_message(
                 content.append(_thinking_chunk(part))
             elif action == "text":
                 content.extend(
-                    {"type": "text", "text": text.text}
-                    for text in downgrade_reasoning(part)
-                    if text.text
+                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
                 )
         elif not isinstance(part, HookPart):
             chunk = _unsupported_chunk(part, message, (index, part_index), options)
@@ -298,14 +286,10 @@ def _thinking_chunk(part: ReasoningPart) -> dict[str, Any]:
 
 
 def _tool_call(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
-    if part.raw_arguments is not None:
-        arguments = part.raw_arguments
-    else:
-        arguments = json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":"))
     return {
         "id": ids.get(part.id, part.id),
         "type": "function",
-        "function": {"name": part.name, "arguments": arguments},
+        "function": {"name": part.name, "arguments": arguments_json(part)},
     }
 
 
@@ -323,34 +307,13 @@ def _tool_message(
     name = names.get(part.call_id, part.name)
     if name is not None:
         item["name"] = name
-    content = part.content
-    if isinstance(content, str):
-        item["content"] = add_error_prefix(content) if part.is_error else content
-        return item
-    chunks: list[dict[str, Any]] = []
-    files = 0
-    for value in content:
-        if isinstance(value, TextPart):
-            chunks.append({"type": "text", "text": value.text})
-            continue
-        chunk = _file_chunk(value)
-        if chunk is None:
-            replacement = _unsupported_chunk(value, message, position, options)
-            if replacement is not None:
-                chunks.append(replacement)
-            continue
-        files += 1
-        if files == 1:
-            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
-        attachments.append(chunk)
-        note = f"[file {files} ({value.media_type}) is in the next user message]"
-        chunks.append({"type": "text", "text": note})
-    if not chunks:
-        item["content"] = TOOL_ERROR_PREFIX if part.is_error else ""
-        return item
-    if part.is_error:
-        chunks[0] = {"type": "text", "text": add_error_prefix(chunks[0]["text"])}
-    item["content"] = chunks
+    item["content"] = text_tool_content(
+        part,
+        wire_id,
+        attachments,
+        _file_chunk,
+        partial(_unsupported_chunk, message=message, position=position, options=options),
+    )
     return item
 
 
@@ -373,7 +336,7 @@ def _file_kind(part: FilePart) -> str | None:
     if part.data is None:
         if not _is_web_url(part.url or ""):
             return None
-        if media_type in _IMAGE_TYPES or media_type == _UNKNOWN_IMAGE:
+        if media_type in _IMAGE_TYPES or media_type == UNKNOWN_IMAGE:
             return "image"
         return "document" if media_type == _PDF else None
     if not part.data:
@@ -445,13 +408,22 @@ def decode(payload: Any) -> list[Message]:
         path = f"messages[{index}]"
         item = reader.expect_object(raw, path)
         role = reader.str_field(item, "role", path)
-        if index == 0 and _is_leading_message(item, wire):
+        if index == 0 and is_leading_turn(
+            role, item.get("content"), wire, placeholder=LEADING_USER_TEXT
+        ):
             continue
         if role == "tool":
             run.append(_decode_tool(item, path, reader))
             continue
         if run:
-            folded = role == "user" and _fold_attachments(run, item, path, reader)
+            folded = role == "user" and fold_attachments(
+                run,
+                item.get("content"),
+                path,
+                reader,
+                file_kinds=_USER_FILE_CHUNKS,
+                decode_file=_decode_file,
+            )
             out.append(build_message("tool", run, path))
             run = []
             if folded:
@@ -470,17 +442,6 @@ def decode(payload: Any) -> list[Message]:
     return out
 
 
-def _is_leading_message(item: Mapping[str, Any], wire: Sequence[Any]) -> bool:
-    """Whether the first message is the one ``encode`` adds before a leading assistant."""
-    return (
-        item.get("role") == "user"
-        and item.get("content") == LEADING_USER_TEXT
-        and len(wire) > 1
-        and isinstance(wire[1], Mapping)
-        and wire[1].get("role") == "assistant"
-    )
-
-
 def _content_parts(
     item: Mapping[str, Any], path: str, reader: Reader, *, user: bool
 ) -> list[TextPart | FilePart]:
@@ -491,10 +452,7 @@ def _content_parts(
     if isinstance(content, str):
         return [TextPart(text=content)]
     parts: list[TextPart | FilePart] = []
-    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-        where = f"{path}.content[{index}]"
-        chunk = reader.expect_object(raw, where)
-        kind = reader.str_field(chunk, "type", where)
+    for where, chunk, kind in reader.tagged_objects(content, f"{path}.content"):
         if kind == "text":
             parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
         elif user and kind in _USER_FILE_CHUNKS:
@@ -517,10 +475,7 @@ def _decode_file(chunk: Mapping[str, Any], kind: str, path: str, reader: Reader)
         inline = parse_data_url(url, reader, where)
         if inline is not None:
             return FilePart(media_type=inline[0], data=inline[1])
-        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
-        if not media_type.startswith("image/"):
-            media_type = _UNKNOWN_IMAGE
-        return FilePart(media_type=media_type, url=url)
+        return FilePart(media_type=image_type_from_url(url), url=url)
     if kind == "document_url":
         url = reader.str_field(chunk, "document_url", path)
         filename = reader.optional_str(chunk, "document_name", path)
@@ -541,10 +496,7 @@ def _assistant_parts(
     if isinstance(content, str):
         parts.append(TextPart(text=content))
     elif content is not None:
-        for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-            where = f"{path}.content[{index}]"
-            chunk = reader.expect_object(raw, where)
-            kind = reader.str_field(chunk, "type", where)
+        for where, chunk, kind in reader.tagged_objects(content, f"{path}.content"):
             if kind == "text":
                 parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
             elif kind == "thinking":
@@ -594,76 +546,14 @@ def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
     arguments = reader.field(function, "arguments", f"{path}.function")
     if isinstance(arguments, Mapping):
         return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments))
-    text = reader.expect_str(arguments, f"{path}.function.arguments")
-    parsed = parse_arguments(text)
-    if parsed is None:
-        return ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=text)
-    return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(parsed))
+    return call_from_json(call_id, name, reader.expect_str(arguments, f"{path}.function.arguments"))
 
 
 def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResultPart:
     call_id = reader.str_field(item, "tool_call_id", path)
     name = reader.optional_str(item, "name", path)
     content = item.get("content")
-    if content is None or isinstance(content, str):
-        text, is_error = strip_error_prefix(content or "")
-        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
-    parts: list[TextPart] = []
-    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-        where = f"{path}.content[{index}]"
-        chunk = reader.expect_object(raw, where)
-        kind = reader.str_field(chunk, "type", where)
-        if kind != "text":
-            reader.fail(f"{where}.type", f"tool messages hold text chunks only, not {kind!r}")
-        parts.append(TextPart(text=reader.str_field(chunk, "text", where)))
-    is_error = False
-    if parts:
-        first, is_error = strip_error_prefix(parts[0].text)
-        parts[0] = TextPart(text=first)
-    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
-
-
-def _fold_attachments(
-    run: list[ToolResultPart], item: Mapping[str, Any], path: str, reader: Reader
-) -> bool:
-    """Put the files of the user message ``encode`` adds after tool messages back into the
-    results they came from. False (and nothing changed) when ``item`` is not that message."""
-    content = item.get("content")
-    if not isinstance(content, list) or not content:
-        return False
-    by_id = {part.call_id: index for index, part in enumerate(run)}
-    files: dict[str, list[FilePart]] = {}
-    current: str | None = None
-    for index, raw in enumerate(content):
-        if not isinstance(raw, Mapping):
-            return False
-        kind = raw.get("type")
-        if kind == "text":
-            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
-            if match is None or match.group(1) not in by_id or match.group(1) in files:
-                return False
-            current = match.group(1)
-            files[current] = []
-        elif current is not None and kind in _USER_FILE_CHUNKS:
-            files[current].append(_decode_file(raw, str(kind), f"{path}.content[{index}]", reader))
-        else:
-            return False
-    for call_id, found in files.items():
-        run[by_id[call_id]] = _with_files(run[by_id[call_id]], found)
-    return True
-
-
-def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:
-    if isinstance(result.content, str):
-        return result
-    content: list[TextPart | FilePart] = []
-    for part in result.content:
-        match = _ATTACHMENT_NOTE.fullmatch(part.text) if isinstance(part, TextPart) else None
-        number = int(match.group(1)) if match else 0
-        content.append(files[number - 1] if match and 0 < number <= len(files) else part)
-    return ToolResultPart(
-        call_id=result.call_id, content=tuple(content), name=result.name, is_error=result.is_error
-    )
+    return read_text_result(call_id, "" if content is None else content, name, path, reader)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -693,10 +583,7 @@ def decode_response(response: Any) -> Message:
     )
     model = reader.optional_str(document, "model", "")
     parts = _assistant_parts(message, "choices[0].message", reader, model=model)
-    if not parts:
-        parts.append(TextPart(text=""))
-    usage = document.get("usage")
-    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    usage = reader.optional_object(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
@@ -706,7 +593,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=usage.get("prompt_tokens") if usage else None,
         output_tokens=usage.get("completion_tokens") if usage else None,
     )
-    return build_message("assistant", parts, "choices[0].message", metadata)
+    return response_message(parts, "choices[0].message", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -758,7 +645,16 @@ def normalize_for_round_trip(
             continue
         if role == "tool":
             parts: list[Any] = [
-                _result_read_back(part, ids, message, (index, part_index), options)
+                read_back_result(
+                    part,
+                    ids,
+                    partial(
+                        _file_read_back,
+                        message=message,
+                        position=(index, part_index),
+                        options=options,
+                    ),
+                )
                 for part_index, part in enumerate(message.parts)
                 if isinstance(part, ToolResultPart)
             ]
@@ -826,7 +722,7 @@ def _assistant_read_back(
             if action == "replay":
                 parts.append(_thinking_read_back(part))
             elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if text.text)
+                parts.extend(downgrade_reasoning(part))
         elif not isinstance(part, HookPart):
             replacement = unsupported_part(part, message, (index, part_index), options, reason="")
             if replacement is not None:
@@ -860,38 +756,9 @@ def _file_read_back(
         replacement = unsupported_part(part, message, position, options, reason="")
         return [] if replacement is None else [replacement]
     if kind == "image" and part.url is not None:
-        media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
-        if not media_type.startswith("image/"):
-            media_type = _UNKNOWN_IMAGE
-        return [FilePart(media_type=media_type, url=part.url)]
+        return [FilePart(media_type=image_type_from_url(part.url), url=part.url)]
     if kind == "image":
         return [FilePart(media_type=part.media_type, data=part.data)]
     if kind == "document":
         return [FilePart(media_type=_PDF, url=part.url, filename=part.filename)]
     return [FilePart(media_type=_AUDIO_FAMILIES[part.media_type], data=part.data)]
-
-
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
-    content: str | tuple[TextPart | FilePart, ...]
-    if isinstance(part.content, str):
-        content = part.content
-    else:
-        items: list[TextPart | FilePart] = []
-        for item in part.content:
-            if isinstance(item, TextPart):
-                items.append(TextPart(text=item.text))
-            else:
-                items.extend(_file_read_back(item, message, position, options))
-        content = tuple(items) if items else ""
-    return ToolResultPart(
-        call_id=ids.get(part.call_id, part.call_id),
-        content=content,
-        name=part.name,
-        is_error=part.is_error,
-    )

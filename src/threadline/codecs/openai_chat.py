@@ -27,36 +27,40 @@ Chat Completions response (``choices[0]``), with usage and the response id in ``
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs.base import (
-    TOOL_ERROR_PREFIX,
+    UNKNOWN_IMAGE,
     EncodeOptions,
     IntegrityMode,
     Reader,
     ReasoningPolicy,
     UnsupportedPolicy,
-    add_error_prefix,
+    arguments_json,
     as_json_document,
     build_message,
+    call_from_json,
     data_url,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
+    fold_attachments,
+    image_type_from_url,
     map_call_ids,
     media_type_from_url,
     name_results_after_calls,
-    parse_arguments,
     parse_data_url,
     prepare_for_encoding,
+    read_back_result,
+    read_text_result,
     reasoning_action,
+    response_message,
     response_metadata,
-    strip_error_prefix,
     strip_nulls,
+    text_tool_content,
     unsupported_part,
 )
 from threadline.messages import (
@@ -79,8 +83,6 @@ DEFAULT_PDF_FILENAME = "document.pdf"
 """Sent for a PDF without a filename: the API requires ``file.filename`` with ``file_data``."""
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_UNKNOWN_IMAGE = "image/*"
-"""The media type of an image read back from a URL whose extension does not say."""
 _AUDIO_FORMATS = {
     "audio/wav": "wav",
     "audio/x-wav": "wav",
@@ -93,8 +95,7 @@ _ROLES = {"user": "user", "system": "system", "developer": "system"}
 """Wire roles of messages with content, and the roles threadline reads them as."""
 _REFUSAL = freeze_json_map({"openai.refusal": True})
 _CUSTOM_TOOL = freeze_json_map({"openai.custom_tool": True})
-_ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
-_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
+_FILE_BLOCKS = ("image_url", "file", "input_audio")
 
 
 def _valid_id(value: str) -> bool:
@@ -209,9 +210,7 @@ def _assistant_message(
         elif isinstance(part, ReasoningPart):
             if reasoning_action(part, options, replayable=False) == "text":
                 content.extend(
-                    {"type": "text", "text": text.text}
-                    for text in downgrade_reasoning(part)
-                    if text.text
+                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
                 )
         elif not isinstance(part, HookPart):
             block = _unsupported_block(part, message, (index, part_index), options)
@@ -237,14 +236,10 @@ def _tool_call(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
             "type": "custom",
             "custom": {"name": part.name, "input": part.arguments["input"]},
         }
-    if part.raw_arguments is not None:
-        arguments = part.raw_arguments
-    else:
-        arguments = json.dumps(part.arguments, ensure_ascii=False, separators=(",", ":"))
     return {
         "id": wire_id,
         "type": "function",
-        "function": {"name": part.name, "arguments": arguments},
+        "function": {"name": part.name, "arguments": arguments_json(part)},
     }
 
 
@@ -265,43 +260,20 @@ def _tool_message(
     options: EncodeOptions,
 ) -> dict[str, Any]:
     wire_id = ids.get(part.call_id, part.call_id)
-    content = part.content
-    if isinstance(content, str):
-        text = add_error_prefix(content) if part.is_error else content
-        return {"role": "tool", "tool_call_id": wire_id, "content": text}
-    blocks: list[dict[str, Any]] = []
-    files = 0
-    for item in content:
-        if isinstance(item, TextPart):
-            blocks.append({"type": "text", "text": item.text})
-            continue
-        block = _file_block(item)
-        if block is None:
-            replacement = _unsupported_block(item, message, position, options)
-            if replacement is not None:
-                blocks.append(replacement)
-            continue
-        files += 1
-        if files == 1:
-            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
-        attachments.append(block)
-        note = f"[file {files} ({item.media_type}) is in the next user message]"
-        blocks.append({"type": "text", "text": note})
-    if not blocks:
-        return {
-            "role": "tool",
-            "tool_call_id": wire_id,
-            "content": TOOL_ERROR_PREFIX if part.is_error else "",
-        }
-    if part.is_error:
-        blocks[0] = {"type": "text", "text": add_error_prefix(blocks[0]["text"])}
-    return {"role": "tool", "tool_call_id": wire_id, "content": blocks}
+    content = text_tool_content(
+        part,
+        wire_id,
+        attachments,
+        _file_block,
+        lambda file: _unsupported_block(file, message, position, options),
+    )
+    return {"role": "tool", "tool_call_id": wire_id, "content": content}
 
 
 def _file_kind(part: FilePart) -> str | None:
     """How the format carries a file (``image``, ``pdf``, ``audio``), or ``None``."""
     media_type = part.media_type
-    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+    if media_type in _IMAGE_TYPES or (media_type == UNKNOWN_IMAGE and part.url is not None):
         return "image"
     if part.data is None:
         return None
@@ -382,12 +354,18 @@ def decode(payload: Any) -> list[Message]:
             run.append(_decode_tool(item, path, names, reader))
             continue
         if run:
-            if role == "user" and _fold_attachments(run, item, path, reader):
-                out.append(build_message("tool", run, path))
-                run = []
-                continue
+            folded = role == "user" and fold_attachments(
+                run,
+                item.get("content"),
+                path,
+                reader,
+                file_kinds=_FILE_BLOCKS,
+                decode_file=_decode_file,
+            )
             out.append(build_message("tool", run, path))
             run = []
+            if folded:
+                continue
         parts: Sequence[TextPart | FilePart | ToolCallPart]
         if role == "assistant":
             parts = _assistant_parts(item, path, names, reader)
@@ -412,13 +390,10 @@ def _content_parts(
     if isinstance(content, str):
         return [TextPart(text=content)]
     parts: list[TextPart | FilePart] = []
-    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-        where = f"{path}.content[{index}]"
-        block = reader.expect_object(raw, where)
-        kind = reader.str_field(block, "type", where)
+    for where, block, kind in reader.tagged_objects(content, f"{path}.content"):
         if kind == "text":
             parts.append(TextPart(text=reader.str_field(block, "text", where)))
-        elif user and kind in ("image_url", "file", "input_audio"):
+        elif user and kind in _FILE_BLOCKS:
             parts.append(_decode_file(block, kind, where, reader))
         else:
             expected = "text, image_url, file or input_audio" if user else "text"
@@ -436,10 +411,9 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
             return FilePart(
                 media_type=inline[0], data=inline[1], metadata=freeze_json_map(metadata)
             )
-        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
-        if not media_type.startswith("image/"):
-            media_type = _UNKNOWN_IMAGE
-        return FilePart(media_type=media_type, url=url, metadata=freeze_json_map(metadata))
+        return FilePart(
+            media_type=image_type_from_url(url), url=url, metadata=freeze_json_map(metadata)
+        )
     if kind == "input_audio":
         audio = reader.expect_object(
             reader.field(block, "input_audio", path), f"{path}.input_audio"
@@ -478,10 +452,7 @@ def _assistant_parts(
     if isinstance(content, str):
         parts.append(TextPart(text=content))
     elif content is not None:
-        for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-            where = f"{path}.content[{index}]"
-            block = reader.expect_object(raw, where)
-            kind = reader.str_field(block, "type", where)
+        for where, block, kind in reader.tagged_objects(content, f"{path}.content"):
             if kind == "text":
                 parts.append(TextPart(text=reader.str_field(block, "text", where)))
             elif kind == "refusal":
@@ -520,11 +491,9 @@ def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
         reader.fail(f"{path}.type", f"unknown tool call type {kind!r} (function or custom)")
     function = reader.expect_object(reader.field(call, "function", path), f"{path}.function")
     name = reader.str_field(function, "name", f"{path}.function")
-    text = reader.str_field(function, "arguments", f"{path}.function")
-    arguments = parse_arguments(text)
-    if arguments is None:
-        return ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=text)
-    return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments))
+    return call_from_json(
+        call_id, name, reader.str_field(function, "arguments", f"{path}.function")
+    )
 
 
 def _decode_tool(
@@ -532,70 +501,7 @@ def _decode_tool(
 ) -> ToolResultPart:
     call_id = reader.str_field(item, "tool_call_id", path)
     content = reader.field(item, "content", path)
-    name = names.get(call_id)
-    if isinstance(content, str):
-        text, is_error = strip_error_prefix(content)
-        return ToolResultPart(call_id=call_id, content=text, name=name, is_error=is_error)
-    parts: list[TextPart] = []
-    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-        where = f"{path}.content[{index}]"
-        block = reader.expect_object(raw, where)
-        kind = reader.str_field(block, "type", where)
-        if kind != "text":
-            reader.fail(f"{where}.type", f"tool messages hold text parts only, not {kind!r}")
-        parts.append(TextPart(text=reader.str_field(block, "text", where)))
-    is_error = False
-    if parts:
-        first, is_error = strip_error_prefix(parts[0].text)
-        parts[0] = TextPart(text=first)
-    return ToolResultPart(call_id=call_id, content=tuple(parts), name=name, is_error=is_error)
-
-
-def _fold_attachments(
-    run: list[ToolResultPart], item: Mapping[str, Any], path: str, reader: Reader
-) -> bool:
-    """Put the files of the user message ``encode`` adds after tool messages back into the
-    results they came from. False (and nothing changed) when ``item`` is not that message."""
-    content = item.get("content")
-    if not isinstance(content, list) or not content:
-        return False
-    by_id = {part.call_id: index for index, part in enumerate(run)}
-    files: dict[str, list[FilePart]] = {}
-    current: str | None = None
-    for index, raw in enumerate(content):
-        if not isinstance(raw, Mapping):
-            return False
-        kind = raw.get("type")
-        if kind == "text":
-            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
-            if match is None or match.group(1) not in by_id or match.group(1) in files:
-                return False
-            current = match.group(1)
-            files[current] = []
-        elif current is not None and kind in ("image_url", "file", "input_audio"):
-            files[current].append(_decode_file(raw, kind, f"{path}.content[{index}]", reader))
-        else:
-            return False
-    for call_id, found in files.items():
-        result = run[by_id[call_id]]
-        run[by_id[call_id]] = _with_files(result, found)
-    return True
-
-
-def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:
-    if isinstance(result.content, str):
-        return result
-    content: list[TextPart | FilePart] = []
-    for part in result.content:
-        match = _ATTACHMENT_NOTE.fullmatch(part.text) if isinstance(part, TextPart) else None
-        number = int(match.group(1)) if match else 0
-        if match and 0 < number <= len(files):
-            content.append(files[number - 1])
-        else:
-            content.append(part)
-    return ToolResultPart(
-        call_id=result.call_id, content=tuple(content), name=result.name, is_error=result.is_error
-    )
+    return read_text_result(call_id, content, names.get(call_id), path, reader)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -630,10 +536,7 @@ def decode_response(response: Any) -> Message:
             if isinstance(part, TextPart) and "openai.refusal" not in part.metadata:
                 parts[index] = part.with_metadata({"openai.annotations": strip_nulls(annotations)})
                 break
-    if not parts:
-        parts.append(TextPart(text=""))
-    usage = document.get("usage")
-    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    usage = reader.optional_object(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
@@ -643,7 +546,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=usage.get("prompt_tokens") if usage else None,
         output_tokens=usage.get("completion_tokens") if usage else None,
     )
-    return build_message("assistant", parts, "choices[0].message", metadata)
+    return response_message(parts, "choices[0].message", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -708,10 +611,13 @@ def normalize_for_round_trip(
                     )
                 )
             elif isinstance(part, ToolResultPart):
-                parts.append(_result_read_back(part, ids, message, position, options))
+                read_file = partial(
+                    _file_read_back, message=message, position=position, options=options
+                )
+                parts.append(read_back_result(part, ids, read_file))
             elif isinstance(part, ReasoningPart):
                 if reasoning_action(part, options, replayable=False) == "text":
-                    parts.extend(text for text in downgrade_reasoning(part) if text.text)
+                    parts.extend(downgrade_reasoning(part))
             elif not isinstance(part, HookPart):
                 replacement = unsupported_part(part, message, position, options, reason="")
                 if replacement is not None:
@@ -732,9 +638,7 @@ def _file_read_back(
     detail = part.metadata.get("openai.detail")
     metadata = {"openai.detail": detail} if detail is not None and kind == "image" else EMPTY
     if kind == "image" and part.url is not None:
-        media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
-        if not media_type.startswith("image/"):
-            media_type = _UNKNOWN_IMAGE
+        media_type = image_type_from_url(part.url)
         return [FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))]
     if kind == "image":
         return [
@@ -745,29 +649,3 @@ def _file_read_back(
         return [FilePart(media_type=part.media_type, data=part.data, filename=filename)]
     media_type = _AUDIO_TYPES[_AUDIO_FORMATS[part.media_type]]
     return [FilePart(media_type=media_type, data=part.data)]
-
-
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
-    content: str | tuple[TextPart | FilePart, ...]
-    if isinstance(part.content, str):
-        content = part.content
-    else:
-        items: list[TextPart | FilePart] = []
-        for item in part.content:
-            if isinstance(item, TextPart):
-                items.append(TextPart(text=item.text))
-            else:
-                items.extend(_file_read_back(item, message, position, options))
-        content = tuple(items) if items else ""
-    return ToolResultPart(
-        call_id=ids.get(part.call_id, part.call_id),
-        content=content,
-        name=part.name,
-        is_error=part.is_error,
-    )

@@ -21,7 +21,9 @@ How threadline's messages map to the wire:
   its text as ``content``) in place, right before the items it produced, when the reasoning
   policy allows it. The API links a reasoning item to the items after it by their ids: when a
   reasoning item is not sent, the ids of the items it produced are not sent either, and a
-  reasoning item whose next item carries no id is not sent.
+  reasoning item whose next item carries no id is not sent. Other item ids follow the same
+  rule as reasoning, the message's ``metadata["model"]`` standing for the model: they are not
+  sent to another model, nor with ``reasoning="drop"``.
 - OpenAI's hosted tools (web search, file search, code interpreter, image generation, MCP
   calls, tool lists and approval requests) are provider tool calls; they go back to OpenAI as
   the items they came from. Other providers' tools follow the ``unsupported`` policy.
@@ -33,32 +35,39 @@ model, ``openai.item_id`` on text and tool-call parts, usage and the response id
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-import json
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, NamedTuple, TypeAlias
 
-from threadline._json import EMPTY, freeze_json_map
+from threadline._json import freeze_json_map
 from threadline.codecs.base import (
     TOOL_ERROR_PREFIX,
+    UNKNOWN_IMAGE,
     EncodeOptions,
     IntegrityMode,
     Reader,
     ReasoningPolicy,
     UnsupportedPolicy,
     add_error_prefix,
+    arguments_json,
     as_json_document,
     build_message,
+    call_from_json,
     data_url,
     decode_base64,
     downgrade_reasoning,
+    image_type_from_url,
     map_call_ids,
     media_type_from_url,
     name_results_after_calls,
     parse_arguments,
     parse_data_url,
     prepare_for_encoding,
+    read_back_result,
     reasoning_action,
+    response_message,
     response_metadata,
     strip_error_prefix,
     strip_nulls,
@@ -105,15 +114,12 @@ NAMESPACE = "openai.namespace"
 ITEM_TYPE = "openai.type"
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_UNKNOWN_IMAGE = "image/*"
 _PHASES = frozenset({"commentary", "final_answer"})
 _DETAILS = frozenset({"low", "high", "auto", "original"})
 _ANNOTATION_TYPES = frozenset(
     {"file_citation", "url_citation", "container_file_citation", "file_path"}
 )
 _RESULT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
-_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""Arguments as the API's own JSON strings look (one encoder, not one per call)."""
 
 
 def _valid_id(value: str) -> bool:
@@ -145,15 +151,18 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
     reasoning item is missing), and a reasoning item is sent only when the next item sent is
     an output item with an id (the API matches the item a reasoning item produced by id).
     Segments are decided last to first, because a segment that sends nothing leaves its
-    reasoning item followed by the next segment's first item.
+    reasoning item followed by the next segment's first item. Item ids no reasoning item
+    heads are opaque state of the model that produced the message: they follow the replay
+    rule with the message's ``metadata["model"]`` as the model.
     """
+    own_ids = _ids_allowed(message, options)
     heads = [
         position
         for position, part in enumerate(message.parts)
         if type(part) is ReasoningPart and part.provider == PROVIDER
     ]
     if not heads:
-        return _segment(message, index, 0, len(message.parts), options, keep_ids=True)
+        return _segment(message, index, 0, len(message.parts), options, keep_ids=own_ids)
     head_set = frozenset(heads)
     bounds = [0, *heads, len(message.parts)]
     following: list[_Entry] = []  # what comes after the segment being decided
@@ -178,10 +187,18 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
             segment = [_Entry("text", text) for text in _readable(head)] if action == "text" else []
             segment.extend(_segment(message, index, body_start, end, options, keep_ids=False))
         else:
-            segment = _segment(message, index, start, end, options, keep_ids=True)
+            segment = _segment(message, index, start, end, options, keep_ids=own_ids)
         following = segment + following
         out[:0] = segment
     return out
+
+
+def _ids_allowed(message: Message, options: EncodeOptions) -> bool:
+    """Whether item ids of a message that no reasoning item heads may be sent: not with
+    ``reasoning="drop"``, and for a given model only when the message came from it."""
+    if options.reasoning == "drop":
+        return False
+    return options.model is None or message.metadata.get("model") == options.model
 
 
 def _has_item_id(part: ReasoningPart) -> bool:
@@ -431,15 +448,11 @@ def _call_item(part: ToolCallPart, item_id: str | None, ids: Mapping[str, str]) 
         item = {"type": "custom_tool_call", "call_id": ids.get(part.id, part.id), "name": part.name}
         item["input"] = part.arguments["input"]
     else:
-        if part.raw_arguments is not None:
-            arguments = part.raw_arguments
-        else:
-            arguments = _compact_json(part.arguments)
         item = {
             "type": "function_call",
             "call_id": ids.get(part.id, part.id),
             "name": part.name,
-            "arguments": arguments,
+            "arguments": arguments_json(part),
         }
     if item_id is not None:
         item["id"] = item_id
@@ -511,7 +524,7 @@ def _output_item(
 def _file_kind(part: FilePart) -> str | None:
     """How the format carries a file (``image`` or ``pdf``), or ``None``."""
     media_type = part.media_type
-    if media_type in _IMAGE_TYPES or (media_type == _UNKNOWN_IMAGE and part.url is not None):
+    if media_type in _IMAGE_TYPES or (media_type == UNKNOWN_IMAGE and part.url is not None):
         return "image"
     if media_type == "application/pdf":
         return "pdf"
@@ -643,10 +656,7 @@ def _decode_input_block(block: Mapping[str, Any], path: str, reader: Reader) -> 
         inline = parse_data_url(url, reader, f"{path}.image_url")
         if inline is not None:
             return FilePart(media_type=inline[0], data=inline[1], metadata=metadata)
-        media_type = media_type_from_url(url, _UNKNOWN_IMAGE)
-        if not media_type.startswith("image/"):
-            media_type = _UNKNOWN_IMAGE
-        return FilePart(media_type=media_type, url=url, metadata=metadata)
+        return FilePart(media_type=image_type_from_url(url), url=url, metadata=metadata)
     if kind == "input_file":
         filename = reader.optional_str(block, "filename", path)
         file_data = reader.optional_str(block, "file_data", path)
@@ -684,10 +694,7 @@ def _decode_output_message(item: Mapping[str, Any], path: str, reader: Reader) -
     if isinstance(content, str):
         return [TextPart(text=content, metadata=freeze_json_map(common))]
     parts: list[TextPart] = []
-    for index, raw in enumerate(reader.expect_list(content, f"{path}.content")):
-        where = f"{path}.content[{index}]"
-        block = reader.expect_object(raw, where)
-        kind = reader.str_field(block, "type", where)
+    for where, block, kind in reader.tagged_objects(content, f"{path}.content"):
         metadata = dict(common)
         if kind in ("output_text", "input_text"):
             text = reader.str_field(block, "text", where)
@@ -748,21 +755,7 @@ def _decode_output_item(
                 metadata=freeze_json_map(metadata),
             )
         text = reader.str_field(item, "arguments", path)
-        arguments = parse_arguments(text)
-        if arguments is None:
-            return ToolCallPart(
-                id=call_id,
-                name=name,
-                arguments=EMPTY,
-                raw_arguments=text,
-                metadata=freeze_json_map(metadata),
-            )
-        return ToolCallPart(
-            id=call_id,
-            name=name,
-            arguments=freeze_json_map(arguments),
-            metadata=freeze_json_map(metadata),
-        )
+        return call_from_json(call_id, name, text, freeze_json_map(metadata))
     if item_id is None:
         reader.fail(
             f"{path}.type",
@@ -835,10 +828,7 @@ def decode_response(response: Any) -> Message:
             reader.fail(f"{path}.type", f"a response does not hold {item_type!r} items")
         else:
             parts.append(_decode_output_item(item, item_type, path, reader, model=model))
-    if not parts:
-        parts.append(TextPart(text=""))
-    usage = document.get("usage")
-    usage = reader.expect_object(usage, "usage") if usage is not None else None
+    usage = reader.optional_object(document, "usage", "")
     details = document.get("incomplete_details")
     stop_reason = details.get("reason") if isinstance(details, Mapping) else None
     metadata = response_metadata(
@@ -850,7 +840,7 @@ def decode_response(response: Any) -> Message:
         input_tokens=usage.get("input_tokens") if usage else None,
         output_tokens=usage.get("output_tokens") if usage else None,
     )
-    return build_message("assistant", parts, "output", metadata)
+    return response_message(parts, "output", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -879,8 +869,10 @@ def normalize_for_round_trip(
     - reasoning per the reasoning policy: a replayed OpenAI reasoning part keeps its text,
       ``encrypted``, ``item_id`` and ``summary`` and loses ``signature``, ``redacted``,
       ``model`` and metadata; a reasoning item whose next item has no id is not sent; item
-      ids tied to a reasoning item that is not sent are dropped; ``text`` turns reasoning into
-      text; the parts the ``unsupported`` policy replaces or drops;
+      ids tied to a reasoning item that is not sent are dropped, and so are the other item ids
+      of a message from another model (its ``metadata["model"]``) or with
+      ``reasoning="drop"``; ``text`` turns reasoning into text; the parts the ``unsupported``
+      policy replaces or drops;
     - empty assistant text; tool-call ids over 64 characters (mapped); an empty result content
       tuple (read back as ``""``); the empty text a failed result starts with, when a file
       follows it; image filenames; the media type of an image sent by URL (from its
@@ -1005,15 +997,9 @@ def _file_read_back(
         detail = _detail(part)
         metadata = freeze_json_map({DETAIL: detail} if detail != "auto" else None)
         if part.url is not None:
-            media_type = media_type_from_url(part.url, _UNKNOWN_IMAGE)
-            if not media_type.startswith("image/"):
-                media_type = _UNKNOWN_IMAGE
-            return [
-                FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))
-            ]
-        return [
-            FilePart(media_type=part.media_type, data=part.data, metadata=freeze_json_map(metadata))
-        ]
+            media_type = image_type_from_url(part.url)
+            return [FilePart(media_type=media_type, url=part.url, metadata=metadata)]
+        return [FilePart(media_type=part.media_type, data=part.data, metadata=metadata)]
     if part.url is not None:
         media_type = media_type_from_url(part.url, "application/pdf")
         return [FilePart(media_type=media_type, url=part.url, filename=part.filename)]
@@ -1028,28 +1014,17 @@ def _result_read_back(
     position: tuple[int, int],
     options: EncodeOptions,
 ) -> ToolResultPart:
-    content: str | tuple[TextPart | FilePart, ...]
-    if isinstance(part.content, str):
-        content = part.content
-    else:
-        items: list[TextPart | FilePart] = []
-        for item in part.content:
-            if isinstance(item, TextPart):
-                items.append(TextPart(text=item.text))
-            else:
-                items.extend(_file_read_back(item, message, position, options))
-        if (
-            part.is_error
-            and len(items) > 1
-            and isinstance(items[0], TextPart)
-            and not items[0].text
-            and not isinstance(items[1], TextPart)
-        ):
-            del items[0]
-        content = tuple(items) if items else ""
-    return ToolResultPart(
-        call_id=ids.get(part.call_id, part.call_id),
-        content=content,
-        name=part.name,
-        is_error=part.is_error,
-    )
+    read_file = partial(_file_read_back, message=message, position=position, options=options)
+    result = read_back_result(part, ids, read_file)
+    content = result.content
+    if (
+        part.is_error
+        and not isinstance(content, str)
+        and len(content) > 1
+        and isinstance(content[0], TextPart)
+        and not content[0].text
+        and not isinstance(content[1], TextPart)
+    ):
+        # the prefix encode puts before a failed result that starts with a file reads back alone
+        return dataclasses.replace(result, content=content[1:])
+    return result

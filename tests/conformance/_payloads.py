@@ -1,0 +1,21 @@
+"""Editing payloads for judge tests: a valid payload with one value changed must be refused."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = ["changed"]
+
+
+def changed(payload: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """A deep copy of ``payload`` with the value at ``path`` replaced (``...`` deletes it)."""
+    out = copy.deepcopy(payload)
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    if value is ...:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return out
