@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# CI is derandomized: a run that passes here passes there, and a failure reproduces exactly.
+# The explain phase is off: on a failure it can trace for minutes before reporting.
 settings.register_profile(
     "ci",
     max_examples=200,
     deadline=None,
     print_blob=True,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(

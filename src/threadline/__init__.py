@@ -31,6 +31,7 @@ from threadline.integrity import (
     repair_messages,
     sanitize_untrusted,
 )
+from threadline.limits import LimitExceededError, Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -57,6 +58,7 @@ from threadline.messages import (
     use_id_factory,
     user_message,
 )
+from threadline.sealing import SealError, seal, verify, verify_prefix
 from threadline.serialization import dump_json, json_schema, load_json
 from threadline.tokens import TokenCounter, estimate_tokens
 
@@ -129,6 +131,8 @@ __all__ = [
     "IntegrityIssue",
     "IntegrityReport",
     "JsonlStore",
+    "LimitExceededError",
+    "Limits",
     "MemoryStore",
     "Message",
     "Part",
@@ -142,6 +146,7 @@ __all__ = [
     "RollingSummary",
     "SQLiteBlobStore",
     "SQLiteStore",
+    "SealError",
     "Snapshot",
     "Store",
     "StoreError",
@@ -177,6 +182,7 @@ __all__ = [
     "repair_messages",
     "same_content",
     "sanitize_untrusted",
+    "seal",
     "system_message",
     "text_part",
     "tool_call_part",
@@ -185,4 +191,6 @@ __all__ = [
     "trim_messages",
     "use_id_factory",
     "user_message",
+    "verify",
+    "verify_prefix",
 ]

@@ -5,11 +5,15 @@ code that does not know threadline::
 
     ThreadlineError
     ├── ValidationError (ValueError)        bad messages or JSON given to threadline
-    │   └── UnsupportedVersionError         JSON written by a newer threadline
+    │   ├── UnsupportedVersionError         JSON written by a newer threadline
+    │   └── LimitExceededError              input larger, deeper or longer than its Limits
+    │                                       (defined in threadline.limits)
     ├── IntegrityError (ValueError)         a history that cannot be sent to a model as it is
     ├── CodecError                          a provider payload threadline cannot read or write
     │   ├── UnknownProviderError (LookupError)
     │   └── UnsupportedContentError (ValueError)
+    ├── SealError (ValueError)              a history does not match its seal
+    │                                       (defined in threadline.sealing)
     ├── StoreError                          a store's driver failed (the driver error is __cause__)
     └── PluginError                         a context plugin failed
 

@@ -53,6 +53,7 @@ from typing_extensions import Self
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, PluginError, ValidationError
 from threadline.integrity import prepare_messages
+from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits, resolve_limits
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json, load_json
 from threadline.tokens import (
@@ -660,7 +661,9 @@ class History:
         if self._pending:
             self._deliver()
 
-    def restore(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
+    def restore(
+        self, messages: Iterable[Message | Mapping[str, Any]], *, limits: Limits | None = None
+    ) -> None:
         """Replace every message with ``messages`` and notify listeners once (``restore``).
 
         Takes anything iterable, a :class:`Snapshot` included: ``history.restore(earlier)``
@@ -669,13 +672,17 @@ class History:
 
         Args:
             messages: the new contents: messages, or mappings of their fields (validated).
+            limits: how much to take (:class:`~threadline.Limits`); ``None`` means the
+                defaults. Checked before any mapping is validated; pass
+                ``Limits.untrusted()`` for mappings a client sent.
 
         Raises:
+            threadline.LimitExceededError: ``messages`` exceed ``limits``; nothing changes.
             threadline.ValidationError: an item is not a valid message; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
                 changes.
         """
-        items = _validated_batch(messages, "History.restore")
+        items = _validated_batch(messages, "History.restore", limits=resolve_limits(limits))
         sizes, counts = self._measure_all(items)
         with self._lock:
             self._replace_all(items, sizes, counts)
@@ -1500,8 +1507,13 @@ def _validated(item: object, path: str, where: str) -> Message:
     raise _invalid(where, result)
 
 
-def _validated_batch(items: Iterable[object], where: str) -> list[Message]:
-    """``items`` as a new list of messages, every mapping validated; raise listing all problems."""
+def _validated_batch(
+    items: Iterable[object], where: str, *, limits: Limits | None = None
+) -> list[Message]:
+    """``items`` as a new list of messages, every mapping validated; raise listing all problems.
+
+    With ``limits``, the items are checked against them first (sizes, counts, nesting).
+    """
     if isinstance(items, (Message, Mapping, str, bytes, bytearray)) or not isinstance(
         items, Iterable
     ):
@@ -1512,6 +1524,11 @@ def _validated_batch(items: Iterable[object], where: str) -> list[Message]:
             "messages_type",
         )
         raise _invalid(where, [detail])
+    if limits is not None:
+        items = items if isinstance(items, list) else list(items)
+        enforce_limits(
+            items, limits, what=where, layout=THREADLINE_LAYOUT, path="messages", depth=2
+        )
     out: list[Message] = []
     details: list[ErrorDetail] = []
     for index, item in enumerate(items):

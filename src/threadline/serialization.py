@@ -25,6 +25,16 @@ from typing_extensions import TypedDict
 
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
+from threadline.limits import (
+    THREADLINE_LAYOUT,
+    LimitExceededError,
+    Limits,
+    check_size,
+    enforce_limits,
+    enforce_message_limits,
+    parser_depth_error,
+    resolve_limits,
+)
 from threadline.messages import Message
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "dump_json", "json_schema", "load_json"]
@@ -81,12 +91,22 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
     return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
 
 
-def load_json(data: bytes | bytearray | str) -> list[Message]:
+def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) -> list[Message]:
     """Read messages from the JSON envelope, or from a bare JSON list (version 0).
 
     Nothing is half-loaded: either every message is valid and returned, or an error is raised.
+    Text larger than ``max_bytes`` is refused before it is parsed; the other limits are checked
+    before anything is returned, in time linear in the size of the input.
+
+    Args:
+        data: the JSON text, as bytes (UTF-8) or str.
+        limits: how much to read (see :class:`~threadline.Limits`). ``None`` means
+            ``Limits()``: 64 MiB, depth 64 and other generous bounds. For data a client sent,
+            pass ``Limits.untrusted()``; for trusted files larger than that, ``Limits.none()``.
 
     Raises:
+        threadline.LimitExceededError: the input exceeds a limit; it names the limit and the
+            JSON path (a :class:`ValidationError`).
         threadline.UnsupportedVersionError: the envelope's version is newer than this library
             knows (upgrade threadline) or not a version at all.
         threadline.ValidationError: the input is not JSON, not a threadline envelope, or a
@@ -97,18 +117,46 @@ def load_json(data: bytes | bytearray | str) -> list[Message]:
             f"load_json takes bytes or str, not {type(data).__name__}",
             [ErrorDetail("", "not bytes or str", "type")],
         )
-    if _starts_with_bracket(data):
-        try:
-            return _messages_adapter().validate_json(data)
-        except pydantic.ValidationError as error:
-            raise _diagnose(data, error, bare=True) from None
+    checked = resolve_limits(limits)
+    bare = _starts_with_bracket(data)
+    if checked.max_string is not None and len(data) > checked.max_string:
+        # Only text longer than max_string can hold a string that long: walk it before
+        # validating. Everything else is checked on the validated messages, which is cheaper.
+        _check_before_validation(data, checked, bare=bare)
+    else:
+        check_size(data, checked, what="load_json")
     try:
-        envelope = _envelope_adapter().validate_json(data)
+        if bare:
+            messages = _messages_adapter().validate_json(data)
+        else:
+            envelope = _envelope_adapter().validate_json(data)
+            if envelope["version"] != FORMAT_VERSION:
+                raise _version_error(envelope["version"])
+            messages = envelope["messages"]
     except pydantic.ValidationError as error:
-        raise _diagnose(data, error, bare=False) from None
-    if envelope["version"] != FORMAT_VERSION:
-        raise _version_error(envelope["version"])
-    return envelope["messages"]
+        too_deep = parser_depth_error(
+            error.errors(include_url=False)[0]["msg"], checked, what="load_json"
+        )
+        raise too_deep or _diagnose(data, error, bare=bare) from None
+    # Strings were checked before validation, or the text is too short to hold a long one.
+    enforce_message_limits(messages, checked, what="load_json", check_strings=False)
+    return messages
+
+
+def _check_before_validation(data: bytes | bytearray | str, limits: Limits, *, bare: bool) -> None:
+    try:
+        enforce_limits(
+            data,
+            limits,
+            what="load_json",
+            layout=THREADLINE_LAYOUT,
+            path="messages" if bare else "",
+            depth=2 if bare else 1,
+        )
+    except LimitExceededError:
+        raise
+    except ValidationError:
+        pass  # not JSON: validation says so in load_json's own words
 
 
 def json_schema() -> dict[str, Any]:

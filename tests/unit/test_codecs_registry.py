@@ -46,8 +46,12 @@ def test_every_codec_has_the_design_signatures(module: object) -> None:
     assert [
         p.name for p in encode.parameters.values() if p.kind is p.KEYWORD_ONLY
     ] == DESIGN_ENCODE_KEYWORDS
-    assert list(inspect.signature(module.decode).parameters) == ["payload"]  # type: ignore[attr-defined]
-    assert list(inspect.signature(module.decode_response).parameters) == ["response"]  # type: ignore[attr-defined]
+    decode = inspect.signature(module.decode)  # type: ignore[attr-defined]
+    assert list(decode.parameters) == ["payload", "limits"]
+    assert decode.parameters["limits"].kind is inspect.Parameter.KEYWORD_ONLY
+    decode_response = inspect.signature(module.decode_response)  # type: ignore[attr-defined]
+    assert list(decode_response.parameters) == ["response", "limits"]
+    assert decode_response.parameters["limits"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_functions_dispatch_by_name() -> None:

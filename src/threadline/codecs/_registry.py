@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from threadline.codecs.base import Codec, IntegrityMode, ReasoningPolicy, UnsupportedPolicy
 from threadline.errors import UnknownProviderError
+from threadline.limits import Limits
 from threadline.messages import Message
 
 __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec"]
@@ -88,24 +89,36 @@ def encode(
     )
 
 
-def decode(payload: Any, *, provider: str) -> list[Message]:
+def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list[Message]:
     """Read a history fragment, or a whole request body, of the format ``provider``.
+
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        provider: a codec name: ``openai_chat``, ``anthropic``...
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.CodecError: ``payload`` is not of the format; the message names the JSON
             path of the first value that does not fit.
+        threadline.LimitExceededError: the payload exceeds ``limits``.
         threadline.ValidationError: the payload holds values threadline cannot store.
     """
-    return get_codec(provider).decode(payload)
+    return get_codec(provider).decode(payload, limits=limits)
 
 
-def decode_response(response: Any, *, provider: str) -> Message:
+def decode_response(response: Any, *, provider: str, limits: Limits | None = None) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
+
+    Args:
+        response: the response.
+        provider: a codec name.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.CodecError: ``response`` is not a response of the format.
+        threadline.LimitExceededError: the response exceeds ``limits``.
     """
-    return get_codec(provider).decode_response(response)
+    return get_codec(provider).decode_response(response, limits=limits)

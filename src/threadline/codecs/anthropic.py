@@ -55,12 +55,15 @@ from threadline.codecs.base import (
     merge_into_turns,
     name_results_after_calls,
     prepare_for_encoding,
+    read_payload,
+    read_response,
     reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
     unsupported_part,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -400,17 +403,27 @@ def _unsupported_block(
 # decode
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"messages": [...], "system"?: ...}`` (a whole request body too) or a message list.
 
     A user turn is split into a tool message (its ``tool_result`` blocks) and a user message
     (the rest), in block order.
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a Messages payload; the message names the
             JSON path of the first value that does not fit.
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="anthropic.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -611,7 +624,7 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a Messages API response into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Message`` object. Thinking keeps its
@@ -620,9 +633,22 @@ def decode_response(response: Any) -> Message:
     to ``metadata["anthropic.citations"]``. The message's metadata holds ``provider``,
     ``model``, ``response_id``, ``stop_reason`` and ``usage``.
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a Messages response.
     """
+    return read_response(
+        _decode_response, response, limits, format_name=FORMAT, what="anthropic.decode_response"
+    )
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     model = reader.optional_str(document, "model", "")

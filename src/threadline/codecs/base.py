@@ -40,6 +40,13 @@ import pydantic
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
 from threadline.errors import CodecError, ErrorDetail, UnsupportedContentError, ValidationError
+from threadline.limits import (
+    LimitExceededError,
+    Limits,
+    enforce_counts,
+    enforce_limits,
+    resolve_limits,
+)
 from threadline.messages import (
     FilePart,
     Message,
@@ -87,6 +94,8 @@ __all__ = [
     "placeholder_text",
     "prepare_for_encoding",
     "read_back_result",
+    "read_payload",
+    "read_response",
     "read_text_result",
     "reasoning_action",
     "response_message",
@@ -136,11 +145,11 @@ class Codec(Protocol):
         """Write ``messages`` as the history fragment of a request."""
         ...
 
-    def decode(self, payload: Any) -> list[Message]:
+    def decode(self, payload: Any, *, limits: Limits | None = None) -> list[Message]:
         """Read a history fragment (or a whole request body) back into messages."""
         ...
 
-    def decode_response(self, response: Any) -> Message:
+    def decode_response(self, response: Any, *, limits: Limits | None = None) -> Message:
         """Read a provider response into one assistant message."""
         ...
 
@@ -366,7 +375,8 @@ def hashed_id(original: str, attempt: int = 0, *, prefix: str = "call_", size: i
     still checks and retries with the next ``attempt``.
     """
     seed = original if attempt == 0 else f"{original}#{attempt}"
-    return prefix + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:size]
+    # surrogatepass: ids read from hostile JSON may hold lone surrogates; hashing must not fail.
+    return prefix + hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:size]
 
 
 def map_call_ids(
@@ -740,6 +750,62 @@ def as_json_document(response: Any, format_name: str) -> Any:
         f"not a {format_name} response: expected a JSON object (dict), an SDK response object "
         f"or JSON text, got {type(response).__name__}"
     )
+
+
+def read_payload(
+    read: Callable[[Any], list[Message]], payload: Any, limits: Limits | None, *, what: str
+) -> list[Message]:
+    """``read(payload)`` within ``limits``: every codec's ``decode`` is this around its reader.
+
+    The payload's size, nesting and strings are checked before it is read, the decoded
+    messages and parts counted after. Text is not a payload: ``read`` refuses it.
+
+    Raises:
+        threadline.LimitExceededError: the payload exceeds a limit (``what`` names the codec).
+    """
+    checked = resolve_limits(limits)
+    if not isinstance(payload, (str, bytes, bytearray)):
+        enforce_limits(payload, checked, what=what)
+    messages = read(payload)
+    enforce_counts(messages, checked, what=what)
+    return messages
+
+
+def read_response(
+    read: Callable[[Any], Message],
+    response: Any,
+    limits: Limits | None,
+    *,
+    format_name: str,
+    what: str,
+    dump: Callable[[Any], Any] | None = None,
+) -> Message:
+    """``read(document)`` on a response within ``limits``: every codec's ``decode_response``
+    is this around its reader.
+
+    JSON text is parsed here, by a parser that refuses to nest deeper than the limits allow
+    (``json.loads`` would exhaust the stack first); an SDK object is dumped to JSON values,
+    by ``dump`` when the format needs its own dump (``model_dump(mode="json")`` otherwise).
+    The document is checked before it is read, the parts counted after.
+
+    Raises:
+        threadline.LimitExceededError: the response exceeds a limit.
+        threadline.CodecError: ``response`` is text that is not JSON.
+    """
+    checked = resolve_limits(limits)
+    document = response
+    if not isinstance(response, Mapping) and callable(getattr(response, "model_dump", None)):
+        document = dump(response) if dump is not None else response.model_dump(mode="json")
+    try:
+        document = enforce_limits(document, checked, what=what)
+    except LimitExceededError:
+        raise
+    except ValidationError as error:  # text that is not JSON
+        detail = error.errors[0].message if error.errors else str(error)
+        raise CodecError(f"not a {format_name} response: {detail}") from None
+    message = read(document)
+    enforce_counts([message], checked, what=what)
+    return message
 
 
 class Reader:

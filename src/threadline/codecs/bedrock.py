@@ -66,6 +66,8 @@ from threadline.codecs.base import (
     merge_into_turns,
     name_results_after_calls,
     prepare_for_encoding,
+    read_payload,
+    read_response,
     reasoning_action,
     response_message,
     response_metadata,
@@ -73,6 +75,7 @@ from threadline.codecs.base import (
     unsupported_part,
     without_leading_turn,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -415,18 +418,28 @@ def _unsupported_block(
 # decode
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"messages": [...], "system"?: [...]}`` (a whole request too) or a message list.
 
     A user turn is split into a tool message (its ``toolResult`` blocks) and a user message
     (the rest), in block order; the user turn ``encode`` puts before a leading assistant turn
     is left out. Bytes may be ``bytes`` (boto3's shape) or base64 text (the JSON on the wire).
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a Converse payload; the message names the
             JSON path of the first value that does not fit.
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="bedrock.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -619,7 +632,7 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a Converse response (``output.message``) into an assistant message.
 
     Accepts what boto3's ``converse`` returns (bytes as ``bytes``) or the JSON of the HTTP
@@ -629,9 +642,22 @@ def decode_response(response: Any) -> Message:
     ``response_id`` (boto3's ``ResponseMetadata.RequestId``), ``stop_reason`` (``stopReason``)
     and ``usage``.
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a Converse response.
     """
+    return read_response(
+        _decode_response, response, limits, format_name=FORMAT, what="bedrock.decode_response"
+    )
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     output = reader.expect_object(reader.field(document, "output", ""), "output")

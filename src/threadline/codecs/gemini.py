@@ -69,6 +69,8 @@ from threadline.codecs.base import (
     name_results_after_calls,
     prepare_for_encoding,
     read_back_result,
+    read_payload,
+    read_response,
     reasoning_action,
     response_message,
     response_metadata,
@@ -76,6 +78,7 @@ from threadline.codecs.base import (
     unsupported_part,
     without_leading_turn,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -552,7 +555,7 @@ def _path_token(path: str) -> str:
     return "_".join(re.findall(r"\d+", path))
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"contents": [...], "systemInstruction"?: ...}``, a whole request body, or a
     Content list; camelCase (REST) and snake_case (SDK) names are both read.
 
@@ -560,11 +563,21 @@ def decode(payload: Any) -> list[Message]:
     message (the rest), in part order. The user turn ``encode`` puts before a leading model
     turn is left out.
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a generateContent payload; the message names
             the JSON path of the first value that does not fit.
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="gemini.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload, "contents")
     out: list[Message] = []
@@ -805,7 +818,7 @@ def _decode_server_part(
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a generateContent response (``candidates[0].content``) into an assistant message.
 
     Accepts the JSON dict (camelCase, as the REST API sends it, or snake_case), JSON text, or
@@ -817,12 +830,35 @@ def decode_response(response: Any) -> Message:
     (``finishReason``, or the prompt's ``blockReason``) and ``usage`` (``output_tokens``
     counts the candidates' and the thoughts' tokens).
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a generateContent response.
     """
+    return read_response(
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="gemini.decode_response",
+        dump=_dump_sdk_response,
+    )
+
+
+def _dump_sdk_response(response: Any) -> Any:
+    """The SDK's response as the REST API sends it: camelCase names, no nulls."""
+    return response.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     if hasattr(response, "model_dump") and not isinstance(response, Mapping):
-        response = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+        response = _dump_sdk_response(response)
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     candidates = document.get("candidates")
     feedback = _get(document, "promptFeedback", "prompt_feedback")

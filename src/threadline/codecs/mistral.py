@@ -70,6 +70,8 @@ from threadline.codecs.base import (
     parse_data_url,
     prepare_for_encoding,
     read_back_result,
+    read_payload,
+    read_response,
     read_text_result,
     reasoning_action,
     response_message,
@@ -78,6 +80,7 @@ from threadline.codecs.base import (
     text_tool_content,
     unsupported_part,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -122,7 +125,9 @@ def _valid_id(value: str) -> bool:
 def _mint_id(original: str, attempt: int) -> str:
     """Nine base-62 characters (53 bits) from a SHA-256 of the id and the attempt."""
     seed = original if attempt == 0 else f"{original}#{attempt}"
-    number = int.from_bytes(hashlib.sha256(seed.encode("utf-8")).digest()[:8], "big")
+    number = int.from_bytes(
+        hashlib.sha256(seed.encode("utf-8", "surrogatepass")).digest()[:8], "big"
+    )
     chars = []
     for _ in range(ID_LENGTH):
         number, digit = divmod(number, 62)
@@ -387,7 +392,7 @@ def _unsupported_chunk(
 # decode
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"messages": [...]}``, a whole request body, or a bare message list.
 
     Consecutive tool messages become one tool message; the user message ``encode`` adds for
@@ -395,11 +400,21 @@ def decode(payload: Any) -> list[Message]:
     leading assistant message is left out. Thinking chunks become reasoning with
     ``provider="mistral"``.
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a Mistral chat payload; the message names
             the JSON path of the first value that does not fit.
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="mistral.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -560,7 +575,7 @@ def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResu
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a chat completion response (``choices[0].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletionResponse``. Thinking chunks
@@ -569,9 +584,22 @@ def decode_response(response: Any) -> Message:
     message's metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason``
     (``finish_reason``) and ``usage``.
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a chat completion response.
     """
+    return read_response(
+        _decode_response, response, limits, format_name=FORMAT, what="mistral.decode_response"
+    )
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")

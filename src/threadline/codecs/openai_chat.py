@@ -55,6 +55,8 @@ from threadline.codecs.base import (
     parse_data_url,
     prepare_for_encoding,
     read_back_result,
+    read_payload,
+    read_response,
     read_text_result,
     reasoning_action,
     response_message,
@@ -63,6 +65,7 @@ from threadline.codecs.base import (
     text_tool_content,
     unsupported_part,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -330,17 +333,27 @@ def _unsupported_block(
 # decode
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"messages": [...]}``, a whole request body, or a bare message list.
 
     Consecutive tool messages become one tool message; the user message ``encode`` adds for
     tool results' files is folded back into those results.
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a Chat Completions payload; the message
             names the JSON path of the first value that does not fit.
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="openai_chat.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -508,7 +521,7 @@ def _decode_tool(
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a Chat Completions response (``choices[0].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletion`` object. Arguments that
@@ -517,9 +530,22 @@ def decode_response(response: Any) -> Message:
     ``metadata["openai.annotations"]``. The message's metadata holds ``provider``, ``model``,
     ``response_id``, ``stop_reason`` (``finish_reason``) and ``usage``.
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a Chat Completions response.
     """
+    return read_response(
+        _decode_response, response, limits, format_name=FORMAT, what="openai_chat.decode_response"
+    )
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")

@@ -66,6 +66,8 @@ from threadline.codecs.base import (
     parse_data_url,
     prepare_for_encoding,
     read_back_result,
+    read_payload,
+    read_response,
     reasoning_action,
     response_message,
     response_metadata,
@@ -73,6 +75,7 @@ from threadline.codecs.base import (
     strip_nulls,
     unsupported_part,
 )
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -559,19 +562,29 @@ def _detail(part: FilePart) -> str:
 # decode
 
 
-def decode(payload: Any) -> list[Message]:
+def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     """Read ``{"input": [...], "instructions"?: ...}``, a whole request body, or an item list.
 
     ``instructions`` becomes a first system message and a string ``input`` a user message.
     Consecutive assistant items (messages, reasoning, calls, hosted tool calls) become one
     assistant message, consecutive outputs one tool message.
 
+    Args:
+        payload: what ``encode`` returned, a whole request body, or a message list.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
         threadline.CodecError: ``payload`` is not a Responses payload; the message names the
             JSON path of the first value that does not fit (an ``item_reference`` or a
             ``file_id`` refers to stored state threadline cannot fetch).
         threadline.ValidationError: a value cannot be stored in a message.
     """
+    return read_payload(_decode, payload, limits, what="openai_responses.decode")
+
+
+def _decode(payload: Any) -> list[Message]:
+    """The reader behind :func:`decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     out: list[Message] = []
     if isinstance(payload, Mapping):
@@ -799,7 +812,7 @@ def _decode_output(
 # decode_response
 
 
-def decode_response(response: Any) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     """Read a Responses API response (its ``output`` items) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Response`` object. Reasoning keeps its
@@ -811,9 +824,26 @@ def decode_response(response: Any) -> Message:
     metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason`` (the
     ``incomplete_details.reason``, else the ``status``) and ``usage``.
 
+    Args:
+        response: the response: a JSON dict, JSON text or the SDK's response object.
+        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+
     Raises:
+        threadline.LimitExceededError: the response exceeds ``limits`` (a
+            ``ValidationError``).
         threadline.CodecError: ``response`` is not a Responses API response.
     """
+    return read_response(
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="openai_responses.decode_response",
+    )
+
+
+def _decode_response(response: Any) -> Message:
+    """The reader behind :func:`decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     model = reader.optional_str(document, "model", "")

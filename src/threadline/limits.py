@@ -1,0 +1,782 @@
+"""Limits on input size and shape, so hostile or broken input costs little and fails cleanly.
+
+History crosses trust boundaries: a browser sends it back, a file arrives truncated, a proxy
+hands over a provider payload. :class:`Limits` bounds what one call will read: the input's size,
+how many messages and parts it holds, how deep its JSON nests and how long one string may be.
+Every entry point that reads outside data (``load_json``, ``History.restore``, the codecs'
+``decode`` and ``decode_response``) takes ``limits=``; ``None`` means :class:`Limits` ``()``,
+whose defaults are generous but safe. A server reading what a client sent passes
+:meth:`Limits.untrusted`.
+
+How the checks run, and why their cost is linear:
+
+1. the size of JSON text is checked before anything is parsed;
+2. text is parsed by pydantic-core's parser, which stops at :data:`DEPTH_CEILING` levels of
+   nesting with an error instead of exhausting the stack (``json.loads`` raises
+   ``RecursionError`` on ``[[[[...`` a few thousand levels deep);
+3. messages and parts are counted where the :class:`Layout` of the document says they are;
+4. one iterative walk (an explicit stack, never recursion, so nesting cannot overflow the
+   interpreter's stack) visits every value once to check nesting and string lengths, and,
+   for a document not given as text, estimates its JSON size from its strings and values.
+
+:func:`enforce_limits` does all four before validation, on any JSON document;
+:func:`enforce_message_limits` does 3 and 4 on messages already validated, visiting only the
+fields that can nest (metadata, tool arguments, hook state...), which is how ``load_json``
+stays nearly as fast as validation alone.
+
+Exceeding a limit raises :class:`LimitExceededError`, a :class:`~threadline.ValidationError`
+that names the limit, its value, what the input holds and the JSON path where it was crossed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import operator
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import pydantic_core
+
+from threadline._json import FrozenJsonMap
+from threadline.errors import ErrorDetail, ValidationError
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+__all__ = [
+    "DEPTH_CEILING",
+    "DEPTH_FLOOR",
+    "THREADLINE_LAYOUT",
+    "Layout",
+    "LimitExceededError",
+    "Limits",
+    "check_size",
+    "enforce_counts",
+    "enforce_limits",
+    "enforce_message_limits",
+    "parse_json",
+    "parser_depth_error",
+    "resolve_limits",
+]
+
+DEPTH_CEILING = 200
+"""The deepest nesting any :class:`Limits` may allow.
+
+pydantic-core's JSON parser stops at about this depth, and recursive Python code (pydantic's
+validators, :func:`json.dumps`, :mod:`copy`) needs a few frames per level of a 1,000-frame
+stack; so deeper JSON can neither be read nor safely processed.
+"""
+
+DEPTH_FLOOR = 8
+"""The shallowest nesting any :class:`Limits` may allow: threadline's own envelope nests 8
+levels (envelope, messages, message, parts, a tool result, its content, a file in it, the
+file's metadata), so anything less would refuse every history."""
+
+_MIB = 1024 * 1024
+
+
+class LimitExceededError(ValidationError):
+    """Input exceeds one of the :class:`Limits` of the call that read it.
+
+    A :class:`~threadline.ValidationError`, so code that handles bad input handles this too; a
+    server can catch it first to answer "413 Payload Too Large" instead of "400 Bad Request".
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str = "",
+        maximum: int = 0,
+        actual: int | None = None,
+        path: str = "",
+    ) -> None:
+        super().__init__(message, [ErrorDetail(path, message, limit)])
+        self.limit = limit
+        """The name of the limit: ``max_bytes``, ``max_messages``, ``max_parts``,
+        ``max_depth`` or ``max_string``."""
+        self.maximum = maximum
+        """The limit's value."""
+        self.actual = actual
+        """What the input holds (at least), when it was measured."""
+        self.path = path
+        """The JSON path where the limit was crossed (``""`` for the whole input)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """How much one call may read. ``None`` turns a limit off (``max_depth`` has a ceiling).
+
+    The defaults are generous but safe: any history an application writes fits, and no input
+    can make a call run longer than linear time in the limits or overflow the stack. For
+    input from a client, use :meth:`untrusted`; to change one limit, use
+    ``dataclasses.replace(Limits.untrusted(), max_bytes=...)``.
+    """
+
+    max_bytes: int | None = 64 * _MIB
+    """The size of the input: bytes of JSON text (UTF-8), or for a document given as Python
+    values (a dict from a web framework, mappings for ``History.restore``) an estimate of its
+    compact JSON text that never exceeds the real size. Default 64 MiB."""
+    max_messages: int | None = 1_000_000
+    """How many messages (for provider payloads: the messages a codec decoded). Default
+    1,000,000."""
+    max_parts: int | None = 4_000_000
+    """How many parts all messages hold together, counted like ``max_messages``. Default
+    4,000,000."""
+    max_depth: int = 64
+    """How deeply arrays and objects may nest, counting the outermost one as 1. A threadline
+    envelope puts tool arguments and metadata at depth 6, so 64 leaves them 58 levels. At
+    least :data:`DEPTH_FLOOR` and at most :data:`DEPTH_CEILING`. Default 64."""
+    max_string: int | None = 32 * _MIB
+    """The longest string (text, base64 file data, an object key), in characters. Default
+    32 MiB: a file of about 24 MB as base64."""
+
+    def __post_init__(self) -> None:
+        for field in ("max_bytes", "max_messages", "max_parts", "max_string"):
+            _check_limit(field, getattr(self, field), optional=True)
+        _check_limit("max_depth", self.max_depth, optional=False)
+        if self.max_depth > DEPTH_CEILING:
+            raise ValueError(
+                f"max_depth={self.max_depth} is above DEPTH_CEILING={DEPTH_CEILING}: deeper "
+                "JSON can be neither parsed nor processed without exhausting the stack"
+            )
+        if self.max_depth < DEPTH_FLOOR:
+            raise ValueError(
+                f"max_depth={self.max_depth} is below DEPTH_FLOOR={DEPTH_FLOOR}: threadline's "
+                "own JSON nests that deep (the metadata of a file in a tool result)"
+            )
+
+    @classmethod
+    def untrusted(cls) -> Limits:
+        """Limits for history a client sent: 8 MiB, 1,000 messages, 10,000 parts, depth 32,
+        strings of 4 MiB (a file of about 3 MB as base64).
+
+        Sized for one chat request to a web server: reading that much costs tens of
+        milliseconds, not seconds.
+        """
+        return cls(
+            max_bytes=8 * _MIB,
+            max_messages=1_000,
+            max_parts=10_000,
+            max_depth=32,
+            max_string=4 * _MIB,
+        )
+
+    @classmethod
+    def none(cls) -> Limits:
+        """No size or count limits, for trusted data only; nesting still stops at
+        :data:`DEPTH_CEILING`, beyond which nothing can read it safely."""
+        return cls(
+            max_bytes=None,
+            max_messages=None,
+            max_parts=None,
+            max_depth=DEPTH_CEILING,
+            max_string=None,
+        )
+
+
+def _check_limit(name: str, value: object, *, optional: bool) -> None:
+    if value is None and optional:
+        return
+    if type(value) is not int or value < 1:
+        allowed = "a positive int or None" if optional else "a positive int"
+        raise ValueError(f"Limits.{name} must be {allowed}, not {value!r}")
+
+
+_DEFAULT = Limits()
+
+
+def resolve_limits(limits: Limits | None) -> Limits:
+    """``limits``, or the default :class:`Limits` for ``None``.
+
+    Raises:
+        TypeError: ``limits`` is not a :class:`Limits`.
+    """
+    if limits is None:
+        return _DEFAULT
+    if not isinstance(limits, Limits):
+        raise TypeError(
+            f"limits must be a threadline.Limits or None, not {type(limits).__name__}; "
+            "for example Limits(max_bytes=1_000_000) or Limits.untrusted()"
+        )
+    return limits
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a document keeps its messages and their parts, so that they can be counted
+    before anything is validated."""
+
+    messages: str
+    """The key of the message array in a top-level object; a top-level array is itself the
+    message array."""
+    parts: tuple[str, ...]
+    """The keys of a message that hold its parts: each item of an array counts as a part, and
+    any other present value (a string ``content``, say) as one part."""
+
+
+THREADLINE_LAYOUT = Layout("messages", ("parts",))
+"""The layout of threadline's own JSON: ``{"messages": [{"parts": [...]}]}`` or a bare list."""
+
+
+def enforce_limits(
+    data: Any,
+    limits: Limits | None,
+    *,
+    what: str,
+    layout: Layout | None = None,
+    path: str = "",
+    depth: int = 1,
+) -> Any:
+    """Check ``data`` against ``limits`` before it is validated; return it as a JSON document.
+
+    JSON text (``str``, ``bytes``, ``bytearray``) is measured, then parsed; any other value is
+    taken as a parsed document (mappings, lists, strings, numbers; ``Message`` objects too) and
+    its size estimated. Then messages and parts are counted where ``layout`` says they are, and
+    every value is visited once, without recursion, to check nesting and string lengths.
+
+    Args:
+        data: JSON text or a parsed document.
+        limits: the limits (``None``: the defaults).
+        what: the entry point, for the error message (``"load_json"``).
+        layout: where the messages and parts are; without it nothing is counted.
+        path: the JSON path of ``data`` itself, for error paths (``"messages"`` when ``data`` is
+            a bare list of messages).
+        depth: the nesting level of ``data`` itself (2 for a bare list of threadline messages,
+            which counts as if it were inside an envelope).
+
+    Returns:
+        The parsed document (``data`` itself when it was not text).
+
+    Raises:
+        threadline.LimitExceededError: a limit is exceeded; it names the limit and the path.
+        threadline.ValidationError: ``data`` is text but not valid JSON.
+    """
+    checked = resolve_limits(limits)
+    if isinstance(data, (str, bytes, bytearray)):
+        document = parse_json(data, checked, what=what)
+        estimate = False
+        strings = checked.max_string is not None and len(data) > checked.max_string
+    else:
+        document = data
+        estimate = True
+        strings = True
+    if layout is not None:
+        _check_layout_counts(document, checked, what, layout, path)
+    _walk(document, checked, what, path, depth, estimate_size=estimate, check_strings=strings)
+    return document
+
+
+def enforce_message_limits(
+    messages: Sequence[Any],
+    limits: Limits | None,
+    *,
+    what: str,
+    path: str = "messages",
+    check_strings: bool = True,
+) -> None:
+    """Check messages already built: how many messages and parts, and how deeply the JSON
+    values inside them (metadata, tool arguments, hook state) nest.
+
+    Only the fields that can hold JSON values are visited, so this costs a fraction of
+    validation. Nesting counts as in the envelope ``dump_json`` writes (a message at depth 3,
+    tool arguments at depth 6). Strings are checked inside those JSON values only.
+
+    Args:
+        messages: ``Message`` objects (or mappings of their fields).
+        limits: the limits (``None``: the defaults).
+        what: the entry point, for the error message.
+        path: the JSON path of the list, for error paths.
+        check_strings: ``False`` when no string can be longer than ``max_string`` anyway
+            (the messages were read from a shorter text).
+
+    Raises:
+        threadline.LimitExceededError: a limit is exceeded; it names the limit and the path.
+    """
+    checked = resolve_limits(limits)
+    _check_counts(messages, checked, what, THREADLINE_LAYOUT, path)
+    _walk_messages(messages, checked, what, path, check_strings=check_strings)
+
+
+def enforce_counts(
+    messages: Iterable[Any], limits: Limits | None, *, what: str, path: str = "messages"
+) -> None:
+    """Check how many messages and parts ``messages`` hold (``Message`` objects or mappings).
+
+    Args:
+        messages: the messages, for example what a codec decoded.
+        limits: the limits (``None``: the defaults).
+        what: the entry point, for the error message.
+        path: the JSON path of the list, for error paths.
+
+    Raises:
+        threadline.LimitExceededError: ``max_messages`` or ``max_parts`` is exceeded.
+    """
+    checked = resolve_limits(limits)
+    items = messages if isinstance(messages, Sequence) else list(messages)
+    _check_counts(items, checked, what, THREADLINE_LAYOUT, path)
+
+
+def check_size(data: str | bytes | bytearray, limits: Limits, *, what: str) -> None:
+    """Check the size of JSON text against ``limits.max_bytes`` without copying it.
+
+    Args:
+        data: the JSON text; a ``str`` is measured as UTF-8.
+        limits: the limits.
+        what: the entry point, for the error message.
+
+    Raises:
+        threadline.LimitExceededError: the text is larger than ``max_bytes``.
+    """
+    maximum = limits.max_bytes
+    if maximum is None:
+        return
+    if isinstance(data, str):
+        # UTF-8 takes 1 to 4 bytes a character: most texts are decided without encoding.
+        if len(data) <= maximum // 4:
+            return
+        size = len(data) if len(data) > maximum else len(data.encode("utf-8", "surrogatepass"))
+    else:
+        size = len(data)
+    if size > maximum:
+        raise _exceeded(what, "max_bytes", maximum, size, "", f"the input is {size:,} bytes")
+
+
+def parse_json(data: str | bytes | bytearray, limits: Limits, *, what: str) -> Any:
+    """Parse JSON text after checking its size; nesting too deep to parse is a limit error.
+
+    Args:
+        data: the JSON text.
+        limits: the limits.
+        what: the entry point, for the error message.
+
+    Raises:
+        threadline.LimitExceededError: the text is larger than ``max_bytes``, or nests deeper
+            than :data:`DEPTH_CEILING`.
+        threadline.ValidationError: the text is not valid JSON.
+    """
+    check_size(data, limits, what=what)
+    try:
+        return pydantic_core.from_json(data)
+    except ValueError as error:
+        too_deep = parser_depth_error(str(error), limits, what=what)
+        if too_deep is not None:
+            raise too_deep from None
+        detail = ErrorDetail("", f"not valid JSON: {error}", "json_invalid")
+        raise ValidationError(f"{what}: {detail.message}", [detail]) from None
+
+
+def parser_depth_error(message: str, limits: Limits, *, what: str) -> LimitExceededError | None:
+    """The limit error for a JSON parser error that says the text nests too deeply, else None.
+
+    pydantic-core's parser (``from_json``, ``validate_json``) stops at its own depth ceiling
+    with a "recursion limit exceeded" error: a ``max_depth`` problem, not bad JSON.
+    """
+    if "recursion limit exceeded" not in message:
+        return None
+    return _exceeded(
+        what,
+        "max_depth",
+        limits.max_depth,
+        None,
+        "",
+        f"the JSON nests more than {DEPTH_CEILING} levels deep ({message})",
+        hint="no Limits can read JSON nested this deeply",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Counting
+
+
+def _check_layout_counts(
+    document: Any, limits: Limits, what: str, layout: Layout, path: str
+) -> None:
+    if isinstance(document, (list, tuple)):
+        _check_counts(document, limits, what, layout, path)
+    elif isinstance(document, Mapping):
+        messages = document.get(layout.messages)
+        if isinstance(messages, (list, tuple)):
+            _check_counts(messages, limits, what, layout, _member(path, layout.messages))
+
+
+def _check_counts(
+    messages: Sequence[Any], limits: Limits, what: str, layout: Layout, path: str
+) -> None:
+    maximum = limits.max_messages
+    if maximum is not None and len(messages) > maximum:
+        raise _exceeded(
+            what,
+            "max_messages",
+            maximum,
+            len(messages),
+            f"{path}[{maximum}]",
+            f"the input holds {len(messages):,} messages",
+        )
+    maximum = limits.max_parts
+    if maximum is None:
+        return
+    total = 0
+    crossed = ""
+    for index, message in enumerate(messages):
+        if type(message) is Message:
+            count = len(message.parts)
+            if not crossed and total + count > maximum:
+                crossed = f"{path}[{index}].parts[{maximum - total}]"
+            total += count
+            continue
+        for key, count in _parts_of(message, layout):
+            if not crossed and total + count > maximum:
+                crossed = f"{path}[{index}].{key}[{maximum - total}]"
+            total += count
+    if crossed:
+        raise _exceeded(
+            what, "max_parts", maximum, total, crossed, f"the messages hold {total:,} parts"
+        )
+
+
+def _parts_of(message: Any, layout: Layout) -> Iterable[tuple[str, int]]:
+    if isinstance(message, Mapping):
+        for key in layout.parts:
+            value = message.get(key)
+            if isinstance(value, (list, tuple)):
+                yield key, len(value)
+            elif value is not None:
+                yield key, 1
+    elif isinstance(message, Message):
+        yield "parts", len(message.parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The walk
+
+
+def _walk(
+    root: Any,
+    limits: Limits,
+    what: str,
+    path: str,
+    depth: int,
+    *,
+    estimate_size: bool,
+    check_strings: bool,
+) -> None:
+    """Visit every value under ``root`` once, deepest-first, with an explicit stack.
+
+    ``root`` nests at ``depth``. Containers are JSON objects and arrays (any mapping, list or
+    tuple) and ``Message`` and part objects, whose members are their fields that can hold
+    JSON values. ``check_strings=False`` skips string lengths, for callers who know none can
+    exceed ``max_string``.
+
+    Depth is checked when a container is pushed, so empty containers need no push.
+    Deepest-first matters beyond the stack: a self-referencing Python object hits
+    ``max_depth`` after ``max_depth`` steps instead of being expanded breadth-first. The loop
+    allocates next to nothing per value (two parallel stacks of containers and small ints; no
+    paths): on a large history, allocations would set off the garbage collector's full
+    collections, which cost more than the walk. A problem's path is searched for only once
+    one is found.
+    """
+    if not _is_container(root):
+        _check_scalar(root, limits, what, path)
+        return
+    if depth > limits.max_depth:
+        raise _depth_error(what, limits.max_depth, depth, path)
+    _run(
+        [root],
+        [depth],
+        limits,
+        what,
+        (root, path, depth),
+        estimate_size=estimate_size,
+        check_strings=check_strings,
+    )
+
+
+def _walk_messages(
+    messages: Sequence[Any], limits: Limits, what: str, path: str, *, check_strings: bool
+) -> None:
+    """:func:`_walk` for a list of messages at depth 2, faster: the walk starts right at the
+    JSON values inside messages and parts (most are empty), instead of going through every
+    message, parts tuple and part on the stack."""
+    containers: list[Any] = []
+    depths: list[int] = []
+    # Last message first onto the stack, so that the first problem in the list is found.
+    for message in reversed(messages):
+        if type(message) is Message:
+            for part in reversed(message.parts):
+                for item in _GETTERS[type(part)][1](part):
+                    kind = type(item)
+                    if kind in _CONTAINERS:
+                        if item:
+                            containers.append(item)
+                            depths.append(6)
+                    elif kind is not str and kind not in _SCALARS and _is_container(item):
+                        containers.append(item)
+                        depths.append(6)
+            if message.metadata:
+                containers.append(message.metadata)
+                depths.append(4)
+        else:
+            containers.append(message)
+            depths.append(3)
+    origin = (messages, path, 2)
+    # Depths 4 and 6 never exceed max_depth, which is at least DEPTH_FLOOR.
+    _run(
+        containers,
+        depths,
+        limits,
+        what,
+        origin,
+        estimate_size=False,
+        check_strings=check_strings,
+    )
+
+
+def _run(
+    containers: list[Any],
+    depths: list[int],
+    limits: Limits,
+    what: str,
+    origin: tuple[Any, str, int],
+    *,
+    estimate_size: bool,
+    check_strings: bool,
+) -> None:
+    """The loop of :func:`_walk`, from the containers on the stack (each at its depth).
+
+    ``origin`` is the ``(root, path, depth)`` a problem's path is searched from.
+    """
+    root, path, depth = origin
+    max_depth = limits.max_depth
+    strings = check_strings and limits.max_string is not None
+    max_string = _UNLIMITED if limits.max_string is None or not strings else limits.max_string
+    budget = limits.max_bytes if estimate_size else None
+    check_keys = strings or budget is not None
+    size = 0
+    while containers:
+        value = containers.pop()
+        inner = depths.pop() + 1
+        size += 2
+        kind = type(value)
+        members: Iterable[tuple[Any, Any]]
+        if kind is list or kind is tuple:
+            members = enumerate(value)
+        elif kind in _GETTERS:
+            names, getter = _GETTERS[kind]
+            members = zip(names, getter(value), strict=True)
+        elif kind is dict or kind is FrozenJsonMap or isinstance(value, Mapping):
+            members = value.items()
+            if check_keys:
+                for key in value:
+                    if type(key) is str:
+                        if len(key) > max_string:
+                            found = _locate(root, path, depth, value, None)
+                            raise _string_error(what, limits, key, found)
+                        size += len(key) + 3
+        else:
+            members = enumerate(value)  # a list or tuple subclass
+        for key, item in members:
+            kind = type(item)
+            if kind is str:
+                if len(item) > max_string:
+                    found = _locate(root, path, depth, value, key)
+                    raise _string_error(what, limits, item, found)
+                size += len(item) + 2
+            elif kind in _CONTAINERS:
+                if inner > max_depth:  # an empty container nests too
+                    found = _locate(root, path, depth, value, key)
+                    raise _depth_error(what, max_depth, inner, found)
+                if item:
+                    containers.append(item)
+                    depths.append(inner)
+                else:
+                    size += 2
+            elif kind in _SCALARS:
+                size += 1
+            elif _is_container(item):
+                if inner > max_depth:
+                    found = _locate(root, path, depth, value, key)
+                    raise _depth_error(what, max_depth, inner, found)
+                containers.append(item)
+                depths.append(inner)
+            elif strings or budget is not None:
+                size += _scalar_size(item, limits, what, root, path, depth, value, key)
+        if budget is not None and size > budget:
+            raise _exceeded(
+                what,
+                "max_bytes",
+                budget,
+                size,
+                _locate(root, path, depth, value, None),
+                f"the input is at least {size:,} bytes as JSON",
+            )
+
+
+_UNLIMITED = 1 << 62
+_SCALARS = frozenset({int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list, tuple, FrozenJsonMap})
+_SCALAR_ANNOTATIONS: frozenset[Any] = frozenset(
+    {str, bytes, bool, int, float, type(None), datetime.datetime}
+)
+
+
+def _is_scalar_annotation(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin is typing.Annotated:
+        return _is_scalar_annotation(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return all(_is_scalar_annotation(arg) for arg in typing.get_args(annotation))
+    return annotation in _SCALAR_ANNOTATIONS
+
+
+def _json_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a message or part class that can hold containers (metadata, arguments,
+    parts...), found from their annotations so that a new field is never missed."""
+    fields: dict[str, Any] = cls.__pydantic_fields__  # type: ignore[attr-defined]
+    return tuple(
+        name
+        for name, info in fields.items()
+        if not _is_scalar_annotation(getattr(info, "annotation", Any))
+    )
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    if len(names) == 1:
+        (name,) = names
+        return lambda value: (getattr(value, name),)
+    return operator.attrgetter(*names)
+
+
+# Messages and parts are walked through the fields that can hold JSON values: for each class,
+# those field names and a getter that returns their values as a tuple.
+_GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {
+    cls: (names, _getter(names))
+    for cls in (
+        Message,
+        TextPart,
+        ReasoningPart,
+        ToolCallPart,
+        ToolResultPart,
+        FilePart,
+        HookPart,
+        ProviderToolCallPart,
+        ProviderToolResultPart,
+    )
+    for names in [_json_fields(cls)]
+}
+
+
+def _is_container(value: Any) -> bool:
+    kind = type(value)
+    return kind in _CONTAINERS or kind in _GETTERS or isinstance(value, (Mapping, list, tuple))
+
+
+def _scalar_size(
+    item: Any, limits: Limits, what: str, root: Any, path: str, depth: int, parent: Any, key: Any
+) -> int:
+    """The size of a rare scalar: a ``str`` subclass, bytes (Bedrock keeps file bytes as
+    bytes), or a value JSON has no type for (counted as the smallest JSON value)."""
+    if isinstance(item, (str, bytes, bytearray)):
+        if limits.max_string is not None and len(item) > limits.max_string:
+            raise _string_error(what, limits, item, _locate(root, path, depth, parent, key))
+        return len(item) + 2
+    return 1
+
+
+def _check_scalar(value: Any, limits: Limits, what: str, path: str) -> None:
+    if isinstance(value, (str, bytes, bytearray)):
+        maximum = limits.max_string
+        if maximum is not None and len(value) > maximum:
+            raise _string_error(what, limits, value, path)
+
+
+def _string_error(what: str, limits: Limits, value: Any, path: str) -> LimitExceededError:
+    maximum = limits.max_string if limits.max_string is not None else 0
+    length = len(value)
+    return _exceeded(
+        what, "max_string", maximum, length, path, f"a string of {length:,} characters"
+    )
+
+
+def _depth_error(what: str, maximum: int, depth: int, path: str) -> LimitExceededError:
+    return _exceeded(
+        what,
+        "max_depth",
+        maximum,
+        depth,
+        path,
+        f"the JSON nests {depth} levels deep here (or refers to itself)",
+    )
+
+
+def _locate(root: Any, path: str, depth: int, container: Any, key: Any) -> str:
+    """The JSON path of ``container`` (and of its member ``key``, if given) under ``root``.
+
+    Runs only once a problem was found: a second walk that keeps the path of each container.
+    """
+    trails: list[tuple[Any, str, int]] = [(root, path, depth)]
+    while trails:
+        value, where, level = trails.pop()
+        if value is container:
+            return where if key is None else _member(where, key)
+        if level > DEPTH_CEILING + 1:
+            continue  # a cycle: the container is found along a shorter path
+        for member, item in _members(value):
+            if _is_container(item):
+                trails.append((item, _member(where, member), level + 1))
+    return path
+
+
+def _members(value: Any) -> Iterable[tuple[Any, Any]]:
+    kind = type(value)
+    if kind in _GETTERS:
+        names, getter = _GETTERS[kind]
+        return zip(names, getter(value), strict=True)
+    if isinstance(value, Mapping):
+        return value.items()
+    return enumerate(value)
+
+
+def _member(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    text = str(key)
+    if text.isidentifier():
+        return f"{path}.{text}" if path else text
+    shown = text if len(text) <= 40 else text[:40] + "..."
+    return f"{path}[{shown!r}]"
+
+
+def _exceeded(
+    what: str,
+    limit: str,
+    maximum: int,
+    actual: int | None,
+    path: str,
+    detail: str,
+    *,
+    hint: str | None = None,
+) -> LimitExceededError:
+    where = f" at {path}" if path else ""
+    if hint is None:
+        hint = f"pass limits=Limits({limit}=...) with a larger value if this input is expected"
+    return LimitExceededError(
+        f"{what}: limit {limit}={maximum:,} exceeded{where}: {detail}; {hint}",
+        limit=limit,
+        maximum=maximum,
+        actual=actual,
+        path=path,
+    )

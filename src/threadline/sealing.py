@@ -1,0 +1,371 @@
+"""Tamper evidence for history a server hands to a client and gets back.
+
+A stateless chat server often lets the browser hold the transcript and send it back with each
+request. Whatever comes back may have been edited: a forged system prompt, a tool result the
+tool never returned, a message of another conversation, the last turns cut off. :func:`seal`
+gives the server a short string to hand out with the history; :func:`verify` checks, when the
+history returns, that it is exactly what was sealed, for the same conversation, in full.
+
+What is signed
+--------------
+HMAC-SHA256, keyed with a server secret, over this byte string::
+
+    b"threadline-seal-v1\\x00"
+    frame(key id) frame(conversation id) count (8 bytes, big-endian)
+    frame(message 1) ... frame(message n)
+
+where ``frame(b)`` is the length of ``b`` (8 bytes, big-endian) followed by ``b``, strings are
+UTF-8, and a message is its canonical JSON: the form ``dump_json`` writes for it (every field,
+``replay`` excluded) with object keys sorted, no whitespace, non-ASCII characters as UTF-8.
+Sorted keys make the encoding independent of the order the client's JSON listed them in;
+lengths in front of every item make the byte string unambiguous, so no edit can move bytes
+from one message (or from the conversation id) into another.
+
+The seal is ``v1.<key id>.<message count>.<MAC, base64url without padding>``, for example
+``v1.2025-06.14.tQ3...``. The key id names the key in the server's key ring, so keys can be
+rotated: seal with the new key, verify with both until the old seals have expired. A seal made
+without a key id uses the id ``default``. The count is in the clear (the client knows it
+anyway) so that :func:`verify_prefix` can split a history the client extended; the MAC binds
+it, so changing it breaks the seal.
+
+What a seal does not do
+-----------------------
+It proves the server sealed these messages for this conversation. It does not prove they are
+the *latest* state: a client can send back an older history with its older, valid seal. A
+server that must refuse rollback keeps the latest message count (or the seal) per
+conversation and compares. Seals hide nothing: the history is readable by the client.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pydantic
+
+from threadline._validation import translate_errors
+from threadline.errors import ErrorDetail, ThreadlineError, ValidationError
+from threadline.limits import THREADLINE_LAYOUT, enforce_limits
+from threadline.messages import Message
+
+__all__ = [
+    "DEFAULT_KEY_ID",
+    "MIN_KEY_BYTES",
+    "SealError",
+    "canonical_message",
+    "seal",
+    "verify",
+    "verify_prefix",
+]
+
+DEFAULT_KEY_ID = "default"
+"""The key id of a seal made without one; :func:`verify` looks it up in ``keys`` like any
+other."""
+MIN_KEY_BYTES = 32
+"""The shortest key accepted: 256 bits, the size of the HMAC-SHA256 output. Make one with
+``secrets.token_bytes(32)``."""
+
+_VERSION = "v1"
+_DOMAIN = b"threadline-seal-v1\x00"
+_KEY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_COUNT = re.compile(r"0|[1-9][0-9]{0,17}")
+_MAC_LENGTH = 43  # 32 bytes in base64url without padding
+_MAX_SEAL_LENGTH = 3 + 64 + 1 + 18 + 1 + _MAC_LENGTH
+
+
+class SealError(ThreadlineError, ValueError):
+    """A history does not match its seal, or the seal cannot be read.
+
+    Treat it as tampering: refuse the request. ``reason`` says what failed, as a stable
+    string: ``malformed`` (not a seal this library writes), ``unknown-key`` (the key id is not
+    among the keys given: a retired key, or a forged seal), ``count`` (more or fewer messages
+    than were sealed: truncated or extended), ``mismatch`` (a message was changed, added,
+    removed or reordered, or the history was sealed for another conversation or with another
+    key), ``unsealed-role`` (:func:`verify_prefix` only: a message after the sealed ones has a
+    role the client may not add).
+    """
+
+    def __init__(self, message: str, *, reason: str = "mismatch") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def seal(
+    messages: Sequence[Message | Mapping[str, Any]],
+    key: bytes,
+    *,
+    conversation_id: str,
+    key_id: str | None = None,
+) -> str:
+    """Seal a history for one conversation: a string to hand out with it.
+
+    Args:
+        messages: the history, in order (``Message`` objects or mappings of their fields).
+        key: the secret key, at least :data:`MIN_KEY_BYTES` random bytes; never sent to
+            clients.
+        conversation_id: the conversation the history belongs to; :func:`verify` refuses the
+            history for any other.
+        key_id: the name of ``key`` in the key ring given to :func:`verify` (letters, digits,
+            ``-`` and ``_``, at most 64). ``None`` means :data:`DEFAULT_KEY_ID`.
+
+    Returns:
+        ``v1.<key id>.<message count>.<MAC>``: ASCII, at most 132 characters.
+
+    Raises:
+        TypeError: ``key`` is not bytes or ``conversation_id`` not a str.
+        ValueError: ``key`` is too short, ``key_id`` has characters outside the allowed ones,
+            or ``conversation_id`` is empty.
+        threadline.ValidationError: an item of ``messages`` is not a valid message.
+    """
+    name = DEFAULT_KEY_ID if key_id is None else key_id
+    _check_key_id(name)
+    _check_key(key, name)
+    _check_conversation_id(conversation_id)
+    items = _as_messages(messages, "seal")
+    mac = _mac(key, name, conversation_id, items)
+    return f"{_VERSION}.{name}.{len(items)}.{_encode_mac(mac)}"
+
+
+def verify(
+    messages: Sequence[Message | Mapping[str, Any]],
+    seal: str,
+    keys: Mapping[str, bytes] | bytes,
+    *,
+    conversation_id: str,
+) -> None:
+    """Check that ``messages`` are exactly the history that was sealed for the conversation.
+
+    Raising rather than returning ``False`` is deliberate: a forgotten ``if`` must not let a
+    forged history through. The comparison takes constant time.
+
+    Args:
+        messages: the history as it came back (``Message`` objects or mappings).
+        seal: the seal that came back with it (a client may send anything: a value that is not
+            a seal raises :class:`SealError`).
+        keys: the key ring, key id → key; a single ``bytes`` key stands for
+            ``{"default": key}``.
+        conversation_id: the conversation the request is for (from the server's routing or
+            session, not from the client's body).
+
+    Raises:
+        threadline.SealError: the seal cannot be read, its key is unknown, or the history is
+            not exactly what was sealed for this conversation; ``reason`` says which.
+        threadline.ValidationError: an item of ``messages`` is not a valid message.
+        TypeError: ``keys`` or ``conversation_id`` has the wrong type.
+    """
+    items = _as_messages(messages, "verify")
+    _check(items, seal, keys, conversation_id, extended=False)
+
+
+def verify_prefix(
+    messages: Sequence[Message | Mapping[str, Any]],
+    seal: str,
+    keys: Mapping[str, bytes] | bytes,
+    *,
+    conversation_id: str,
+    tail_roles: Sequence[str] = ("user",),
+) -> tuple[list[Message], list[Message]]:
+    """Check a history that the client extended after the sealed part; split it.
+
+    The first *n* messages (n is the count in the seal) must be exactly what was sealed; the
+    messages after them are the client's own additions, and may only have a role in
+    ``tail_roles``: by default a client may add user messages, never a system prompt, an
+    assistant turn or a tool result. Run the tail through
+    :func:`~threadline.sanitize_untrusted` like any client input.
+
+    Args:
+        messages: the history as it came back.
+        seal: the seal the server handed out with the first part.
+        keys: the key ring, key id → key (or one ``bytes`` key for ``default``).
+        conversation_id: the conversation the request is for.
+        tail_roles: the roles a message after the sealed ones may have.
+
+    Returns:
+        ``(sealed, tail)``: the verified messages and the client's additions.
+
+    Raises:
+        threadline.SealError: as :func:`verify`, with ``count`` when there are fewer messages
+            than were sealed, and ``unsealed-role`` when the tail holds another role.
+        threadline.ValidationError: an item of ``messages`` is not a valid message.
+    """
+    roles = (tail_roles,) if isinstance(tail_roles, str) else tuple(tail_roles)
+    items = _as_messages(messages, "verify_prefix")
+    count = _check(items, seal, keys, conversation_id, extended=True)
+    sealed, tail = items[:count], items[count:]
+    for offset, message in enumerate(tail):
+        if message.role not in roles:
+            allowed = ", ".join(repr(role) for role in roles) or "none"
+            raise SealError(
+                f"messages[{count + offset}] comes after the sealed messages and has role "
+                f"{message.role!r}; a client may only add messages with role {allowed}",
+                reason="unsealed-role",
+            )
+    return sealed, tail
+
+
+def canonical_message(message: Message) -> bytes:
+    """The canonical JSON of one message, as sealed: every field ``dump_json`` writes, keys
+    sorted, no whitespace, UTF-8."""
+    return json.dumps(
+        message.model_dump(mode="json"),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    ).encode("utf-8", "surrogatepass")
+
+
+def _check(
+    items: list[Message],
+    seal: object,
+    keys: Mapping[str, bytes] | bytes,
+    conversation_id: str,
+    *,
+    extended: bool,
+) -> int:
+    """Verify the first ``count`` messages against the seal; return ``count``."""
+    _check_conversation_id(conversation_id)
+    ring = _key_ring(keys)
+    key_id, count, expected = _parse(seal)
+    key = ring.get(key_id)
+    if key is None:
+        known = ", ".join(repr(name) for name in sorted(ring)) or "none"
+        raise SealError(
+            f"the seal was made with key id {key_id!r}, which is not in the key ring "
+            f"(known: {known}): a retired key, or a forged seal",
+            reason="unknown-key",
+        )
+    _check_key(key, key_id)
+    if len(items) < count or (len(items) > count and not extended):
+        change = "removed" if len(items) < count else "added"
+        hint = "; to accept messages a client added, use verify_prefix" if change == "added" else ""
+        raise SealError(
+            f"the seal covers {count} messages but the history has {len(items)}: messages "
+            f"were {change} after sealing{hint}",
+            reason="count",
+        )
+    actual = _mac(key, key_id, conversation_id, items[:count])
+    if not hmac.compare_digest(actual, expected):
+        raise SealError(
+            "the history does not match its seal: a message was changed, replaced or "
+            "reordered, or the history was sealed for another conversation",
+            reason="mismatch",
+        )
+    return count
+
+
+def _mac(key: bytes, key_id: str, conversation_id: str, messages: Sequence[Message]) -> bytes:
+    mac = hmac.new(key, _DOMAIN, hashlib.sha256)
+    mac.update(_frame(key_id.encode("ascii")))
+    mac.update(_frame(conversation_id.encode("utf-8", "surrogatepass")))
+    mac.update(len(messages).to_bytes(8, "big"))
+    for message in messages:
+        mac.update(_frame(canonical_message(message)))
+    return mac.digest()
+
+
+def _frame(data: bytes) -> bytes:
+    return len(data).to_bytes(8, "big") + data
+
+
+def _encode_mac(mac: bytes) -> str:
+    return base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii")
+
+
+def _parse(seal: object) -> tuple[str, int, bytes]:
+    """``(key id, count, MAC)`` of a seal string; anything else is a malformed seal."""
+    if not isinstance(seal, str) or len(seal) > _MAX_SEAL_LENGTH:
+        shown = type(seal).__name__ if not isinstance(seal, str) else f"{len(seal)} characters"
+        raise SealError(f"not a threadline seal ({shown})", reason="malformed")
+    fields = seal.split(".")
+    if (
+        len(fields) != 4
+        or fields[0] != _VERSION
+        or not _KEY_ID.fullmatch(fields[1])
+        or not _COUNT.fullmatch(fields[2])
+        or len(fields[3]) != _MAC_LENGTH
+    ):
+        raise SealError(
+            "not a threadline seal: expected v1.<key id>.<count>.<43 base64url characters>",
+            reason="malformed",
+        )
+    try:
+        mac = base64.urlsafe_b64decode(fields[3] + "=")
+    except (binascii.Error, ValueError):
+        mac = b""
+    if len(mac) != 32 or _encode_mac(mac) != fields[3]:  # also refuses non-canonical base64
+        raise SealError("not a threadline seal: the MAC is not base64url", reason="malformed")
+    return fields[1], int(fields[2]), mac
+
+
+def _key_ring(keys: Mapping[str, bytes] | bytes) -> Mapping[str, bytes]:
+    if isinstance(keys, (bytes, bytearray)):
+        return {DEFAULT_KEY_ID: bytes(keys)}
+    if not isinstance(keys, Mapping):
+        raise TypeError(
+            f"keys must be a mapping of key id to key bytes, or one key as bytes, not "
+            f"{type(keys).__name__}"
+        )
+    return keys
+
+
+def _check_key(key: object, key_id: str) -> None:
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(
+            f"the key {key_id!r} must be bytes, not {type(key).__name__}; make one with "
+            "secrets.token_bytes(32) and keep it out of source code"
+        )
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"the key {key_id!r} is {len(key)} bytes; a seal key needs at least "
+            f"{MIN_KEY_BYTES} random bytes (secrets.token_bytes(32))"
+        )
+
+
+def _check_key_id(key_id: object) -> None:
+    if not isinstance(key_id, str) or not _KEY_ID.fullmatch(key_id):
+        raise ValueError(f"key_id must be 1 to 64 letters, digits, '-' or '_', not {key_id!r}")
+
+
+def _check_conversation_id(conversation_id: object) -> None:
+    if not isinstance(conversation_id, str):
+        raise TypeError(f"conversation_id must be a str, not {type(conversation_id).__name__}")
+    if not conversation_id:
+        raise ValueError("conversation_id must not be empty: a seal binds a conversation")
+
+
+def _as_messages(messages: object, function: str) -> list[Message]:
+    if isinstance(messages, (str, bytes, bytearray, Mapping)) or not isinstance(messages, Sequence):
+        raise ValidationError(
+            f"{function} takes a sequence of messages, not {type(messages).__name__}; read "
+            "JSON with load_json first",
+            [ErrorDetail("messages", "not a sequence of messages", "type")],
+        )
+    if not all(type(item) is Message for item in messages):
+        # Mappings come from clients: bound them before pydantic validates (and recurses).
+        enforce_limits(
+            messages, None, what=function, layout=THREADLINE_LAYOUT, path="messages", depth=2
+        )
+    out: list[Message] = []
+    for index, item in enumerate(messages):
+        if isinstance(item, Message):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            try:
+                out.append(Message.model_validate(item))
+            except pydantic.ValidationError as error:
+                raise translate_errors(
+                    error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"
+                ) from None
+        else:
+            raise ValidationError(
+                f"messages[{index}] is a {type(item).__name__}, not a Message",
+                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
+            )
+    return out
