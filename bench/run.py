@@ -1,0 +1,930 @@
+"""threadline's benchmark suite: threadline, its peers and plain-dict floors, side by side.
+
+    python bench/run.py [--sizes 100,1000,10000,100000] [--quick] [--json-out FILE]
+
+Every workload runs its candidates (threadline, the floors in ``floors.py``, the peers in
+``peers.py``) interleaved round-robin in this one process: a warm-up call each, then
+``--samples`` rounds in which every candidate takes one sample, in a rotating order. A sample
+is one timed loop of enough calls to last ``--min-time`` (one call for slow ones), with the
+garbage collector collected before and disabled during the loop (as ``timeit`` does). Medians
+and minimums are per call. Memory and ``import threadline`` are measured in fresh interpreters.
+
+The output is markdown: the machine and versions, the medians with ratios to the floors and
+peers, and one PASS/MISS line per target of issue 11 (targets are judged at sizes 10,000 and
+100,000 only). ``bench/README.md`` says how each library gets the same conversation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import data  # noqa: E402
+import floors  # noqa: E402
+import peers  # noqa: E402
+
+import threadline as tl  # noqa: E402
+from threadline.context import trim_messages  # noqa: E402
+from threadline.tokens import estimate_tokens  # noqa: E402
+
+PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+TARGET_SIZES = (10_000, 100_000)
+APPEND_SIZES = (100, 10_000, 100_000)
+CONTEXT_WINDOW = 128_000
+"""The token budget of the "context window" trim: a common model context size."""
+OPTIONAL_MODULES = (
+    "redis",
+    "psycopg",
+    "psycopg_pool",
+    "openai",
+    "anthropic",
+    "google.genai",
+    "mistralai",
+    "mistral_common",
+    "botocore",
+    "boto3",
+    "tiktoken",
+    "orjson",
+    "httpx",
+    "pydantic_ai",
+    "langchain_core",
+)
+LAZY_MODULES = ("threadline.codecs", "threadline.stores", "threadline.context")
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring
+
+
+@dataclass
+class Stat:
+    """Seconds per call over the samples of one candidate."""
+
+    median: float
+    min: float
+    samples: list[float]
+    calls: int
+
+
+Sampler = Callable[[], float]
+"""Takes one sample and returns seconds per operation."""
+
+
+def timed(fn: Callable[[], object], min_time: float) -> Sampler:
+    """A sampler that calls ``fn`` in a loop lasting about ``min_time``, calibrated once."""
+    number = 0
+
+    def sample() -> float:
+        nonlocal number
+        if number == 0:
+            start = time.perf_counter()
+            fn()
+            once = time.perf_counter() - start
+            number = max(1, min(100_000, int(min_time / max(once, 1e-7))))
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            elapsed = time.perf_counter() - start
+        finally:
+            gc.enable()
+        return elapsed / number
+
+    sample.calls = lambda: number  # type: ignore[attr-defined]
+    return sample
+
+
+def measure(candidates: dict[str, Sampler], samples: int) -> dict[str, Stat]:
+    """Warm up each candidate, then take ``samples`` rounds, round-robin in rotating order."""
+    names = list(candidates)
+    for name in names:
+        gc.collect()
+        candidates[name]()  # warm-up (and calibration)
+    taken: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(samples):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            gc.collect()
+            taken[name].append(candidates[name]())
+    return {
+        name: Stat(
+            statistics.median(values),
+            min(values),
+            values,
+            getattr(candidates[name], "calls", lambda: 1)(),
+        )
+        for name, values in taken.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class Row:
+    """One workload at one size: threadline against its floors and peers."""
+
+    workload: str
+    size: int
+    subject: str
+    stats: dict[str, Stat]
+    floors: list[str] = field(default_factory=list)
+    peers: list[str] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class Target:
+    """One target of issue 11 checked against one measured ratio."""
+
+    what: str
+    size: int | None
+    measured: float
+    limit: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    targets: list[Target] = field(default_factory=list)
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    imports: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def check(
+        self, what: str, size: int | None, measured: float, limit: str, ok: bool, detail: str = ""
+    ) -> None:
+        self.targets.append(Target(what, size, measured, limit, ok, detail))
+
+
+def ratio(report: Row, a: str, b: str) -> float:
+    return report.stats[a].median / report.stats[b].median
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+
+
+@dataclass
+class Corpus:
+    """One conversation of ``size`` messages in every library's types."""
+
+    size: int
+    spec: list[dict[str, Any]]
+    threadline: list[tl.Message]
+    dicts: list[dict[str, Any]]
+    pydantic_ai: list[Any]
+    langchain: list[Any]
+    threadline_json: bytes
+    pydantic_ai_json: bytes
+    langchain_json: bytes
+
+
+def corpus(size: int) -> Corpus:
+    spec = data.conversation(size)
+    messages = data.to_threadline(spec)
+    pai = data.to_pydantic_ai(spec)
+    lc = data.to_langchain(spec)
+    dicts = data.to_floor_dicts(spec)
+    blob = tl.dump_json(messages)
+    # The floors must write the very document dump_json writes, or they do less work.
+    if floors.load_orjson(blob) != floors.load_orjson(floors.dump_orjson(dicts)):
+        raise AssertionError("the floor dicts do not hold the same data as the messages")
+    return Corpus(
+        size,
+        spec,
+        messages,
+        dicts,
+        pai,
+        lc,
+        blob,
+        peers.pydantic_ai_dump(pai),
+        peers.langchain_dump(lc),
+    )
+
+
+def bench_build(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    stats = measure(
+        {
+            "threadline": timed(lambda: data.to_threadline(c.spec), min_time),
+            "pydantic-ai": timed(lambda: data.to_pydantic_ai(c.spec), min_time),
+            "langchain-core": timed(lambda: data.to_langchain(c.spec), min_time),
+        },
+        samples,
+    )
+    report.rows.append(
+        Row(
+            "build typed objects",
+            c.size,
+            "threadline",
+            stats,
+            peers=["pydantic-ai", "langchain-core"],
+            note="from the spec dicts; threadline validates, the peers' constructors do not",
+        )
+    )
+
+
+def bench_dump(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    stats = measure(
+        {
+            "threadline": timed(lambda: tl.dump_json(c.threadline), min_time),
+            "pydantic_core.to_json": timed(lambda: floors.dump_pydantic_core(c.dicts), min_time),
+            "orjson.dumps": timed(lambda: floors.dump_orjson(c.dicts), min_time),
+            "pydantic-ai": timed(lambda: peers.pydantic_ai_dump(c.pydantic_ai), min_time),
+            "langchain-core": timed(lambda: peers.langchain_dump(c.langchain), min_time),
+        },
+        samples,
+    )
+    row = Row(
+        "dump_json",
+        c.size,
+        "threadline",
+        stats,
+        floors=["pydantic_core.to_json", "orjson.dumps"],
+        peers=["pydantic-ai", "langchain-core"],
+    )
+    report.rows.append(row)
+    if c.size in TARGET_SIZES:
+        r = ratio(row, "threadline", "pydantic_core.to_json")
+        report.check("dump_json ÷ pydantic_core.to_json", c.size, r, "≤ 2", r <= 2)
+        r = ratio(row, "pydantic-ai", "threadline")
+        report.check("pydantic-ai dump_json ÷ dump_json", c.size, r, "≥ 3", r >= 3)
+        r = ratio(row, "langchain-core", "threadline")
+        report.check(
+            "langchain messages_to_dict+json.dumps ÷ dump_json", c.size, r, "≥ 1.5", r >= 1.5
+        )
+
+
+def _threadline_loader(blob: bytes) -> tuple[Callable[[bytes], Any], str]:
+    """``load_json`` with its default limits, or ``Limits.none()`` when ``blob`` is too big.
+
+    The default ``max_bytes`` is meant for requests; the docs say to read a trusted history
+    file larger than that with ``Limits.none()``.
+    """
+    try:
+        from threadline.limits import Limits
+    except ImportError:  # a threadline without limits
+        return tl.load_json, ""
+    if Limits().max_bytes is None or len(blob) <= Limits().max_bytes:
+        return tl.load_json, ""
+    none = Limits.none()
+    return (lambda data: tl.load_json(data, limits=none)), "limits=Limits.none()"
+
+
+def bench_load(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    load, note = _threadline_loader(c.threadline_json)
+    stats = measure(
+        {
+            "threadline": timed(lambda: load(c.threadline_json), min_time),
+            "orjson.loads": timed(lambda: floors.load_orjson(c.threadline_json), min_time),
+            "pydantic_core.from_json": timed(
+                lambda: floors.load_pydantic_core(c.threadline_json), min_time
+            ),
+            "pydantic-ai": timed(lambda: peers.pydantic_ai_load(c.pydantic_ai_json), min_time),
+            "langchain-core": timed(lambda: peers.langchain_load(c.langchain_json), min_time),
+        },
+        samples,
+    )
+    row = Row(
+        "load_json",
+        c.size,
+        "threadline",
+        stats,
+        floors=["orjson.loads", "pydantic_core.from_json"],
+        peers=["pydantic-ai", "langchain-core"],
+        note=note,
+    )
+    report.rows.append(row)
+    if c.size in TARGET_SIZES:
+        r = ratio(row, "threadline", "orjson.loads")
+        report.check("load_json ÷ orjson.loads", c.size, r, "≤ 4", r <= 4)
+        r = ratio(row, "pydantic-ai", "threadline")
+        report.check("pydantic-ai validate_json ÷ load_json", c.size, r, "≥ 2", r >= 2)
+        r = ratio(row, "langchain-core", "threadline")
+        report.check(
+            "langchain json.loads+messages_from_dict ÷ load_json", c.size, r, "≥ 2", r >= 2
+        )
+
+
+def _append_pool() -> list[tl.Message]:
+    """Whole turns of another conversation, to append (they start with a user message)."""
+    spec = data.conversation(1200, seed=data.SEED + 7)[1:]
+    end = max(i for i, m in enumerate(spec) if m["role"] == "user")
+    return data.to_threadline(spec[:end])
+
+
+def bench_append(
+    report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int
+) -> None:
+    pool = _append_pool()
+    for size in sizes:
+        base = _messages_of(corpora, size)
+        ops = 20 if size < 10_000 else 1000
+        rounds = max(1, 1000 // ops)
+        items = list(itertools.islice(itertools.cycle(pool), ops))
+
+        def history_sample(
+            base: list[tl.Message] = base, items: list[tl.Message] = items, rounds: int = rounds
+        ) -> float:
+            elapsed = 0.0
+            for _ in range(rounds):
+                history = tl.History(base)
+                history.snapshot()
+                gc.disable()
+                start = time.perf_counter()
+                for message in items:
+                    history.append(message)
+                    history.snapshot()
+                elapsed += time.perf_counter() - start
+                gc.enable()
+            return elapsed / (rounds * len(items))
+
+        dicts = [m.model_dump() for m in base]
+        item_dicts = [m.model_dump() for m in items]
+
+        def list_sample(
+            dicts: list[dict[str, Any]] = dicts,
+            items: list[dict[str, Any]] = item_dicts,
+            rounds: int = rounds,
+        ) -> float:
+            elapsed = 0.0
+            for _ in range(rounds):
+                stored = list(dicts)
+                gc.disable()
+                start = time.perf_counter()
+                for item in items:
+                    stored.append(item)
+                    list(stored)
+                elapsed += time.perf_counter() - start
+                gc.enable()
+            return elapsed / (rounds * len(items))
+
+        stats = measure(
+            {"threadline": history_sample, "list.append + list()": list_sample}, samples
+        )
+        report.rows.append(
+            Row(
+                "History.append + snapshot()",
+                size,
+                "threadline",
+                stats,
+                floors=["list.append + list()"],
+                note="per operation",
+            )
+        )
+    rows = {r.size: r for r in report.rows if r.workload == "History.append + snapshot()"}
+    small = rows.get(100)
+    for size in sizes:
+        if size not in TARGET_SIZES or size not in rows:
+            continue
+        if small is not None:
+            r = rows[size].stats["threadline"].median / small.stats["threadline"].median
+            report.check("append+snapshot cost ÷ cost at 100", size, r, "≤ 1.5", r <= 1.5)
+        if size == 100_000:
+            r = ratio(rows[size], "threadline", "list.append + list()")
+            report.check("append+snapshot ÷ list.append+list()", size, r, "≤ 0.1", r <= 0.1)
+
+
+def _messages_of(corpora: dict[int, Corpus], size: int) -> list[tl.Message]:
+    if size in corpora:
+        return corpora[size].threadline
+    return data.to_threadline(data.conversation(size))
+
+
+def bench_window_append(
+    report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int
+) -> None:
+    """Appends to a full ``History(max_tokens=...)``: each one trims the oldest unit(s)."""
+    if "max_tokens" not in tl.History.__init__.__code__.co_varnames:
+        report.notes.append("token-window append skipped: History(max_tokens=...) is missing")
+        return
+    pool = _append_pool()
+    for size in sizes:
+        base = _messages_of(corpora, size)
+        budget = sum(map(estimate_tokens, base))
+        items = list(itertools.islice(itertools.cycle(pool), 1000))
+
+        def sample(
+            base: list[tl.Message] = base, budget: int = budget, items: list[tl.Message] = items
+        ) -> float:
+            history = tl.History(base, max_tokens=budget)
+            gc.disable()
+            start = time.perf_counter()
+            for message in items:
+                history.append(message)
+            elapsed = time.perf_counter() - start
+            gc.enable()
+            return elapsed / len(items)
+
+        stats = measure({"threadline": sample}, samples)
+        report.rows.append(
+            Row(
+                "History(max_tokens).append (window full)",
+                size,
+                "threadline",
+                stats,
+                note=f"window of ~{size:,} messages, {budget:,} tokens; per append",
+            )
+        )
+    rows = {r.size: r for r in report.rows if r.workload.startswith("History(max_tokens)")}
+    if 100 in rows:
+        for size in sizes:
+            if size in TARGET_SIZES and size in rows:
+                r = rows[size].stats["threadline"].median / rows[100].stats["threadline"].median
+                report.check(
+                    "token-window append cost ÷ cost at 100 (O(1) amortized)",
+                    size,
+                    r,
+                    "≤ 1.5",
+                    r <= 1.5,
+                )
+
+
+def bench_prepare(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    broken_spec = data.with_defects(c.spec)
+    broken = data.to_threadline(broken_spec)
+    broken_dicts = data.to_floor_dicts(broken_spec)
+    broken_pai = data.to_pydantic_ai(broken_spec)
+    for label, messages, dicts, pai in (
+        ("clean", c.threadline, c.dicts, c.pydantic_ai),
+        ("with defects", broken, broken_dicts, broken_pai),
+    ):
+        stats = measure(
+            {
+                "threadline": timed(lambda m=messages: tl.prepare_messages(m), min_time),
+                "pairing pass": timed(lambda d=dicts: floors.pairing_pass(d), min_time),
+                "pydantic-ai": timed(lambda p=pai: peers.pydantic_ai_repair(p), min_time),
+            },
+            samples,
+        )
+        row = Row(
+            f"prepare_messages ({label})",
+            c.size,
+            "threadline",
+            stats,
+            floors=["pairing pass"],
+            peers=["pydantic-ai"],
+            note="" if label == "clean" else "~1 defect per 100 messages",
+        )
+        report.rows.append(row)
+        if c.size in TARGET_SIZES:
+            limit = 3 if label == "clean" else 4
+            r = ratio(row, "threadline", "pairing pass")
+            report.check(
+                f"prepare_messages ({label}) ÷ pairing pass", c.size, r, f"≤ {limit}", r <= limit
+            )
+
+
+def bench_trim(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    total = sum(map(floors.estimate, c.dicts))
+    for label, budget in (("128k-token window", CONTEXT_WINDOW), ("half the tokens", total // 2)):
+        if budget >= total:
+            continue
+        stats = measure(
+            {
+                "threadline": timed(
+                    lambda b=budget: trim_messages(c.threadline, max_tokens=b), min_time
+                ),
+                "suffix scan": timed(lambda b=budget: floors.suffix_scan(c.dicts, b), min_time),
+                "langchain-core": timed(
+                    lambda b=budget: peers.langchain_trim(c.langchain, b), min_time
+                ),
+            },
+            samples,
+        )
+        row = Row(
+            f"trim_messages ({label})",
+            c.size,
+            "threadline",
+            stats,
+            floors=["suffix scan"],
+            peers=["langchain-core"],
+            note=f"max_tokens={budget:,} of {total:,}",
+        )
+        report.rows.append(row)
+        if c.size in TARGET_SIZES:
+            r = ratio(row, "threadline", "suffix scan")
+            report.check(f"trim_messages ({label}) ÷ suffix scan", c.size, r, "≤ 3", r <= 3)
+
+
+def bench_encode(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    candidates = {"dump_json": timed(lambda: tl.dump_json(c.threadline), min_time)}
+    for provider in PROVIDERS:
+        candidates[provider] = timed(
+            lambda p=provider: tl.encode(c.threadline, provider=p), min_time
+        )
+    stats = measure(candidates, samples)
+    for provider in PROVIDERS:
+        row = Row(f"encode ({provider})", c.size, provider, stats, floors=["dump_json"])
+        report.rows.append(row)
+        if c.size in TARGET_SIZES:
+            r = ratio(row, provider, "dump_json")
+            report.check(f"encode {provider} ÷ dump_json", c.size, r, "≤ 3", r <= 3)
+
+
+def bench_sqlite(
+    report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int, min_time: float
+) -> None:
+    from threadline.stores import SQLiteStore
+
+    pool = _append_pool()
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            base = _messages_of(corpora, size)
+            store = SQLiteStore(Path(tmp) / f"bench_{size}.db")
+            store.append("conversation", base)
+            blob = tl.dump_json(base)
+            load, _ = _threadline_loader(blob)
+            counter = itertools.count()
+
+            def append_sample(store: Any = store, counter: Any = counter) -> float:
+                batch = [pool[next(counter) % len(pool)] for _ in range(20)]
+                gc.disable()
+                start = time.perf_counter()
+                for message in batch:
+                    store.append("conversation", [message])
+                elapsed = time.perf_counter() - start
+                gc.enable()
+                return elapsed / len(batch)
+
+            stats = measure({"threadline": append_sample}, samples)
+            report.rows.append(
+                Row(
+                    "SQLiteStore.append (1 message)",
+                    size,
+                    "threadline",
+                    stats,
+                    note=f"{size:,} messages stored; one durable (fsync) transaction each",
+                )
+            )
+            stats = measure(
+                {
+                    "threadline": timed(lambda s=store: s.load("conversation"), min_time),
+                    "load_json": timed(lambda b=blob, f=load: f(b), min_time),
+                },
+                samples,
+            )
+            report.rows.append(
+                Row(
+                    "SQLiteStore.load",
+                    size,
+                    "threadline",
+                    stats,
+                    floors=["load_json"],
+                    note="plus the appended messages",
+                )
+            )
+            store.close()
+
+
+def bench_memory(report: Report, c: Corpus) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {
+            "threadline": c.threadline_json,
+            "threadline-list": c.threadline_json,
+            "pydantic-ai": c.pydantic_ai_json,
+            "langchain-core": c.langchain_json,
+        }
+        results: dict[tuple[str, str], int] = {}
+        for library, blob in files.items():
+            path = Path(tmp) / f"{library}.json"
+            path.write_bytes(blob)
+            for mode in ("tracemalloc", "rss"):
+                out = subprocess.run(
+                    [sys.executable, str(HERE / "memory.py"), library, str(path), mode],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                results[library, mode] = json.loads(out)["retained"]
+    for library in files:
+        report.memory.append(
+            {
+                "library": library,
+                "size": c.size,
+                "tracemalloc": results[library, "tracemalloc"],
+                "rss": results[library, "rss"],
+            }
+        )
+    for mode in ("tracemalloc", "rss"):
+        ours = results["threadline", mode] / c.size
+        theirs = results["pydantic-ai", mode] / c.size
+        report.check(
+            f"memory retained per message ({mode}) ÷ pydantic-ai's",
+            c.size,
+            ours / theirs,
+            "≤ 1",
+            ours <= theirs,
+            f"{ours:,.0f} vs {theirs:,.0f} bytes/message",
+        )
+
+
+_PYDANTIC_PROBE = """
+import json, time
+start = time.perf_counter()
+import pydantic.dataclasses, pydantic.fields, pydantic.json_schema, pydantic.main
+print(json.dumps({"ms": (time.perf_counter() - start) * 1000}))
+"""
+"""What importing the parts of pydantic that threadline builds on costs by itself."""
+
+_IMPORT_PROBE = """
+import json, sys, time
+start = time.perf_counter()
+import threadline
+elapsed = time.perf_counter() - start
+optional = json.loads(sys.argv[1])
+lazy = json.loads(sys.argv[2])
+print(json.dumps({
+    "ms": elapsed * 1000,
+    "optional": [m for m in optional if m in sys.modules],
+    "lazy": [m for m in lazy if m in sys.modules],
+}))
+"""
+
+
+def bench_import(report: Report, runs: int = 5) -> None:
+    command = [
+        sys.executable,
+        "-c",
+        _IMPORT_PROBE,
+        json.dumps(OPTIONAL_MODULES),
+        json.dumps(LAZY_MODULES),
+    ]
+    with tempfile.TemporaryDirectory() as cache:
+        # As installed: with bytecode (a source checkout under PYTHONDONTWRITEBYTECODE would
+        # recompile threadline in every interpreter), kept out of the source tree.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        subprocess.run(command, check=True, capture_output=True, env=env)  # writes the bytecode
+        probes = [
+            json.loads(
+                subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
+            )
+            for _ in range(runs)
+        ]
+        pydantic_runs = sorted(
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", _PYDANTIC_PROBE],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                    env=env,
+                ).stdout
+            )["ms"]
+            for _ in range(runs)
+        )
+    times = sorted(p["ms"] for p in probes)
+    optional = sorted({m for p in probes for m in p["optional"]})
+    lazy = sorted({m for p in probes for m in p["lazy"]})
+    report.imports = {
+        "median_ms": statistics.median(times),
+        "min_ms": times[0],
+        "runs": times,
+        "pydantic_median_ms": statistics.median(pydantic_runs),
+        "optional_imported": optional,
+        "lazy_imported": lazy,
+    }
+    median = statistics.median(times)
+    report.check(
+        "import threadline (ms, median of 5 fresh interpreters)",
+        None,
+        median,
+        "≤ 150",
+        median <= 150,
+    )
+    report.check(
+        "optional dependencies imported by import threadline",
+        None,
+        len(optional),
+        "none",
+        not optional,
+        ", ".join(optional) or "none",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "os": platform.platform(),
+        "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+    }
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.2f} µs"
+
+
+def _bytes(count: float) -> str:
+    return f"{count / 1e6:,.1f} MB"
+
+
+def render(report: Report, meta: dict[str, Any]) -> str:
+    out: list[str] = []
+    m = meta["machine"]
+    out.append("## Machine and versions\n")
+    out.append(f"- CPU: {m['cpu']}, {m['cores']} cores; {m['python']}; {m['os']}")
+    load = meta["load"]
+    out.append(f"- load average (1, 5, 15 min) at start: {load['start']}; at end: {load['end']}")
+    out.append("- " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
+    out.append(
+        f"- command: `{meta['command']}`; {meta['samples']} samples per candidate, "
+        f"duration {meta['duration_s']:.0f} s"
+    )
+    for note in report.notes:
+        out.append(f"- note: {note}")
+    out.append("\n## Targets (issue 11)\n")
+    out.append("| target | size | measured | limit | result |")
+    out.append("|---|---:|---:|---|---|")
+    for t in report.targets:
+        size = f"{t.size:,}" if t.size else "-"
+        value = f"{t.measured:.2f}" + (f" ({t.detail})" if t.detail else "")
+        out.append(
+            f"| {t.what} | {size} | {value} | {t.limit} | {'PASS' if t.passed else '**MISS**'} |"
+        )
+    out.append("\n## Medians\n")
+    out.append(
+        "Time per call, median (min in brackets). Floors: threadline ÷ floor (x). "
+        "Peers: peer ÷ threadline (above 1: threadline is faster).\n"
+    )
+    out.append("| workload | size | threadline | floors | peers | note |")
+    out.append("|---|---:|---:|---|---|---|")
+    for row in report.rows:
+        subject = row.stats[row.subject]
+        cell = f"{_time(subject.median)} ({_time(subject.min)})"
+        floor_cells = [
+            f"{name} {_time(row.stats[name].median)} "
+            f"(x{subject.median / row.stats[name].median:.2f})"
+            for name in row.floors
+        ]
+        peer_cells = [
+            f"{name} {_time(row.stats[name].median)} "
+            f"(x{row.stats[name].median / subject.median:.2f})"
+            for name in row.peers
+        ]
+        out.append(
+            f"| {row.workload} | {row.size:,} | {cell} | {'<br>'.join(floor_cells)} | "
+            f"{'<br>'.join(peer_cells)} | {row.note} |"
+        )
+    if report.memory:
+        out.append("\n## Memory retained by a loaded history (fresh interpreter each)\n")
+        out.append("| library | messages | tracemalloc | per message | RSS | per message |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for entry in report.memory:
+            n = entry["size"]
+            out.append(
+                f"| {entry['library']} | {n:,} | {_bytes(entry['tracemalloc'])} | "
+                f"{entry['tracemalloc'] / n:,.0f} B | {_bytes(entry['rss'])} | "
+                f"{entry['rss'] / n:,.0f} B |"
+            )
+        out.append("\n`threadline` is `History.from_json`; `threadline-list` is `load_json`.")
+    if report.imports:
+        i = report.imports
+        out.append("\n## import threadline\n")
+        runs = ", ".join(f"{t:.0f}" for t in i["runs"])
+        out.append(f"- median {i['median_ms']:.0f} ms (runs: {runs} ms)")
+        out.append(
+            f"- of which pydantic's own modules (imported alone, median of 5): "
+            f"{i['pydantic_median_ms']:.0f} ms"
+        )
+        out.append(
+            f"- optional dependencies imported: {', '.join(i['optional_imported']) or 'none'}"
+        )
+        out.append(f"- lazy threadline modules imported: {', '.join(i['lazy_imported']) or 'none'}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=None, help="comma-separated conversation sizes")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="sizes 100,10000, shorter samples, memory at 10,000 (~1-2 min)",
+    )
+    parser.add_argument("--samples", type=int, default=None, help="samples per candidate (≥ 5)")
+    parser.add_argument("--min-time", type=float, default=None, help="seconds per sample")
+    parser.add_argument("--json-out", default=None, help="also write the results as JSON here")
+    parser.add_argument("--only", default=None, help="comma-separated workload names (debugging)")
+    args = parser.parse_args(argv)
+    default_sizes = "100,10000" if args.quick else "100,1000,10000,100000"
+    sizes = sorted({int(s) for s in (args.sizes or default_sizes).split(",")})
+    samples = max(5, args.samples or 5 if args.quick else args.samples or 7)
+    min_time = args.min_time or (0.02 if args.quick else 0.1)
+    only = set(args.only.split(",")) if args.only else None
+
+    def wanted(name: str) -> bool:
+        return only is None or name in only
+
+    started = time.perf_counter()
+    load_start = os.getloadavg()
+    report = Report()
+    corpora: dict[int, Corpus] = {}
+    for size in sizes:
+        print(f"[bench] size {size:,}: building the conversation", file=sys.stderr)
+        c = corpora[size] = corpus(size)
+        steps = [
+            ("build", bench_build),
+            ("dump", bench_dump),
+            ("load", bench_load),
+            ("prepare", bench_prepare),
+            ("trim", bench_trim),
+            ("encode", bench_encode),
+        ]
+        for name, bench in steps:
+            if wanted(name):
+                print(f"[bench] size {size:,}: {name}", file=sys.stderr)
+                bench(report, c, samples, min_time)
+    append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
+    if args.quick:
+        append_sizes = [s for s in append_sizes if s <= max(sizes)]
+    if wanted("append"):
+        print("[bench] append + snapshot", file=sys.stderr)
+        bench_append(report, corpora, append_sizes, samples)
+    if wanted("window"):
+        print("[bench] token-window append", file=sys.stderr)
+        bench_window_append(report, corpora, append_sizes, samples)
+    if wanted("sqlite"):
+        print("[bench] SQLiteStore", file=sys.stderr)
+        bench_sqlite(report, corpora, sorted({100, max(sizes)}), samples, min_time)
+    if wanted("memory"):
+        size = min(max(sizes), 100_000)
+        print(f"[bench] memory at {size:,}", file=sys.stderr)
+        bench_memory(report, corpora[size] if size in corpora else corpus(size))
+    if wanted("import"):
+        print("[bench] import threadline", file=sys.stderr)
+        bench_import(report)
+    meta = {
+        "machine": machine(),
+        "versions": {"threadline": tl.__version__, **peers.versions()},
+        "load": {
+            "start": tuple(round(x, 2) for x in load_start),
+            "end": tuple(round(x, 2) for x in os.getloadavg()),
+        },
+        "command": "python bench/run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "samples": samples,
+        "duration_s": time.perf_counter() - started,
+    }
+    print(render(report, meta))
+    if args.json_out:
+        payload = {
+            "meta": meta,
+            "targets": [asdict(t) for t in report.targets],
+            "rows": [
+                {
+                    "workload": r.workload,
+                    "size": r.size,
+                    "subject": r.subject,
+                    "note": r.note,
+                    "stats": {k: asdict(v) for k, v in r.stats.items()},
+                }
+                for r in report.rows
+            ],
+            "memory": report.memory,
+            "import": report.imports,
+        }
+        Path(args.json_out).write_text(json.dumps(payload, indent=2, default=str))
+    return 0 if all(t.passed for t in report.targets) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
