@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.property._defects import (
@@ -211,6 +211,10 @@ def test_strict_raises_exactly_when_auto_repairs_more_than_drops(case: Defective
 
 @given(with_fatal, st.sampled_from(["auto", "strict"]))
 def test_fatal_defects_always_raise(case: Defective, mode: str) -> None:
+    # A later injection can undo an earlier one (a result moved, then its call moved past it);
+    # the law is about histories that do hold a fatal defect.
+    fatal = {"orphan-tool-result", "duplicate-tool-call", "duplicate-tool-result"}
+    assume(fatal & {issue.code for issue in check_messages(case.messages).issues})
     with pytest.raises(IntegrityError) as raised:
         repair_messages(case.messages, mode=mode)  # type: ignore[arg-type]
     codes = {issue.code for issue in raised.value.issues}
