@@ -114,6 +114,10 @@ def timed(fn: Callable[[], object], min_time: float) -> Sampler:
 def measure(candidates: dict[str, Sampler], samples: int) -> dict[str, Stat]:
     """Warm up each candidate, then take ``samples`` rounds, round-robin in rotating order."""
     names = list(candidates)
+    # The conversations are alive for the whole run: move them out of the collector's sight, so
+    # the collection before each sample stays cheap (a full one over them takes seconds).
+    gc.collect()
+    gc.freeze()
     for name in names:
         gc.collect()
         candidates[name]()  # warm-up (and calibration)
@@ -856,11 +860,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return only is None or name in only
 
     started = time.perf_counter()
+
+    def progress(what: str) -> None:
+        print(f"[bench {time.perf_counter() - started:6.1f} s] {what}", file=sys.stderr)
+
     load_start = os.getloadavg()
     report = Report()
     corpora: dict[int, Corpus] = {}
     for size in sizes:
-        print(f"[bench] size {size:,}: building the conversation", file=sys.stderr)
+        progress(f"size {size:,}: building the conversation")
         c = corpora[size] = corpus(size)
         steps = [
             ("build", bench_build),
@@ -872,26 +880,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         for name, bench in steps:
             if wanted(name):
-                print(f"[bench] size {size:,}: {name}", file=sys.stderr)
+                progress(f"size {size:,}: {name}")
                 bench(report, c, samples, min_time)
     append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]
     if wanted("append"):
-        print("[bench] append + snapshot", file=sys.stderr)
+        progress("append + snapshot")
         bench_append(report, corpora, append_sizes, samples)
     if wanted("window"):
-        print("[bench] token-window append", file=sys.stderr)
+        progress("token-window append")
         bench_window_append(report, corpora, append_sizes, samples)
     if wanted("sqlite"):
-        print("[bench] SQLiteStore", file=sys.stderr)
+        progress("SQLiteStore")
         bench_sqlite(report, corpora, sorted({100, max(sizes)}), samples, min_time)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
-        print(f"[bench] memory at {size:,}", file=sys.stderr)
+        progress(f"memory at {size:,}")
         bench_memory(report, corpora[size] if size in corpora else corpus(size))
     if wanted("import"):
-        print("[bench] import threadline", file=sys.stderr)
+        progress("import threadline")
         bench_import(report)
     meta = {
         "machine": machine(),
