@@ -11,7 +11,7 @@ Values read from JSON are JSON by construction, so the check runs only for Pytho
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -21,7 +21,14 @@ from pydantic_core import PydanticCustomError, core_schema
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue] | None"
 """A value that JSON can hold."""
 
-__all__ = ["EMPTY", "FrozenJsonMap", "JsonValue", "check_json_value", "freeze_json_map"]
+__all__ = [
+    "EMPTY",
+    "MAX_JSON_DEPTH",
+    "FrozenJsonMap",
+    "JsonValue",
+    "check_json_value",
+    "freeze_json_map",
+]
 
 
 def _readonly(self: FrozenJsonMap, *args: object, **kwargs: object) -> NoReturn:
@@ -101,15 +108,88 @@ def _validated_map(value: dict[str, Any], info: core_schema.ValidationInfo) -> F
         return EMPTY
     if info.mode == "json":
         return FrozenJsonMap(value)
-    return FrozenJsonMap(_check_object(value, ""))
+    return FrozenJsonMap(check_json_value(value))
+
+
+MAX_JSON_DEPTH = 190
+"""How deeply a JSON value inside a message (metadata, tool arguments, hook state) may nest.
+
+Deeper values could not be read back: pydantic-core's JSON parser stops at 200 levels, and a
+tool argument already sits 6 levels down in the envelope ``dump_json`` writes. Checking the
+bound also keeps a self-referencing dict from looping."""
+
+_CONTAINER = object()
 
 
 def check_json_value(value: Any, path: str = "") -> Any:
     """Return ``value`` with tuples turned into lists; raise if it is not a JSON value.
 
+    Containers are copied (so later changes to the caller's dicts and lists cannot reach a
+    message). The walk uses an explicit stack, not recursion, so a hostile value nested
+    100,000 levels deep fails validation instead of overflowing the interpreter's stack.
+
     Raises:
-        pydantic_core.PydanticCustomError: naming the key path of the first non-JSON value.
+        pydantic_core.PydanticCustomError: naming the key path of the first non-JSON value, or of
+            the first value nested deeper than :data:`MAX_JSON_DEPTH`.
     """
+    leaf = _leaf(value, None, path)
+    if leaf is not _CONTAINER:
+        return leaf
+    root: Any = {} if isinstance(value, Mapping) else []
+    # Each entry: (source container, its copy, its path node, its depth). A path node is
+    # ``(parent node, key)``, turned into text only when there is an error to report.
+    stack: list[tuple[Any, Any, _PathNode, int]] = [(value, root, None, 1)]
+    while stack:
+        source, target, node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise PydanticCustomError(
+                "json_depth",
+                "value at {where} nests deeper than {limit} levels; JSON values inside messages "
+                "may nest at most {limit} levels",
+                {"where": _path_text(path, node) or "the top level", "limit": MAX_JSON_DEPTH},
+            )
+        if type(target) is dict:
+            for key, item in source.items():
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        raise PydanticCustomError(
+                            "json_key",
+                            "key {key} at {where} is not a string; JSON object keys are strings",
+                            {"key": repr(key), "where": _path_text(path, node) or "the top level"},
+                        )
+                    key = str(key)
+                converted = _leaf(item, (node, key), path)
+                if converted is _CONTAINER:
+                    converted = {} if isinstance(item, Mapping) else []
+                    stack.append((item, converted, (node, key), depth + 1))
+                target[key] = converted
+        else:
+            for index, item in enumerate(source):
+                converted = _leaf(item, (node, index), path)
+                if converted is _CONTAINER:
+                    converted = {} if isinstance(item, Mapping) else []
+                    stack.append((item, converted, (node, index), depth + 1))
+                target.append(converted)
+    return root
+
+
+_PathNode: TypeAlias = "tuple[_PathNode, str | int] | None"
+
+
+def _path_text(prefix: str, node: _PathNode) -> str:
+    keys: list[str | int] = []
+    while node is not None:
+        node, key = node
+        keys.append(key)
+    steps = [f"[{key!r}]" for key in reversed(keys)]
+    if len(steps) > 12:
+        # A path through a hostile value can be hundreds of steps long.
+        steps = [*steps[:6], f"[...{len(steps) - 10} more...]", *steps[-4:]]
+    return prefix + "".join(steps)
+
+
+def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
+    """``value`` as a JSON scalar, or ``_CONTAINER`` for a mapping, list or tuple to walk."""
     if value is None or value is True or value is False:
         return value
     kind = type(value)
@@ -118,11 +198,11 @@ def check_json_value(value: Any, path: str = "") -> Any:
     if kind is float:
         if math.isfinite(value):
             return value
-        _not_json(value, path, "JSON has no NaN or infinity")
+        _not_json(value, _path_text(prefix, node), "JSON has no NaN or infinity")
+    if kind is dict or kind is list or kind is tuple or kind is FrozenJsonMap:
+        return _CONTAINER
     if isinstance(value, Mapping):
-        return _check_object(value, path)
-    if kind is list or kind is tuple:
-        return _check_array(value, path)
+        return _CONTAINER
     if isinstance(value, str):
         return str(value)
     if isinstance(value, bool):
@@ -130,25 +210,10 @@ def check_json_value(value: Any, path: str = "") -> Any:
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return check_json_value(float(value), path)
-    return _not_json(value, path, "use None, bool, int, float, str, list or a str-keyed dict")
-
-
-def _check_object(value: Mapping[Any, Any], path: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        if not isinstance(key, str):
-            raise PydanticCustomError(
-                "json_key",
-                "key {key!r} at {where} is not a string; JSON object keys are strings",
-                {"key": repr(key), "where": path or "the top level"},
-            )
-        out[key] = check_json_value(item, f"{path}[{key!r}]")
-    return out
-
-
-def _check_array(value: Iterable[Any], path: str) -> list[Any]:
-    return [check_json_value(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        return _leaf(float(value), node, prefix)
+    return _not_json(
+        value, _path_text(prefix, node), "use None, bool, int, float, str, list or a str-keyed dict"
+    )
 
 
 def _not_json(value: object, path: str, hint: str) -> NoReturn:

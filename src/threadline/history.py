@@ -52,7 +52,13 @@ from typing_extensions import Self
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, PluginError, ValidationError
 from threadline.integrity import prepare_messages
-from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits, resolve_limits
+from threadline.limits import (
+    THREADLINE_LAYOUT,
+    Limits,
+    enforce_counts,
+    enforce_limits,
+    resolve_limits,
+)
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json, load_json
 from threadline.tokens import (
@@ -552,7 +558,7 @@ class History:
 
     # -- mutating --------------------------------------------------------------------------
 
-    def append(self, message: Message | Mapping[str, Any]) -> None:
+    def append(self, message: Message | Mapping[str, Any], *, limits: Limits | None = None) -> None:
         """Add one message at the end and notify listeners with an ``append`` event.
 
         With a window, the oldest whole units that no longer fit are then dropped, with a
@@ -561,12 +567,20 @@ class History:
 
         Args:
             message: a :class:`Message`, or a mapping of its fields (validated).
+            limits: check ``message`` against these :class:`~threadline.Limits` first, for a
+                mapping that came from outside (``Limits.untrusted()`` for a client's). ``None``
+                checks nothing beyond validation, which already refuses JSON values nested
+                deeper than 190 levels.
 
         Raises:
             threadline.ValidationError: ``message`` is not a valid message; nothing changes.
+            threadline.LimitExceededError: ``message`` exceeds ``limits``; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write it; nothing
                 changes.
         """
+        if limits is not None:
+            enforce_limits(message, limits, what="History.append", path="message", depth=3)
+            enforce_counts([message], limits, what="History.append")
         if not isinstance(message, Message):
             message = _validated(message, "message", "History.append")
         window = self._window
@@ -598,7 +612,9 @@ class History:
         if self._after_append:
             self._run_after_append((message,))
 
-    def extend(self, messages: Iterable[Message | Mapping[str, Any]]) -> None:
+    def extend(
+        self, messages: Iterable[Message | Mapping[str, Any]], *, limits: Limits | None = None
+    ) -> None:
         """Add messages at the end as one mutation: one ``extend`` event, one version step.
 
         All of them are validated before any is added. An empty batch changes nothing: no
@@ -606,15 +622,19 @@ class History:
 
         Args:
             messages: messages, or mappings of their fields (validated).
+            limits: check the batch against these :class:`~threadline.Limits` first, for
+                mappings that came from outside (``Limits.untrusted()`` for a client's).
+                ``None`` checks nothing beyond validation.
 
         Raises:
             threadline.ValidationError: an item is not a valid message (every problem is
                 listed with its path, such as ``messages[2].parts[0].arguments``); nothing
                 changes.
+            threadline.LimitExceededError: the batch exceeds ``limits``; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
                 nothing changes.
         """
-        items = _validated_batch(messages, "History.extend")
+        items = _validated_batch(messages, "History.extend", limits=limits)
         if not items:
             return
         window = self._window

@@ -88,6 +88,7 @@ import pydantic
 from threadline._json import EMPTY, FrozenJsonMap
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, IntegrityError, ValidationError
+from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -140,6 +141,7 @@ _RAW_ARGUMENTS_KEY: Final = "threadline.raw_arguments"
 
 Mode: TypeAlias = Literal["auto", "strict"]
 _MODES: Final = ("auto", "strict")
+_UNTRUSTED: Final = Limits.untrusted()
 
 # What repair does in each mode: these three are dropped in both modes; the fatal ones raise in
 # both (a renamed duplicate call is the one exception); the rest are repaired in auto only.
@@ -289,7 +291,9 @@ def prepare_messages(messages: Sequence[Message], mode: Mode = "auto") -> list[M
     return _repaired(_as_messages(messages, "prepare_messages"), mode, rename=False).messages
 
 
-def sanitize_untrusted(messages: Sequence[Message]) -> list[Message]:
+def sanitize_untrusted(
+    messages: Sequence[Message], *, limits: Limits | None = None
+) -> list[Message]:
     """Strip what a client must not be able to inject from history it sent back.
 
     A server that lets a browser hold the transcript gets back whatever the browser sends:
@@ -305,10 +309,23 @@ def sanitize_untrusted(messages: Sequence[Message]) -> list[Message]:
     Args:
         messages: the client's history: :class:`~threadline.Message` objects or mappings
             (for example the parsed JSON of a request body).
+        limits: how much to accept, checked before anything is validated; ``None`` means
+            :meth:`Limits.untrusted() <threadline.Limits.untrusted>`, since this input comes
+            from a client.
 
     Raises:
         threadline.ValidationError: ``messages`` is not a sequence of valid messages.
+        threadline.LimitExceededError: ``messages`` exceed ``limits``.
     """
+    _as_messages(messages, "sanitize_untrusted", check_items=False)
+    enforce_limits(
+        messages,
+        _UNTRUSTED if limits is None else limits,
+        what="sanitize_untrusted",
+        layout=THREADLINE_LAYOUT,
+        path="messages",
+        depth=2,
+    )
     items = _as_messages(messages, "sanitize_untrusted")
     kept: list[Message] = []
     for message in items:
@@ -339,8 +356,11 @@ def _check_mode(mode: object) -> None:
         raise ValueError(f"mode must be 'auto' or 'strict', not {mode!r}")
 
 
-def _as_messages(messages: object, function: str) -> list[Message]:
-    """The input as a new list of messages; mappings are validated into messages."""
+def _as_messages(messages: object, function: str, *, check_items: bool = True) -> list[Message]:
+    """The input as a new list of messages; mappings are validated into messages.
+
+    With ``check_items=False``, only check that ``messages`` is a sequence (returns ``[]``).
+    """
     if isinstance(messages, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
         messages, Sequence
     ):
@@ -354,6 +374,8 @@ def _as_messages(messages: object, function: str) -> list[Message]:
             f"{type(messages).__name__}; {hint}",
             [ErrorDetail("messages", "not a sequence of messages", "type")],
         )
+    if not check_items:
+        return []
     items = list(messages)
     if set(map(type, items)) <= {Message}:  # the common case, checked at C speed
         return items

@@ -158,13 +158,11 @@ def json_text(document: Any) -> bytes | None:
 
 
 @st.composite
-def mutated_documents(draw: st.DrawFn, document: Any, *, too_deep: bool = True) -> Any:
-    """A copy of ``document`` (dicts and lists) with one to three structural mutations.
-
-    ``too_deep=False`` leaves out values nested deeper than a JSON parser reads.
-    """
+def mutated_documents(draw: st.DrawFn, document: Any) -> Any:
+    """A copy of ``document`` (dicts and lists) with one to three structural mutations, which
+    may put in a value nested deeper than a JSON parser reads."""
     document = copy_document(document)
-    hostile = st.sampled_from(HOSTILE_VALUES + ((TOO_DEEP,) if too_deep else ()))
+    hostile = st.sampled_from((*HOSTILE_VALUES, TOO_DEEP))
     for _ in range(draw(st.integers(1, 3))):
         positions = _positions(document) if isinstance(document, (dict, list)) else []
         if not positions:

@@ -429,6 +429,35 @@ def test_restore_refuses_a_depth_bomb_with_a_limit_error() -> None:
     assert len(history) == 0
 
 
+def test_append_and_extend_check_limits_only_when_given() -> None:
+    history = tl.History()
+    long = user(text="x" * 100)
+    with pytest.raises(LimitExceededError, match="max_string") as info:
+        history.append(long, limits=Limits(max_string=10))
+    assert info.value.path == "message.parts[0].text"
+    with pytest.raises(LimitExceededError, match="max_messages"):
+        history.extend([user(), user()], limits=Limits(max_messages=1))
+    with pytest.raises(LimitExceededError, match="max_parts"):
+        history.append({**user(), "parts": user()["parts"] * 2}, limits=Limits(max_parts=1))
+    assert len(history) == 0
+    assert history.version == 0
+    history.append(long)
+    history.extend([long, long])
+    history.extend([user()], limits=Limits.untrusted())
+    assert len(history) == 4
+
+
+def test_sanitize_untrusted_checks_untrusted_limits_by_default() -> None:
+    deep = user(metadata={"deep": nested(40)})
+    with pytest.raises(LimitExceededError, match="max_depth=32"):
+        tl.sanitize_untrusted([deep])
+    assert len(tl.sanitize_untrusted([deep], limits=Limits())) == 1
+    with pytest.raises(LimitExceededError, match="max_messages"):
+        tl.sanitize_untrusted([user(), user()], limits=Limits(max_messages=1))
+    with pytest.raises(tl.ValidationError, match="sequence"):
+        tl.sanitize_untrusted("not a list")  # type: ignore[arg-type]
+
+
 def test_restore_of_a_snapshot_still_works_under_the_defaults() -> None:
     history = tl.History([tl.user_message(str(i)) for i in range(50)])
     earlier = history.snapshot()
