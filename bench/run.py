@@ -546,6 +546,75 @@ def bench_encode(report: Report, c: Corpus, samples: int, min_time: float) -> No
             report.check(f"encode {provider} ÷ dump_json", c.size, r, "≤ 3", r <= 3)
 
 
+UNTRUSTED = {
+    "load_json": "load_json(text)",
+    "restore": "History.restore(mappings)",
+    "openai_chat.decode": "openai_chat decode(payload)",
+    "anthropic.decode": "anthropic decode(payload)",
+}
+"""The entry points that read outside data with limits, timed for linearity (issue 13)."""
+
+
+def bench_untrusted(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    """The entry points that take ``limits=`` at one size; the linearity check (10x the input
+    costs at most 12x the time) compares sizes afterwards.
+
+    Every call gets the default limits without ``max_bytes``, the same at every size: the
+    100,000-message conversation (its images included) is larger than the default 64 MiB.
+    """
+    import dataclasses
+
+    from threadline.codecs import get_codec
+    from threadline.limits import Limits
+
+    limits = dataclasses.replace(Limits(), max_bytes=None)
+
+    mappings = json.loads(c.threadline_json)["messages"]
+    openai = get_codec("openai_chat")
+    anthropic = get_codec("anthropic")
+    openai_payload = json.loads(json.dumps(openai.encode(c.threadline)))
+    anthropic_payload = json.loads(json.dumps(anthropic.encode(c.threadline)))
+    history = tl.History()
+    candidates = {
+        "load_json": timed(lambda: tl.load_json(c.threadline_json, limits=limits), min_time),
+        "restore": timed(lambda: history.restore(mappings, limits=limits), min_time),
+        "openai_chat.decode": timed(lambda: openai.decode(openai_payload, limits=limits), min_time),
+        "anthropic.decode": timed(
+            lambda: anthropic.decode(anthropic_payload, limits=limits), min_time
+        ),
+        "orjson.loads": timed(lambda: floors.load_orjson(c.threadline_json), min_time),
+    }
+    stats = measure(candidates, samples)
+    for name, label in UNTRUSTED.items():
+        report.rows.append(Row(f"untrusted: {label}", c.size, name, stats, ["orjson.loads"]))
+
+
+def check_linearity(report: Report) -> None:
+    """For every pair of measured sizes ``n`` and ``10n`` (from 1,000 up): the time at ``10n``
+    over the time at ``n``, which must be at most 12 for each entry point; the floor's own
+    growth is shown beside it, since memory effects make even ``orjson.loads`` superlinear."""
+    rows = {
+        (row.subject, row.size): row for row in report.rows if row.workload.startswith("untrusted")
+    }
+    sizes = sorted({size for _, size in rows})
+    for small in sizes:
+        large = small * 10
+        if small < 1_000 or large not in sizes:
+            continue
+        for name, label in UNTRUSTED.items():
+            a, b = rows[name, small], rows[name, large]
+            growth = b.stats[name].median / a.stats[name].median
+            floor = b.stats["orjson.loads"].median / a.stats["orjson.loads"].median
+            report.check(
+                f"linearity: {label} at 10x the input",
+                large,
+                growth,
+                "≤ 12",
+                growth <= 12,
+                f"orjson.loads grew {floor:.1f}x",
+            )
+
+
 def bench_sqlite(
     report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int, min_time: float
 ) -> None:
@@ -776,7 +845,7 @@ def render(report: Report, meta: dict[str, Any]) -> str:
     )
     for note in report.notes:
         out.append(f"- note: {note}")
-    out.append("\n## Targets (issue 11)\n")
+    out.append("\n## Targets (issues 11 and 13)\n")
     out.append("| target | size | measured | limit | result |")
     out.append("|---|---:|---:|---|---|")
     for t in report.targets:
@@ -877,11 +946,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("prepare", bench_prepare),
             ("trim", bench_trim),
             ("encode", bench_encode),
+            ("untrusted", bench_untrusted),
         ]
         for name, bench in steps:
             if wanted(name):
                 progress(f"size {size:,}: {name}")
                 bench(report, c, samples, min_time)
+    check_linearity(report)
     append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]

@@ -21,8 +21,11 @@ How the checks run, and why their cost is linear:
 
 :func:`enforce_limits` does all four before validation, on any JSON document;
 :func:`enforce_message_limits` does 3 and 4 on messages already validated, visiting only the
-fields that can nest (metadata, tool arguments, hook state...), which is how ``load_json``
-stays nearly as fast as validation alone.
+fields that can nest (metadata, tool arguments, hook state...) and, when the text was long
+enough to hold a string over ``max_string``, the string fields, which is how ``load_json``
+stays nearly as fast as validation alone. That walk also refuses NaN and infinity, which
+JSON has not but pydantic-core's parser reads. When validation fails, ``load_json`` walks the
+text to report an exceeded limit ahead of the bad fields.
 
 Exceeding a limit raises :class:`LimitExceededError`, a :class:`~threadline.ValidationError`
 that names the limit, its value, what the input holds and the JSON path where it was crossed.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import math
 import operator
 import types
 import typing
@@ -511,6 +515,8 @@ def _walk_messages(
     message, parts tuple and part on the stack."""
     containers: list[Any] = []
     depths: list[int] = []
+    if check_strings and limits.max_string is not None:
+        _check_message_strings(messages, limits.max_string, limits, what, path)
     # Last message first onto the stack, so that the first problem in the list is found.
     for message in reversed(messages):
         if type(message) is Message:
@@ -521,6 +527,10 @@ def _walk_messages(
                         if item:
                             containers.append(item)
                             depths.append(6)
+                    elif kind is float:
+                        if not math.isfinite(item):
+                            where = _locate(messages, path, 2, part, None)
+                            raise _not_finite(what, item, where)
                     elif kind is not str and kind not in _SCALARS and _is_container(item):
                         containers.append(item)
                         depths.append(6)
@@ -540,7 +550,42 @@ def _walk_messages(
         origin,
         estimate_size=False,
         check_strings=check_strings,
+        finite_floats=True,
     )
+
+
+def _check_message_strings(
+    messages: Sequence[Any], maximum: int, limits: Limits, what: str, path: str
+) -> None:
+    """Check the string fields of built messages and their parts; a tool result's content is
+    checked by the walk, which checks the string fields of any part it reaches.
+
+    The strings are gathered first and measured at C speed; only when one is close to the limit
+    (file bytes count as base64, a third longer) does a second pass find the field.
+    """
+    values: list[Any] = []
+    gather = values.extend
+    getters = {cls: getter for cls, (_, getter) in _STRINGS.items()}
+    of_message = getters[Message]
+    for message in messages:
+        if type(message) is Message:  # a mapping: the walk checks all of its strings
+            gather(of_message(message))
+            for part in message.parts:
+                getter = getters.get(type(part))
+                if getter is not None:
+                    gather(getter(part))
+    if max(map(len, filter(None, values)), default=0) <= maximum // 4 * 3:
+        return
+    for index, message in enumerate(messages):
+        if type(message) is not Message:
+            continue
+        found = _long_string(message, maximum)
+        if found is not None:
+            raise _long_string_error(what, limits, f"{path}[{index}]", found)
+        for number, part in enumerate(message.parts):
+            found = _long_string(part, maximum)
+            if found is not None:
+                raise _long_string_error(what, limits, f"{path}[{index}].parts[{number}]", found)
 
 
 def _run(
@@ -552,10 +597,14 @@ def _run(
     *,
     estimate_size: bool,
     check_strings: bool,
+    finite_floats: bool = False,
 ) -> None:
     """The loop of :func:`_walk`, from the containers on the stack (each at its depth).
 
-    ``origin`` is the ``(root, path, depth)`` a problem's path is searched from.
+    ``origin`` is the ``(root, path, depth)`` a problem's path is searched from. With
+    ``finite_floats``, NaN and infinity are refused: JSON has neither, but pydantic-core's
+    parser reads them, so messages validated from JSON text can hold them in metadata,
+    arguments or hook state, where they would not survive a round trip.
     """
     root, path, depth = origin
     max_depth = limits.max_depth
@@ -575,6 +624,11 @@ def _run(
         elif kind in _GETTERS:
             names, getter = _GETTERS[kind]
             members = zip(names, getter(value), strict=True)
+            if strings:
+                too_long = _long_string(value, max_string)
+                if too_long is not None:
+                    where = _locate(root, path, depth, value, None)
+                    raise _long_string_error(what, limits, where, too_long)
         elif kind is dict or kind is FrozenJsonMap or isinstance(value, Mapping):
             members = value.items()
             if check_keys:
@@ -603,6 +657,8 @@ def _run(
                 else:
                     size += 2
             elif kind in _SCALARS:
+                if finite_floats and kind is float and not math.isfinite(item):
+                    raise _not_finite(what, item, _locate(root, path, depth, value, key))
                 size += 1
             elif _is_container(item):
                 if inner > max_depth:
@@ -679,6 +735,68 @@ _GETTERS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] =
 }
 
 
+def _string_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a message or part class that hold a string or bytes and nothing that
+    nests (text, ids, names, signatures, file data)."""
+    fields: dict[str, Any] = cls.__pydantic_fields__  # type: ignore[attr-defined]
+    return tuple(
+        name
+        for name, info in fields.items()
+        if _is_scalar_annotation(annotation := getattr(info, "annotation", Any))
+        and _holds_text(annotation)
+    )
+
+
+def _holds_text(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _holds_text(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_holds_text(arg) for arg in typing.get_args(annotation))
+    return annotation is str or annotation is bytes
+
+
+# The same for the fields that hold strings, checked against max_string on built messages.
+_STRINGS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {
+    cls: (names, _getter(names)) for cls in _GETTERS for names in [_string_fields(cls)] if names
+}
+
+
+def _long_string(value: Any, maximum: int) -> tuple[str, int] | None:
+    """The first string field of a built message or part longer than ``maximum``, and its
+    length; file bytes count as the standard base64 text that JSON holds them as."""
+    entry = _STRINGS.get(type(value))
+    if entry is None:
+        return None
+    names, getter = entry
+    for name, item in zip(names, getter(value), strict=True):
+        kind = type(item)
+        if kind is str:
+            length = len(item)
+        elif kind is bytes:
+            length = (len(item) + 2) // 3 * 4
+        else:
+            continue
+        if length > maximum:
+            return name, length
+    return None
+
+
+def _long_string_error(
+    what: str, limits: Limits, path: str, found: tuple[str, int]
+) -> LimitExceededError:
+    name, length = found
+    maximum = limits.max_string if limits.max_string is not None else 0
+    return _exceeded(
+        what,
+        "max_string",
+        maximum,
+        length,
+        _member(path, name),
+        f"a string of {length:,} characters",
+    )
+
+
 def _is_container(value: Any) -> bool:
     kind = type(value)
     return kind in _CONTAINERS or kind in _GETTERS or isinstance(value, (Mapping, list, tuple))
@@ -709,6 +827,11 @@ def _string_error(what: str, limits: Limits, value: Any, path: str) -> LimitExce
     return _exceeded(
         what, "max_string", maximum, length, path, f"a string of {length:,} characters"
     )
+
+
+def _not_finite(what: str, value: float, path: str) -> ValidationError:
+    message = f"{what}: {value} at {path} is not a JSON value (JSON has no NaN or infinity)"
+    return ValidationError(message, [ErrorDetail(path, message, "json_value")])
 
 
 def _depth_error(what: str, maximum: int, depth: int, path: str) -> LimitExceededError:

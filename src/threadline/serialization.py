@@ -119,12 +119,11 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         )
     checked = resolve_limits(limits)
     bare = _starts_with_bracket(data)
-    if checked.max_string is not None and len(data) > checked.max_string:
-        # Only text longer than max_string can hold a string that long: walk it before
-        # validating. Everything else is checked on the validated messages, which is cheaper.
-        _check_before_validation(data, checked, bare=bare)
-    else:
-        check_size(data, checked, what="load_json")
+    # Only the size is checked before parsing: it bounds the memory everything after can take.
+    # Nesting is bounded by the parser (the "recursion limit" error below) and the walk after
+    # validation; string lengths are checked on the validated messages too, which costs a
+    # fraction of walking the parsed text first.
+    check_size(data, checked, what="load_json")
     try:
         if bare:
             messages = _messages_adapter().validate_json(data)
@@ -137,26 +136,10 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         too_deep = parser_depth_error(
             error.errors(include_url=False)[0]["msg"], checked, what="load_json"
         )
-        raise too_deep or _diagnose(data, error, bare=bare) from None
-    # Strings were checked before validation, or the text is too short to hold a long one.
-    enforce_message_limits(messages, checked, what="load_json", check_strings=False)
+        raise too_deep or _diagnose(data, error, bare=bare, limits=checked) from None
+    strings = checked.max_string is not None and len(data) > checked.max_string
+    enforce_message_limits(messages, checked, what="load_json", check_strings=strings)
     return messages
-
-
-def _check_before_validation(data: bytes | bytearray | str, limits: Limits, *, bare: bool) -> None:
-    try:
-        enforce_limits(
-            data,
-            limits,
-            what="load_json",
-            layout=THREADLINE_LAYOUT,
-            path="messages" if bare else "",
-            depth=2 if bare else 1,
-        )
-    except LimitExceededError:
-        raise
-    except ValidationError:
-        pass  # not JSON: validation says so in load_json's own words
 
 
 def json_schema() -> dict[str, Any]:
@@ -175,9 +158,13 @@ def _starts_with_bracket(data: bytes | bytearray | str) -> bool:
 
 
 def _diagnose(
-    data: bytes | bytearray | str, error: pydantic.ValidationError, *, bare: bool
+    data: bytes | bytearray | str, error: pydantic.ValidationError, *, bare: bool, limits: Limits
 ) -> ValidationError:
-    """Explain why validation failed: not JSON, not an envelope, a newer version, or bad fields."""
+    """Explain why validation failed: a limit exceeded (which says more about hostile input
+    than its first bad field), not JSON, not an envelope, a newer version, or bad fields."""
+    exceeded = _limit_error(data, limits, bare=bare)
+    if exceeded is not None:
+        return exceeded
     first = error.errors(include_url=False)[0]
     if first["type"] in ("json_invalid", "json_type"):
         try:
@@ -209,6 +196,25 @@ def _diagnose(
     if type(version) is not int or version != FORMAT_VERSION:
         return _version_error(version)
     return translate_errors(error, "invalid threadline JSON")
+
+
+def _limit_error(
+    data: bytes | bytearray | str, limits: Limits, *, bare: bool
+) -> LimitExceededError | None:
+    try:
+        enforce_limits(
+            data,
+            limits,
+            what="load_json",
+            layout=THREADLINE_LAYOUT,
+            path="messages" if bare else "",
+            depth=2 if bare else 1,
+        )
+    except LimitExceededError as exceeded:
+        return exceeded
+    except ValidationError:
+        pass  # not JSON: the diagnosis says so in load_json's own words
+    return None
 
 
 def _version_error(version: object) -> UnsupportedVersionError:

@@ -51,6 +51,26 @@ class TestTrimMessages:
         assert trimmed == Trimmed(messages, [], over_budget=False)
         assert trimmed.messages is not messages
 
+    def test_a_snapshot_and_a_list_trim_alike(self) -> None:
+        messages = [*conversation(3), tl.system_message("late", id="s2"), *turn(3)]
+        history = History(messages)
+        for source in (messages, history.snapshot(), tuple(messages)):
+            trimmed = trim_messages(source, max_messages=7)
+            assert ids(trimmed.messages) == ["s", "s2", "u3", "a3", "t3", "b3"]
+            assert ids(trimmed.dropped) == ids(m for m in messages[:-4] if m.role != "system")
+
+    def test_the_result_is_immutable_and_compares_by_value(self) -> None:
+        messages = conversation(3)
+        trimmed = trim_messages(messages, max_messages=5)
+        again = trim_messages(messages, max_messages=5)
+        assert trimmed == again
+        assert trimmed == Trimmed(list(trimmed.messages), list(trimmed.dropped), False)
+        assert trimmed != Trimmed(trimmed.messages, [], False)
+        assert trimmed.dropped is trimmed.dropped  # built once, on first use
+        with pytest.raises(AttributeError, match="immutable"):
+            trimmed.over_budget = True  # type: ignore[misc]
+        assert "dropped=[Message(" in repr(again)
+
     def test_a_history_that_fits_is_unchanged(self) -> None:
         messages = conversation(3)
         trimmed = trim_messages(messages, max_messages=len(messages))

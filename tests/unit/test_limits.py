@@ -191,8 +191,8 @@ def test_max_depth_counts_as_in_the_envelope_even_for_a_bare_list(bare: bool) ->
     assert info.value.path == "messages[0].metadata.deep" + "[0]" * 60
 
 
-def test_long_text_is_walked_before_validation_with_the_same_depth_rule() -> None:
-    # Text longer than max_string takes the path that checks before validating.
+def test_long_text_is_checked_for_long_strings_with_the_same_depth_rule() -> None:
+    # Text longer than max_string also has its strings checked (after validation).
     limits = Limits(max_string=50)
     long_enough = "x" * 30
     within = envelope([user(long_enough, metadata={"deep": nested(60)})])
@@ -214,6 +214,76 @@ def test_max_string_names_the_path_of_the_long_string() -> None:
         101,
         "messages[1].parts[0].text",
     )
+
+
+@pytest.mark.parametrize(
+    ("part", "path"),
+    [
+        ({"type": "reasoning", "text": "r", "signature": "s" * 101}, "parts[0].signature"),
+        (
+            {"type": "tool_call", "id": "c", "name": "f", "arguments": {"a": "y" * 101}},
+            "parts[0].arguments.a",
+        ),
+        (
+            {"type": "file", "media_type": "image/png", "data": "AAAA" * 26},
+            "parts[0].data",
+        ),
+    ],
+)
+def test_max_string_reaches_every_string_field(part: dict[str, Any], path: str) -> None:
+    message = {"role": "assistant", "parts": [part]}
+    data = envelope([message])
+    assert tl.load_json(data, limits=Limits(max_string=104))
+    with pytest.raises(LimitExceededError) as info:
+        tl.load_json(data, limits=Limits(max_string=100))
+    assert info.value.path == f"messages[0].{path}"
+
+
+def test_max_string_reaches_text_inside_tool_results() -> None:
+    call = {"type": "tool_call", "id": "c", "name": "f", "arguments": {}}
+    result = {
+        "type": "tool_result",
+        "call_id": "c",
+        "content": [{"type": "text", "text": "z" * 101}],
+    }
+    data = envelope([{"role": "assistant", "parts": [call]}, {"role": "tool", "parts": [result]}])
+    with pytest.raises(LimitExceededError) as info:
+        tl.load_json(data, limits=Limits(max_string=100))
+    assert info.value.path == "messages[1].parts[0].content[0].text"
+    with pytest.raises(LimitExceededError, match="max_string"):
+        tl.History().restore(tl.load_json(data), limits=Limits(max_string=100))
+
+
+def test_max_string_covers_ids_of_messages() -> None:
+    data = envelope([user(id="i" * 101)])
+    with pytest.raises(LimitExceededError) as info:
+        tl.load_json(data, limits=Limits(max_string=100))
+    assert info.value.path == "messages[0].id"
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_in_json_text_are_refused(constant: str) -> None:
+    # pydantic-core's parser reads them, but JSON has neither and dump_json could not write
+    # them back.
+    call = '{"type":"tool_call","id":"c","name":"f","arguments":{"a":[1,CONSTANT]}}'
+    data = '[{"role":"assistant","parts":[CALL]}]'.replace("CALL", call)
+    data = data.replace("CONSTANT", constant)
+    with pytest.raises(tl.ValidationError, match="not a JSON value") as info:
+        tl.load_json(data)
+    assert info.value.errors[0].path == "messages[0].parts[0].arguments.a[1]"
+    provider = '{"type":"provider_tool_call","id":"c","name":"f","provider":"p","input":C}'
+    data = '[{"role":"assistant","parts":[P]}]'.replace("P", provider).replace("C", constant)
+    with pytest.raises(tl.ValidationError, match="not a JSON value"):
+        tl.load_json(data)
+
+
+def test_a_limit_exceeded_is_reported_before_invalid_fields() -> None:
+    # A hostile body is both: the limit says more (a server answers 413, not 400).
+    data = envelope([user(), {"role": "nobody", "parts": []}, user()])
+    with pytest.raises(tl.ValidationError, match="role"):
+        tl.load_json(data)
+    with pytest.raises(LimitExceededError, match="max_messages"):
+        tl.load_json(data, limits=Limits(max_messages=2))
 
 
 def test_max_string_covers_object_keys() -> None:

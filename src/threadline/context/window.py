@@ -38,9 +38,9 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NoReturn, overload
 
+from threadline.history import Snapshot
 from threadline.integrity import _as_messages
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.tokens import TokenCounter, checked_counter
@@ -48,17 +48,75 @@ from threadline.tokens import TokenCounter, checked_counter
 __all__ = ["Trimmed", "check_budget", "trim_messages"]
 
 
-@dataclass(frozen=True, slots=True)
 class Trimmed:
-    """The result of :func:`trim_messages`."""
+    """The result of :func:`trim_messages`: ``Trimmed(messages, dropped, over_budget)``.
+
+    Immutable; equal to another with the same three values.
+    """
+
+    __slots__ = ("_dropped", "_plan", "messages", "over_budget")
 
     messages: list[Message]
     """What is kept: the pinned system messages, then the window (a new list)."""
-    dropped: list[Message]
-    """What was dropped, oldest first (never a system message)."""
     over_budget: bool
     """``messages`` still exceeds a budget: not even the newest unit fits on its own (it is
     kept anyway), or the system messages alone exceed it."""
+    _dropped: list[Message]
+    _plan: tuple[list[Message], list[int], int] | None
+
+    def __init__(self, messages: list[Message], dropped: list[Message], over_budget: bool) -> None:
+        _set = object.__setattr__
+        _set(self, "messages", messages)
+        _set(self, "_dropped", dropped)
+        _set(self, "_plan", None)
+        _set(self, "over_budget", over_budget)
+
+    @classmethod
+    def _cut(
+        cls,
+        messages: list[Message],
+        items: list[Message],
+        systems: list[int],
+        cut: int,
+        over_budget: bool,
+    ) -> Trimmed:
+        """A result whose ``dropped`` list is built on first use: most callers only send
+        ``messages``, and copying the dropped part of a long history costs a pass over it."""
+        trimmed = cls(messages, [], over_budget)
+        object.__setattr__(trimmed, "_plan", (items, systems, cut))
+        return trimmed
+
+    @property
+    def dropped(self) -> list[Message]:
+        """What was dropped, oldest first (never a system message)."""
+        plan = self._plan
+        if plan is not None:
+            object.__setattr__(self, "_dropped", _without(*plan))
+            object.__setattr__(self, "_plan", None)
+        return self._dropped
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"Trimmed is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"Trimmed is immutable; cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Trimmed):
+            return NotImplemented
+        return (self.messages, self.dropped, self.over_budget) == (
+            other.messages,
+            other.dropped,
+            other.over_budget,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # it holds lists
+
+    def __repr__(self) -> str:
+        return (
+            f"Trimmed(messages={self.messages!r}, dropped={self.dropped!r}, "
+            f"over_budget={self.over_budget!r})"
+        )
 
 
 def trim_messages(
@@ -95,12 +153,16 @@ def trim_messages(
     """
     check_budget("max_messages", max_messages)
     check_budget("max_tokens", max_tokens)
-    items = _as_messages(messages, "trim_messages")
+    items = (
+        list(messages) if type(messages) is Snapshot else _as_messages(messages, "trim_messages")
+    )
     if max_messages is None and max_tokens is None:
         return Trimmed(items, [], over_budget=False)
     count = checked_counter(counter) if max_tokens is not None else None
-    roles = list(map(_ROLE, items))
-    systems = _positions(roles, "system")
+    # Only the system messages are found in the whole history (at C speed); the roles of the
+    # newest messages, the ones the scan measures, are read as it goes.
+    systems = _system_positions(items)
+    roles = _Roles(items)
     plan = plan_cut(
         items,
         roles,
@@ -114,7 +176,7 @@ def trim_messages(
         return Trimmed(items, [], over_budget=plan)
     cut, over_budget = plan
     pinned = [items[index] for index in systems if index < cut]
-    return Trimmed([*pinned, *items[cut:]], _without(items, systems, cut), over_budget)
+    return Trimmed._cut([*pinned, *items[cut:]], items, systems, cut, over_budget)
 
 
 def check_budget(name: str, value: object) -> None:
@@ -239,17 +301,42 @@ def _fallback_cut(roles: Sequence[str]) -> int:
 _ROLE: Final = operator.attrgetter("role")
 
 
-def _positions(values: list[str], value: str) -> list[int]:
-    """Every index of ``value`` in ``values`` (``list.index`` runs at C speed; most histories
-    hold one system message or none)."""
+def _system_positions(items: list[Message]) -> list[int]:
+    """The index of every system message in ``items``, found at C speed: ``indexOf`` walks the
+    roles without a list of them being built (most histories hold one system message or none)."""
     found: list[int] = []
-    index = -1
+    roles = map(_ROLE, items)
+    position = 0
     try:
         while True:
-            index = values.index(value, index + 1)
-            found.append(index)
+            position += operator.indexOf(roles, "system")
+            found.append(position)
+            position += 1
     except ValueError:
         return found
+
+
+class _Roles(Sequence[str]):
+    """The roles of ``items``, read on demand: a window scan reads only the newest few."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items = items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [message.role for message in self._items[index]]
+        return self._items[index].role
 
 
 def _without(items: list[Message], positions: Sequence[int], end: int) -> list[Message]:
