@@ -76,11 +76,6 @@ def translate_errors(
 def _friendly(kind: str, message: str, path: str) -> str:
     if kind == "too_short" and path.endswith("parts"):
         return "a message needs at least one part"
-    if kind == "union_tag_invalid":
-        return (
-            message + " (a part's type is one of text, reasoning, tool_call, tool_result, "
-            "file, hook, provider_tool_call, provider_tool_result)"
-        )
     if kind in ("extra_forbidden", "unexpected_keyword_argument"):
         return "unknown field; check the spelling (messages and parts forbid extra fields)"
     if kind.startswith("value_error") and message.startswith("Value error, "):

@@ -278,7 +278,8 @@ class FilePart:
 
 
 class _SerializedByItsClass:
-    """Serialize a union of part classes with each value's own class serializer.
+    """Serialize a union of part classes with each value's own class serializer (and give it
+    threadline's error for a bad ``type`` tag).
 
     pydantic-core serializes a (tagged) union to JSON by trying its choices in order until one
     accepts the value, building a Python dict on the way and serializing that: for a history,
@@ -290,7 +291,17 @@ class _SerializedByItsClass:
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        return {**handler(source), "serialization": core_schema.simple_ser_schema("any")}
+        schema = handler(source)
+        if schema["type"] == "tagged-union":
+            # Our own error for a missing or unknown tag: pydantic's repeats the tag, and a
+            # hostile one (a list nested thousands deep) cannot be shown.
+            tags = ", ".join(repr(tag) for tag in schema["choices"])
+            schema = {
+                **schema,
+                "custom_error_type": "part_type",
+                "custom_error_message": f"a part needs a 'type' tag: one of {tags}",
+            }
+        return {**schema, "serialization": core_schema.simple_ser_schema("any")}
 
 
 ToolResultContent: TypeAlias = Annotated[
@@ -560,6 +571,8 @@ class Message(pydantic.BaseModel):
         if role is None:  # the role itself was invalid; that error is reported already
             return parts
         allowed = _ALLOWED[role]
+        if allowed.issuperset(map(type, parts)):  # the common case, at C speed
+            return parts
         for index, part in enumerate(parts):
             if type(part) not in allowed:
                 raise PydanticCustomError(
