@@ -78,9 +78,12 @@ class FrozenJsonMap(dict[str, Any]):
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        return core_schema.with_info_after_validator_function(
-            _validated_map,
-            core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema()),
+        mapping = core_schema.dict_schema(core_schema.str_schema(), core_schema.any_schema())
+        # Two branches, so that reading JSON (where values are JSON by construction) costs one
+        # plain call per mapping, without a ValidationInfo object or a mode check.
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.no_info_after_validator_function(_frozen, mapping),
+            python_schema=core_schema.no_info_after_validator_function(_checked_map, mapping),
         )
 
     @classmethod
@@ -103,12 +106,12 @@ def freeze_json_map(value: Mapping[str, Any] | None) -> FrozenJsonMap:
     return FrozenJsonMap(value)
 
 
-def _validated_map(value: dict[str, Any], info: core_schema.ValidationInfo) -> FrozenJsonMap:
-    if not value:
-        return EMPTY
-    if info.mode == "json":
-        return FrozenJsonMap(value)
-    return FrozenJsonMap(check_json_value(value))
+def _frozen(value: dict[str, Any]) -> FrozenJsonMap:
+    return FrozenJsonMap(value) if value else EMPTY
+
+
+def _checked_map(value: dict[str, Any]) -> FrozenJsonMap:
+    return FrozenJsonMap(check_json_value(value)) if value else EMPTY
 
 
 MAX_JSON_DEPTH = 190
@@ -228,12 +231,6 @@ def _not_json(value: object, path: str, hint: str) -> NoReturn:
     )
 
 
-def _validated_any(value: Any, info: core_schema.ValidationInfo) -> Any:
-    if info.mode == "json":
-        return value
-    return check_json_value(value)
-
-
 class _JsonDataMarker:
     """Annotate a field ``Annotated[JsonValue, JSON_DATA]`` to accept any JSON value."""
 
@@ -241,8 +238,11 @@ class _JsonDataMarker:
     def __get_pydantic_core_schema__(
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        return core_schema.with_info_after_validator_function(
-            _validated_any, core_schema.any_schema()
+        return core_schema.json_or_python_schema(
+            json_schema=core_schema.any_schema(),
+            python_schema=core_schema.no_info_after_validator_function(
+                check_json_value, core_schema.any_schema()
+            ),
         )
 
     @classmethod
