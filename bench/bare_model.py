@@ -34,11 +34,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import data  # noqa: E402
-import peers  # noqa: E402
+import data
+import peers
 
-import threadline as tl  # noqa: E402
-from threadline.serialization import _envelope_adapter  # noqa: E402
+import threadline as tl
+from threadline.serialization import _envelope_adapter
 
 _dataclass = pydantic.dataclasses.dataclass(
     frozen=True, slots=True, kw_only=True, config=ConfigDict(extra="forbid")
