@@ -83,6 +83,11 @@ HOSTILE_VALUES: tuple[Any, ...] = (
     "not/a media type",
     nested(250),
     {"a": nested(120)},
+    # Python values JSON cannot hold, which only Python callers can hand over.
+    {1: "x"},
+    {None: 1},
+    set(),
+    10**5000,
 )
 # Deeper than any JSON parser reads: only Python callers can hand such a value over.
 TOO_DEEP = nested(5000)
@@ -149,11 +154,13 @@ def copy_document(document: Any) -> Any:
 
 
 def json_text(document: Any) -> bytes | None:
-    """``document`` as JSON text (non-JSON values as their repr), or ``None`` when it nests
-    too deeply for :func:`json.dumps`."""
+    """``document`` as JSON text (non-JSON values as their repr), or ``None`` when
+    :func:`json.dumps` cannot write it: it nests too deeply, or holds an int too long to
+    print (``10**5000``; such a number in JSON text is refused by the parser, which
+    ``test_damaged_json`` reaches through mutated bytes anyway)."""
     try:
         return json.dumps(document, default=repr).encode("utf-8", "surrogatepass")
-    except RecursionError:
+    except (RecursionError, ValueError):
         return None
 
 

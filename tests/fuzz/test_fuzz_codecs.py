@@ -2,8 +2,9 @@
 
 Each codec's ``decode`` gets what its own ``encode`` wrote for a random conversation, damaged;
 ``decode_response`` gets the seed responses of ``fuzz/corpus/codecs``, damaged as documents
-and as JSON text. Every call runs under the hang guard. Defects already found (see
-``fuzz/known.py``) are reproduced by the strict xfail tests at the end.
+and as JSON text. Every call runs under the hang guard. Defects still open (see
+``fuzz/known.py``) would be reproduced by strict xfail tests; the tests at the end pin the
+defects found and fixed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pydantic
 import pytest
 from fuzz.known import CODEC_DEFECTS, known
 from hypothesis import given
@@ -80,8 +80,7 @@ def test_anything_else(name: str, value: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reproducers of defects found by fuzzing (see fuzz/known.py); each xfail is strict, so a fix
-# shows up as a failure that asks for the marker and the fuzz/known.py entry to be removed.
+# Defects fuzzing found, fixed: each input raised something other than a threadline error.
 
 
 def tool_use(value: Any) -> dict[str, Any]:
@@ -108,7 +107,12 @@ def gemini_result(response: Any) -> dict[str, Any]:
 
 SERVER_TOOL = {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}
 INVALID_VALUES = [
-    ("anthropic", "decode", tool_use({"x": math.nan})),
+    (
+        "anthropic",
+        "decode",
+        tool_use({"x": math.nan}),
+        r"messages\[0\]\.content\[0\]\.input\.x: NaN is not a JSON value",
+    ),
     (
         "anthropic",
         "decode_response",
@@ -116,6 +120,7 @@ INVALID_VALUES = [
             SERVER_TOOL,
             {"type": "web_search_tool_result", "tool_use_id": "s", "content": [{"u": math.inf}]},
         ),
+        r"content\[1\]\.content\[0\]\.u: Infinity is not a JSON value",
     ),
     (
         "anthropic",
@@ -133,6 +138,7 @@ INVALID_VALUES = [
                 }
             ]
         },
+        r"messages\[0\]\.content\[0\]\.source\.media_type: 'png' is not a media type",
     ),
     (
         "gemini",
@@ -145,6 +151,7 @@ INVALID_VALUES = [
                 }
             ]
         },
+        r"contents\[0\]\.parts\[0\]\.fileData\.mimeType: 'imageRjpeg' is not a media type",
     ),
     (
         "openai_responses",
@@ -155,26 +162,22 @@ INVALID_VALUES = [
             "status": "completed",
             "output": [{"type": "web_search_call", "id": "ws", "action": {"q": math.nan}}],
         },
+        r"output\[0\]\.action\.q: NaN is not a JSON value",
     ),
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pydantic.ValidationError,
-    reason="codecs build parts directly, so pydantic's ValidationError escapes untranslated "
-    "(NaN or Infinity in tool input or server tool content, an invalid media type)",
-)
-@pytest.mark.parametrize(("name", "function", "value"), INVALID_VALUES)
+@pytest.mark.parametrize(("name", "function", "value", "message"), INVALID_VALUES)
 def test_decode_translates_invalid_values_to_threadline_errors(
-    name: str, function: str, value: Any
+    name: str, function: str, value: Any, message: str
 ) -> None:
-    with pytest.raises(EXPECTED):
+    # Codecs built parts directly, so pydantic's ValidationError escaped untranslated.
+    with pytest.raises(tl.CodecError, match=message):
         getattr(get_codec(name), function)(value)
 
 
 NOT_JSON = [
-    ("anthropic", tool_use([b"x"])),
+    ("anthropic", tool_use([b"x"]), r"messages\[0\]\.content\[0\]\.input\[0\]: a bytes value"),
     (
         "bedrock",
         {
@@ -185,42 +188,56 @@ NOT_JSON = [
                 }
             ]
         },
+        r"messages\[0\]\.content\[0\]\.toolUse\.input: a bytes value is not JSON",
     ),
-    ("gemini", gemini_result({"a": b"x", "b": 1})),
+    (
+        "gemini",
+        gemini_result({"a": b"x", "b": 1}),
+        r"contents\[1\]\.parts\[0\]\.functionResponse\.response\.a: a bytes value is not JSON",
+    ),
+    (
+        "gemini",
+        gemini_result({"output": {"n": math.nan}}),
+        r"functionResponse\.response\.output\.n: NaN is not a JSON value",
+    ),
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="decode json.dumps values it was given (tool input that is not an object, gemini "
-    "functionResponse.response), and a Python payload can hold bytes",
-)
-@pytest.mark.parametrize(("name", "payload"), NOT_JSON)
-def test_decode_of_values_json_cannot_write_is_a_threadline_error(name: str, payload: Any) -> None:
-    with pytest.raises(EXPECTED):
+@pytest.mark.parametrize(("name", "payload", "message"), NOT_JSON)
+def test_decode_of_values_json_cannot_write_is_a_threadline_error(
+    name: str, payload: Any, message: str
+) -> None:
+    # decode json.dumps'ed values it was given (tool input that is not an object, gemini
+    # functionResponse.response): a Python payload can hold bytes (a TypeError), and NaN was
+    # written as the invalid JSON text NaN.
+    with pytest.raises(tl.CodecError, match=message):
         get_codec(name).decode(payload)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=TypeError, reason="gemini uses a functionResponse $ref as a dict key"
-)
-def test_gemini_ref_that_is_not_a_string_is_a_codec_error() -> None:
-    with pytest.raises(EXPECTED):
-        get_codec("gemini").decode(gemini_result({"output": [{"$ref": ["x"]}]}))
+def test_gemini_ref_that_is_not_a_string_is_read_as_json_output() -> None:
+    # A $ref that is not a string was used as a dict key (TypeError: unhashable type). It
+    # names none of the result's files, so the output is a JSON value like any other.
+    [_, tool] = get_codec("gemini").decode(gemini_result({"output": [{"$ref": ["x"]}]}))
+    assert tool.parts == (tl.ToolResultPart(call_id="c", name="f", content='[{"$ref":["x"]}]'),)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="gemini adds usage counts without checking they are numbers",
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [
+        ({"a": 1}, "an object"),
+        ("7", "a string"),
+        (-1, "a negative number"),
+        (1.5, "1.5"),
+        (True, "a boolean"),
+    ],
 )
-def test_gemini_usage_that_is_not_a_number_is_a_codec_error() -> None:
+def test_gemini_usage_that_is_not_a_number_is_a_codec_error(count: Any, shown: str) -> None:
+    # Usage counts were added without checking they are numbers (a TypeError).
     response = {
         "candidates": [{"content": {"role": "model", "parts": [{"text": "x"}]}}],
-        "usageMetadata": {"candidatesTokenCount": {"a": 1}, "thoughtsTokenCount": 1},
+        "usageMetadata": {"candidatesTokenCount": count, "thoughtsTokenCount": 1},
     }
-    with pytest.raises(tl.CodecError):
+    with pytest.raises(tl.CodecError, match=rf"usageMetadata\.candidatesTokenCount: .*got {shown}"):
         get_codec("gemini").decode_response(response)
 
 

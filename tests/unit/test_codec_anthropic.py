@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 from typing import Any
 
 import pytest
@@ -552,3 +553,92 @@ def test_decode_response_marks_a_server_tool_error() -> None:
 def test_decode_response_of_something_else_raises_codec_error(response: Any) -> None:
     with pytest.raises(CodecError, match="Anthropic Messages"):
         anthropic.decode_response(response)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+def user_block(block: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": [block]}]}
+
+
+def assistant_block(block: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [{"role": "assistant", "content": [block]}]}
+
+
+def text_source(**source: Any) -> dict[str, Any]:
+    return user_block({"type": "document", "source": {"type": "text", **source}})
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (
+            user_block({"type": "text", "text": "x", "cache_control": {"ttl": math.nan}}),
+            r"messages\[0\]\.content\[0\]\.cache_control\.ttl: NaN is not a JSON value",
+        ),
+        (
+            assistant_block({"type": "text", "text": "x", "citations": [{"n": b"x"}]}),
+            r"messages\[0\]\.content\[0\]\.citations\[0\]\.n: a bytes value is not JSON",
+        ),
+        (
+            assistant_block({"type": "tool_use", "id": "t", "name": "f", "input": {1: "x"}}),
+            r"messages\[0\]\.content\[0\]\.input: an object key is a int",
+        ),
+        (
+            assistant_block({"type": "tool_use", "id": "t", "name": "f", "input": [math.inf]}),
+            r"messages\[0\]\.content\[0\]\.input\[0\]: Infinity is not a JSON value",
+        ),
+        (
+            assistant_block(
+                {"type": "server_tool_use", "id": "s", "name": "web_search", "input": {"q": {b""}}}
+            ),
+            r"messages\[0\]\.content\[0\]\.input\.q: a set value is not JSON",
+        ),
+        (
+            user_block({"type": "tool_result", "tool_use_id": "t", "cache_control": [-math.inf]}),
+            r"messages\[0\]\.content\[0\]\.cache_control\[0\]: -Infinity is not a JSON value",
+        ),
+        (
+            text_source(media_type="plain", data="x"),
+            r"messages\[0\]\.content\[0\]\.source\.media_type: 'plain' is not a media type",
+        ),
+        (
+            text_source(data="half \ud83d"),
+            r"messages\[0\]\.content\[0\]\.source\.data: not valid Unicode: a lone surrogate",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(payload: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"Anthropic Messages payload: {problem}"):
+        anthropic.decode(payload)
+
+
+def test_tool_input_that_is_not_an_object_is_kept_as_json_text() -> None:
+    payload = assistant_block({"type": "tool_use", "id": "t", "name": "f", "input": ["é", 2]})
+    [message] = anthropic.decode(payload)
+    assert message.parts == (
+        tl.ToolCallPart(id="t", name="f", arguments={}, raw_arguments='["é", 2]'),
+    )
+
+
+@pytest.mark.parametrize(
+    ("usage", "problem"),
+    [
+        ({"input_tokens": "3", "output_tokens": 1}, r"usage\.input_tokens: expected a count"),
+        ({"input_tokens": 3, "output_tokens": -1}, r"usage\.output_tokens: expected a count"),
+        ({"input_tokens": 3, "server_tool_use": {"n": math.nan}}, r"usage\.server_tool_use\.n"),
+    ],
+)
+def test_usage_that_is_not_counts_is_a_codec_error(usage: Any, problem: str) -> None:
+    response = {"id": "m", "model": "c", "content": [], "usage": usage}
+    with pytest.raises(CodecError, match=f"Anthropic Messages response payload: {problem}"):
+        anthropic.decode_response(response)
+
+
+def test_usage_counts_may_be_null() -> None:
+    usage = {"input_tokens": 3, "output_tokens": None, "cache_read_input_tokens": None}
+    message = anthropic.decode_response({"id": "m", "content": [], "usage": usage})
+    assert message.metadata["usage"] == {"input_tokens": 3, "output_tokens": None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import re
 from typing import Any
 
@@ -574,3 +575,77 @@ def test_a_decoded_response_goes_back_out_unchanged() -> None:
 def test_decode_response_of_something_else_raises_codec_error(response: Any) -> None:
     with pytest.raises(CodecError, match="Bedrock Converse"):
         bedrock.decode_response(response)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+def content(role: str, *blocks: Any) -> dict[str, Any]:
+    return {"messages": [{"role": role, "content": list(blocks)}]}
+
+
+def tool_result(*items: Any) -> dict[str, Any]:
+    return {"toolResult": {"toolUseId": "t", "content": list(items)}}
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (
+            content("user", {1: "x", "text": "y"}),
+            r"messages\[0\]\.content\[0\]: a content block sets exactly one key, not \['1', 'text'",
+        ),
+        (
+            content(
+                "assistant", {"toolUse": {"toolUseId": "t", "name": "f", "input": {"a": math.nan}}}
+            ),
+            r"messages\[0\]\.content\[0\]\.toolUse\.input\.a: NaN is not a JSON value",
+        ),
+        (
+            content("user", tool_result({"json": {"score": math.inf}})),
+            r"messages\[0\]\.content\[0\]\.toolResult\.content\[0\]\.json\.score: Infinity",
+        ),
+        (
+            content("user", tool_result({"json": [b"x"]})),
+            r"messages\[0\]\.content\[0\]\.toolResult\.content\[0\]\.json\[0\]: a bytes value",
+        ),
+        (
+            content(
+                "user",
+                {"document": {"name": "a", "format": "txt", "source": {"text": "\udc00"}}},
+            ),
+            r"messages\[0\]\.content\[0\]\.document\.source\.text: not valid Unicode: a lone",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(payload: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"Bedrock Converse payload: {problem}"):
+        bedrock.decode(payload)
+
+
+def test_a_json_tool_result_is_written_as_compact_json() -> None:
+    [_, tool] = bedrock.decode(
+        {
+            "messages": [
+                {
+                    "role": "assistant",
+                    "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}],
+                },
+                content("user", tool_result({"json": {"é": [1, None], "x": None}}))["messages"][0],
+            ]
+        }
+    )
+    assert tool.parts[0].content == '{"é":[1,null]}'  # null members left out
+
+
+def test_usage_that_is_not_counts_is_a_codec_error() -> None:
+    document: dict[str, Any] = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+        "usage": {"inputTokens": 3, "outputTokens": None},
+    }
+    assert bedrock.decode_response(document).metadata["usage"]["output_tokens"] is None
+    document["usage"] = {"inputTokens": 3, "outputTokens": "4"}
+    with pytest.raises(CodecError, match=r"usage\.outputTokens: expected a count"):
+        bedrock.decode_response(document)

@@ -3,6 +3,7 @@ decode_response."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -446,3 +447,73 @@ def test_decode_response_of_a_blocked_prompt() -> None:
 def test_decode_response_refuses_what_is_not_a_response(bad: Any) -> None:
     with pytest.raises(CodecError, match="Gemini generateContent response"):
         gemini.decode_response(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+def model_part(part: dict[str, Any]) -> dict[str, Any]:
+    return {"contents": [{"role": "model", "parts": [part]}]}
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (
+            {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "png"}}]}]},
+            r"contents\[0\]\.parts\[0\]\.inlineData\.mimeType: 'png' is not a media type",
+        ),
+        (
+            {"contents": [{"role": ["user"], "parts": []}]},
+            r"contents\[0\]\.role: expected a string",
+        ),
+        (
+            model_part({"functionCall": {"name": "f", "args": {"x": [math.nan]}}}),
+            r"contents\[0\]\.parts\[0\]\.functionCall\.args\.x\[0\]: NaN is not a JSON value",
+        ),
+        (
+            model_part({"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": b"1"}}),
+            r"contents\[0\]\.parts\[0\]\.codeExecutionResult\.output: a bytes value is not JSON",
+        ),
+        (
+            model_part({"toolCall": {"toolType": "GOOGLE_SEARCH_WEB", "args": {"q": math.inf}}}),
+            r"contents\[0\]\.parts\[0\]\.toolCall\.args\.q: Infinity is not a JSON value",
+        ),
+        (
+            model_part({"toolResponse": {"response": {"r": {1: 2}}}}),
+            r"contents\[0\]\.parts\[0\]\.toolResponse\.response\.r: an object key is a int",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(payload: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"Gemini generateContent payload: {problem}"):
+        gemini.decode(payload)
+
+
+def test_usage_counts_may_be_null_or_absent() -> None:
+    document = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "x"}]}}],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": None},
+    }
+    usage = gemini.decode_response(document).metadata["usage"]
+    assert usage == {"promptTokenCount": 5, "input_tokens": 5, "output_tokens": None}
+    document["usageMetadata"] = {"prompt_token_count": "5"}
+    with pytest.raises(CodecError, match=r"usageMetadata\.prompt_token_count: expected a count"):
+        gemini.decode_response(document)
+
+
+def test_metadata_and_input_values_of_any_json_type_never_break_encode() -> None:
+    # Membership tests on these values raised TypeError for lists (unhashable).
+    odd = ["x"]
+    call = tl.ProviderToolCallPart(
+        id="e1", name="code_execution", input={"code": "1", "language": odd}, provider="gemini"
+    )
+    result = tl.ProviderToolResultPart(call_id="e1", content={"outcome": odd}, provider="gemini")
+    tool = tl.ProviderToolCallPart(
+        id="t1", name="x", input={}, provider="gemini", metadata={"gemini.tool_type": odd}
+    )
+    contents = gemini.encode([tl.user_message("hi"), tl.assistant_message(call, result, tool)])
+    texts = [part.get("text", "") for part in contents["contents"][1]["parts"]]
+    assert all("omitted: not supported by gemini" in text for text in texts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import math
 import re
 from typing import Any
 
@@ -597,3 +598,63 @@ def test_decode_response_reads_plain_text() -> None:
 def test_decode_response_of_something_else_raises_codec_error(response: Any) -> None:
     with pytest.raises(CodecError, match="Mistral chat"):
         mistral.decode_response(response)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        (
+            {"role": "user", "content": [{"type": "image_url", "image_url": "data:x;base64,AA=="}]},
+            r"messages\[0\]\.content\[0\]\.image_url: the data: URL's 'x' is not a media type",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [{"type": "document_url", "document_url": "data:pdf;base64,AA=="}],
+            },
+            r"messages\[0\]\.content\[0\]\.document_url: the data: URL's 'pdf'",
+        ),
+        (
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": [{"type": "x", "n": math.nan}]}],
+            },
+            r"messages\[0\]\.content\[0\]\.thinking\[0\]\.n: NaN is not a JSON value",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": {"a": b""}}}],
+            },
+            r"messages\[0\]\.tool_calls\[0\]\.function\.arguments\.a: a bytes value is not JSON",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(
+    message: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(CodecError, match=f"Mistral chat payload: {problem}"):
+        mistral.decode([message])
+
+
+def test_a_data_url_without_a_media_type_is_plain_text() -> None:
+    chunk = {"type": "image_url", "image_url": "data:;base64,AA=="}  # as data: URLs say
+    [decoded] = mistral.decode([{"role": "user", "content": [chunk]}])
+    assert decoded.parts == (tl.file_part(b"\x00", "text/plain"),)
+
+
+def test_usage_that_is_not_counts_is_a_codec_error() -> None:
+    document = {
+        "id": "r",
+        "choices": [{"message": {"role": "assistant", "content": "hi"}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": None},
+    }
+    assert mistral.decode_response(document).metadata["usage"]["output_tokens"] is None
+    document["usage"] = {"prompt_tokens": {"n": 3}}
+    with pytest.raises(CodecError, match=r"usage\.prompt_tokens: expected a count"):
+        mistral.decode_response(document)

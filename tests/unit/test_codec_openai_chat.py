@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from typing import Any
 
 import pytest
@@ -505,3 +506,90 @@ def test_a_decoded_response_goes_back_out_unchanged() -> None:
 def test_decode_response_of_something_else_raises_codec_error(response: Any) -> None:
     with pytest.raises(CodecError, match="OpenAI Chat Completions"):
         openai_chat.decode_response(response)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+def user_content(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": list(blocks)}]}
+
+
+@pytest.mark.parametrize(
+    ("payload", "problem"),
+    [
+        (
+            user_content({"type": "image_url", "image_url": {"url": "data:png;base64,AA=="}}),
+            r"messages\[0\]\.content\[0\]\.image_url\.url: the data: URL's 'png' is not a media",
+        ),
+        (
+            user_content(
+                {"type": "file", "file": {"file_data": "data:pdf;base64,AA==", "filename": "a"}}
+            ),
+            r"messages\[0\]\.content\[0\]\.file\.file_data: the data: URL's 'pdf'",
+        ),
+        (
+            user_content({"type": "image_url", "image_url": {"url": "https://e/a", "detail": [1]}}),
+            r"messages\[0\]\.content\[0\]\.image_url\.detail: expected a string",
+        ),
+        (
+            {
+                "messages": [
+                    {"role": "assistant", "tool_calls": [{"id": "c", "type": [], "function": {}}]}
+                ]
+            },
+            r"messages\[0\]\.tool_calls\[0\]\.type: expected a string",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(payload: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"OpenAI Chat Completions payload: {problem}"):
+        openai_chat.decode(payload)
+
+
+def completion(usage: Any, **message: Any) -> dict[str, Any]:
+    return {
+        "id": "r",
+        "model": "m",
+        "choices": [{"message": {"role": "assistant", "content": "hi", **message}}],
+        "usage": usage,
+    }
+
+
+@pytest.mark.parametrize(
+    ("response", "problem"),
+    [
+        (completion({"prompt_tokens": 1.5}), r"usage\.prompt_tokens: expected a count"),
+        (completion({"completion_tokens": [1]}), r"usage\.completion_tokens: expected a count"),
+        (completion({"details": {"n": math.nan}}), r"usage\.details\.n: NaN is not a JSON value"),
+        (
+            completion(None, annotations=[{"url": b"x"}]),
+            r"choices\[0\]\.message\.annotations\[0\]\.url: a bytes value is not JSON",
+        ),
+    ],
+)
+def test_responses_with_values_a_message_cannot_hold_are_codec_errors(
+    response: Any, problem: str
+) -> None:
+    with pytest.raises(CodecError, match=f"Chat Completions response payload: {problem}"):
+        openai_chat.decode_response(response)
+
+
+def test_usage_counts_may_be_null() -> None:
+    message = openai_chat.decode_response(
+        completion({"prompt_tokens": 2, "completion_tokens": None})
+    )
+    assert message.metadata["usage"] == {
+        "prompt_tokens": 2,
+        "input_tokens": 2,
+        "output_tokens": None,
+    }
+
+
+def test_nan_read_from_response_text_is_a_codec_error() -> None:
+    # The JSON parser accepts NaN; a message cannot hold it.
+    text = '{"id": "r", "choices": [{"message": {"content": "x"}}], "usage": {"x": NaN}}'
+    with pytest.raises(CodecError, match=r"usage\.x: NaN is not a JSON value"):
+        openai_chat.decode_response(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 from typing import Any
 
 import pytest
@@ -588,3 +589,100 @@ def test_decode_response_reads_text_annotations_refusals_and_hosted_tools() -> N
 def test_decode_response_refuses_what_is_not_a_response(bad: Any) -> None:
     with pytest.raises(CodecError, match="OpenAI Responses response"):
         openai_responses.decode_response(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values (or JSON text read with NaN) need not be
+# JSON; decode raises CodecError naming the value, never pydantic's or a TypeError.
+
+
+@pytest.mark.parametrize(
+    ("item", "problem"),
+    [
+        (
+            {"type": "message", "role": "assistant", "phase": ["x"], "content": "hi"},
+            r"input\[0\]\.phase: expected a string",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [{"type": "input_image", "image_url": "https://e/a", "detail": {}}],
+            },
+            r"input\[0\]\.content\[0\]\.detail: expected a string",
+        ),
+        (
+            {
+                "role": "user",
+                "content": [{"type": "input_file", "file_data": "data:pdf;base64,AA=="}],
+            },
+            r"input\[0\]\.content\[0\]\.file_data: the data: URL's 'pdf' is not a media type",
+        ),
+        (
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "x", "annotations": [{"i": math.nan}]}],
+            },
+            r"input\[0\]\.content\[0\]\.annotations\[0\]\.i: NaN is not a JSON value",
+        ),
+        (
+            {"type": "file_search_call", "id": "fs", "results": [{"score": b"1"}]},
+            r"input\[0\]\.results\[0\]\.score: a bytes value is not JSON",
+        ),
+        (
+            {"type": "reasoning", "id": "rs", "summary": [], "content": [{"text": 1}]},
+            r"input\[0\]\.content\[0\]\.text: expected a string",
+        ),
+    ],
+)
+def test_values_a_message_cannot_hold_are_codec_errors(item: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"OpenAI Responses payload: {problem}"):
+        openai_responses.decode({"input": [item]})
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"usage": {"input_tokens": "120"}}, r"usage\.input_tokens: expected a count"),
+        ({"usage": {"output_tokens": -2}}, r"usage\.output_tokens: expected a count"),
+        ({"incomplete_details": {"reason": ["x"]}}, r"incomplete_details\.reason: expected a"),
+    ],
+)
+def test_responses_with_values_a_message_cannot_hold_are_codec_errors(
+    extra: Any, problem: str
+) -> None:
+    document = {"id": "r", "model": "m", "status": "incomplete", "output": [], **extra}
+    with pytest.raises(CodecError, match=f"OpenAI Responses response payload: {problem}"):
+        openai_responses.decode_response(document)
+
+
+def test_metadata_values_of_any_json_type_never_break_encode() -> None:
+    # Membership tests on these values raised TypeError for lists (unhashable).
+    odd = [1]
+    messages = [
+        tl.user_message(
+            tl.file_part("https://e/a.png", "image/png", metadata={"openai.detail": odd})
+        ),
+        tl.assistant_message(
+            tl.text_part(
+                "hi",
+                metadata={
+                    "openai.item_id": "msg_1",
+                    "openai.phase": odd,
+                    "openai.annotations": [{"type": odd}],
+                },
+            ),
+            tl.ProviderToolCallPart(
+                id="ws",
+                name="web_search",
+                input={},
+                provider="openai",
+                metadata={"openai.type": odd},
+            ),
+        ),
+    ]
+    items = openai_responses.encode(messages)["input"]
+    assert items[0]["content"][0]["detail"] == "auto"
+    assert items[1]["content"][0]["annotations"] == []
+    assert "phase" not in items[1]
+    assert items[2]["type"] == "message"  # the hosted call, unsupported: a placeholder

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from threadline.codecs.base import (
     image_type_from_url,
     is_blank,
     is_leading_turn,
+    is_one_of,
     map_call_ids,
     media_type_from_url,
     merge_into_turns,
@@ -329,3 +332,114 @@ def test_small_readers_and_helpers() -> None:
     assert call_names(history) == {"c1": "f"}
     read = read_back_result(tl.tool_result_part("c1", ()), {"c1": "w1"}, lambda part: [part])
     assert (read.call_id, read.content) == ("w1", "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile values: a payload given as Python values need not be JSON.
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"a": [1, {"b": math.nan}]}, r"x\.a\[1\]\.b: NaN is not a JSON value"),
+        ([math.inf], r"x\[0\]: Infinity is not a JSON value"),
+        ({"a b": -math.inf}, r'x\["a b"\]: -Infinity is not a JSON value'),
+        ({"$ref": {1: "one"}}, r"x\.\$ref: an object key is a int: JSON object keys are strings"),
+        ({"data": b"\x00"}, r"x\.data: a bytes value is not JSON"),
+        ([{"a": 1}, {2, 3}], r"x\[1\]: a set value is not JSON"),
+    ],
+)
+def test_check_json_names_the_first_value_json_cannot_hold(value: Any, problem: str) -> None:
+    with pytest.raises(CodecError, match=f"not a valid test payload: {problem}"):
+        Reader("test").check_json(value, "x")
+
+
+def test_check_json_takes_what_json_holds() -> None:
+    value = {"a": [None, True, 1, 1.5, "s", (2, 3), {"b": {}}], "c": MappingProxyType({"d": 4})}
+    Reader("test").check_json(value, "x")
+    Reader("test").check_json("top", "")
+
+
+def test_json_text_writes_json_or_names_what_is_not() -> None:
+    reader = Reader("test")
+    assert reader.json_text({"é": [1, 2]}, "x") == '{"é":[1,2]}'
+    assert reader.json_text([1, 2], "x", compact=False) == "[1, 2]"
+    with pytest.raises(CodecError, match=r"x\.n: NaN is not a JSON value"):
+        reader.json_text({"n": math.nan}, "x")  # json.dumps would write the text NaN
+    with pytest.raises(CodecError, match=r"x\[0\]: a bytes value is not JSON"):
+        reader.json_text([b"x"], "x")
+    with pytest.raises(CodecError, match=r"x: cannot be written as JSON"):
+        reader.json_text(MappingProxyType({"a": 1}), "x")  # JSON, but json.dumps takes dicts
+
+
+def test_part_raises_the_readers_error_for_a_value_the_part_refuses() -> None:
+    reader = Reader("test")
+    block = {"input": {"q": [math.nan]}}
+    assert reader.part(tl.ToolCallPart, block, "m[0]", id="c", name="f", arguments={"q": 1})
+    with pytest.raises(CodecError, match=r"m\[0\]\.input\.q\[0\]: NaN is not a JSON value"):
+        reader.part(tl.ToolCallPart, block, "m[0]", id="c", name="f", arguments=block["input"])
+    # Nothing in the wire value is the culprit: the part's own complaint, at the block's path.
+    with pytest.raises(CodecError, match=r"m\[0\]: cannot be stored: .*not a media type"):
+        reader.part(tl.FilePart, {"type": "image"}, "m[0]", media_type="png", url="https://e/a")
+
+
+def test_media_types_and_counts_are_checked() -> None:
+    reader = Reader("test")
+    assert reader.media_type("image/png", "t") == "image/png"
+    with pytest.raises(CodecError, match=r"t: 'png' is not a media type"):
+        reader.media_type("png", "t")
+    with pytest.raises(CodecError, match="t: expected a string"):
+        reader.media_type(None, "t")
+    usage = {"a": 3, "b": None, "c": -1, "d": True, "e": 2.0, "f": "7", "g": [1]}
+    assert reader.optional_count(usage, "a", "usage") == 3
+    assert reader.optional_count(usage, "b", "usage") is None  # SDKs dump missing counts as null
+    assert reader.optional_count(usage, "z", "usage") is None
+    assert reader.optional_count(None, "a", "usage") is None
+    shown_as = {
+        "c": "a negative number",
+        "d": "a boolean",
+        "e": "2.0",
+        "f": "a string",
+        "g": "an array",
+        "h": "a negative number",
+    }
+    usage["h"] = -(10**5000)  # too many digits for repr()
+    for key, shown in shown_as.items():
+        with pytest.raises(CodecError, match=rf"usage\.{key}: expected a count .*got {shown}$"):
+            reader.optional_count(usage, key, "usage")
+    assert reader.optional_json({"usage": {"n": 1}}, "usage", "") == {"n": 1}
+    with pytest.raises(CodecError, match=r"usage\.n: NaN"):
+        reader.optional_json({"usage": {"n": math.nan}}, "usage", "")
+
+
+def test_text_with_a_lone_surrogate_is_not_utf8() -> None:
+    reader = Reader("test")
+    assert reader.utf8("é", "t") == b"\xc3\xa9"
+    with pytest.raises(CodecError, match=r"t: not valid Unicode: a lone surrogate at index 1"):
+        reader.utf8("a\ud800", "t")  # json.loads accepts "\ud800"
+
+
+def test_a_data_url_must_name_a_media_type() -> None:
+    with pytest.raises(CodecError, match=r"u: the data: URL's 'png' is not a media type"):
+        parse_data_url("data:png;base64,AA==", Reader("test"), "u")
+
+
+def test_is_one_of_takes_any_json_value() -> None:
+    choices = frozenset({"a", "b"})
+    assert is_one_of("a", choices)
+    assert not is_one_of("c", choices)
+    assert not is_one_of(["a"], choices)  # `["a"] in choices` raises TypeError
+    assert not is_one_of({"a": 1}, {"a": 1})
+
+
+def test_attachments_with_text_that_is_not_a_string_are_not_folded() -> None:
+    run = [tl.tool_result_part("c1", "ok")]
+    content = [{"type": "text", "text": 10**5000}]  # str() of it raises ValueError
+
+    def decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader) -> tl.FilePart:
+        raise AssertionError("no file to decode")
+
+    folded = fold_attachments(
+        run, content, "m", Reader("test"), file_kinds={"image"}, decode_file=decode_file
+    )
+    assert not folded

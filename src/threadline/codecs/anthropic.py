@@ -31,7 +31,6 @@ tagged with ``provider="anthropic"`` and the response's model, citations in
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -477,7 +476,8 @@ def _decode_text(block: Mapping[str, Any], path: str, reader: Reader) -> TextPar
         metadata[_CACHE] = block["cache_control"]
     if block.get("citations"):
         metadata["anthropic.citations"] = strip_nulls(block["citations"])
-    return TextPart(text=reader.str_field(block, "text", path), metadata=freeze_json_map(metadata))
+    text = reader.str_field(block, "text", path)
+    return reader.part(TextPart, block, path, text=text, metadata=freeze_json_map(metadata))
 
 
 def _decode_block(
@@ -523,21 +523,31 @@ def _decode_block(
             metadata[_CACHE] = block["cache_control"]
         arguments = block.get("input", {})
         if not isinstance(arguments, Mapping):
-            return ToolCallPart(
+            raw_arguments = reader.json_text(arguments, f"{path}.input", compact=False)
+            return reader.part(
+                ToolCallPart,
+                block,
+                path,
                 id=call_id,
                 name=name,
                 arguments=EMPTY,
-                raw_arguments=json.dumps(arguments),
+                raw_arguments=raw_arguments,
                 metadata=freeze_json_map(metadata),
             ), role
-        return ToolCallPart(
+        return reader.part(
+            ToolCallPart,
+            block,
+            path,
             id=call_id,
             name=name,
             arguments=freeze_json_map(arguments),
             metadata=freeze_json_map(metadata),
         ), role
     if kind == "server_tool_use":
-        return ProviderToolCallPart(
+        return reader.part(
+            ProviderToolCallPart,
+            block,
+            path,
             id=reader.str_field(block, "id", path),
             name=reader.str_field(block, "name", path),
             input=strip_nulls(block.get("input", {})),
@@ -546,7 +556,10 @@ def _decode_block(
         ), role
     if kind.endswith("_tool_result") and kind != "tool_result":
         content = strip_nulls(block.get("content"))
-        return ProviderToolResultPart(
+        return reader.part(
+            ProviderToolResultPart,
+            block,
+            path,
             call_id=reader.str_field(block, "tool_use_id", path),
             content=content,
             provider=PROVIDER,
@@ -568,18 +581,40 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
     filename = reader.optional_str(block, "title", path) if kind == "document" else None
     metadata = _cache_metadata(block)
     if source_type == "base64":
-        media_type = reader.str_field(source, "media_type", where)
+        media_type = reader.media_type(
+            reader.field(source, "media_type", where), f"{where}.media_type"
+        )
         data = decode_base64(reader.str_field(source, "data", where), reader, f"{where}.data")
-        return FilePart(media_type=media_type, data=data, filename=filename, metadata=metadata)
+        return reader.part(
+            FilePart,
+            block,
+            path,
+            media_type=media_type,
+            data=data,
+            filename=filename,
+            metadata=metadata,
+        )
     if source_type == "url":
         url = reader.str_field(source, "url", where)
         media_type = "application/pdf" if kind == "document" else image_type_from_url(url)
-        return FilePart(media_type=media_type, url=url, filename=filename, metadata=metadata)
+        return reader.part(
+            FilePart,
+            block,
+            path,
+            media_type=media_type,
+            url=url,
+            filename=filename,
+            metadata=metadata,
+        )
     if source_type == "text" and kind == "document":
         text = reader.str_field(source, "data", where)
-        return FilePart(
-            media_type=reader.optional_str(source, "media_type", where) or "text/plain",
-            data=text.encode("utf-8"),
+        media_type = reader.optional_str(source, "media_type", where) or "text/plain"
+        return reader.part(
+            FilePart,
+            block,
+            path,
+            media_type=reader.media_type(media_type, f"{where}.media_type"),
+            data=reader.utf8(text, f"{where}.data"),
             filename=filename,
             metadata=metadata,
         )
@@ -611,7 +646,10 @@ def _decode_tool_result(
     if is_error is not None and not isinstance(is_error, bool):
         reader.fail(f"{path}.is_error", "expected a boolean")
     metadata = _cache_metadata(block)
-    return ToolResultPart(
+    return reader.part(
+        ToolResultPart,
+        block,
+        path,
         call_id=call_id,
         content=content,
         name=names.get(call_id),
@@ -659,15 +697,15 @@ def _decode_response(response: Any) -> Message:
     ):
         part, _ = _decode_block(block, "assistant", f"content[{index}]", names, reader, model=model)
         parts.append(part)
-    usage = reader.optional_object(document, "usage", "")
+    usage = reader.optional_json(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=model,
         stop_reason=reader.optional_str(document, "stop_reason", ""),
         usage=usage,
-        input_tokens=usage.get("input_tokens") if usage else None,
-        output_tokens=usage.get("output_tokens") if usage else None,
+        input_tokens=reader.optional_count(usage, "input_tokens", "usage"),
+        output_tokens=reader.optional_count(usage, "output_tokens", "usage"),
     )
     return response_message(parts, "content", metadata)
 

@@ -31,9 +31,10 @@ import copy
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Literal, NoReturn, Protocol, TypeAlias, cast
+from typing import Any, Literal, NoReturn, Protocol, TypeAlias, TypeGuard, TypeVar, cast
 
 import pydantic
 
@@ -85,6 +86,7 @@ __all__ = [
     "image_type_from_url",
     "is_blank",
     "is_leading_turn",
+    "is_one_of",
     "map_call_ids",
     "media_type_from_url",
     "merge_into_turns",
@@ -297,6 +299,15 @@ def downgrade_reasoning(part: ReasoningPart) -> list[TextPart]:
     if part.text:
         return [TextPart(text=part.text)]
     return [TextPart(text=entry) for entry in part.summary if entry]
+
+
+def is_one_of(value: object, choices: Collection[str]) -> TypeGuard[str]:
+    """Whether ``value`` is one of the strings ``choices``.
+
+    For values read from metadata or a payload, which may be any JSON: ``value in choices``
+    raises ``TypeError`` for a list or an object when ``choices`` is a set or a dict.
+    """
+    return isinstance(value, str) and value in choices
 
 
 def is_blank(text: str) -> bool:
@@ -699,7 +710,8 @@ def fold_attachments(
             return False
         kind = raw.get("type")
         if kind == "text":
-            match = _ATTACHMENTS.fullmatch(str(raw.get("text")))
+            text = raw.get("text")
+            match = _ATTACHMENTS.fullmatch(text) if isinstance(text, str) else None
             if match is None or match.group(1) not in by_id or match.group(1) in files:
                 return False
             current = match.group(1)
@@ -808,9 +820,26 @@ def read_response(
     return message
 
 
+_T = TypeVar("_T")
+
+_STRICT_JSON: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+_STRICT_COMPACT_JSON: Callable[[Any], str] = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
+_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
 class Reader:
     """Reads a decoded JSON payload, raising :class:`~threadline.CodecError` with the JSON
-    path of the first value that does not fit the format."""
+    path of the first value that does not fit the format.
+
+    A payload given as Python values need not be JSON at all: it can hold ``NaN``, bytes or
+    object keys that are not strings (and JSON text parsed here may hold ``NaN`` and
+    ``Infinity``, which the parser accepts). Values a codec keeps as they are (tool
+    arguments, provider tool content, metadata) are checked where they become parts, by
+    :meth:`part`, at no cost when they are valid; values it writes as JSON text go through
+    :meth:`json_text`; :meth:`check_json` checks the few small ones kept elsewhere.
+    """
 
     __slots__ = ("format_name",)
 
@@ -842,6 +871,117 @@ class Reader:
         """``value`` if it is a string."""
         if not isinstance(value, str):
             self.fail(path, f"expected a string, got {_kind(value)}")
+        return value
+
+    def media_type(self, value: Any, path: str) -> str:
+        """``value`` if it is a string that names a media type (``image/png``)."""
+        text = self.expect_str(value, path)
+        if "/" not in text:
+            self.fail(
+                path, f"{text!r} is not a media type such as 'image/png' or 'application/pdf'"
+            )
+        return text
+
+    def utf8(self, text: str, path: str) -> bytes:
+        """``text`` (at ``path``) as UTF-8 bytes: the data of a text document.
+
+        Raises:
+            threadline.CodecError: ``text`` holds a lone surrogate (``"\\ud800"``, which
+                :func:`json.loads` accepts), which UTF-8 cannot encode.
+        """
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            self.fail(path, f"not valid Unicode: a lone surrogate at index {error.start}")
+
+    def check_json(self, value: Any, path: str) -> None:
+        """Raise the error for the first value inside ``value`` (at ``path``) that JSON cannot
+        hold: ``NaN`` or an infinite number, an object key that is not a string, or a Python
+        value of another type (bytes, a set...).
+
+        Iterative, so nesting costs no stack; the payload's limits bound its depth anyway.
+        """
+        stack: list[tuple[Any, str]] = [(value, path)]
+        while stack:
+            item, where = stack.pop()
+            if item is None or isinstance(item, (str, int)):  # bool is an int
+                continue
+            if isinstance(item, float):
+                if not math.isfinite(item):
+                    self.fail(where, f"{_number_name(item)} is not a JSON value")
+                continue
+            if isinstance(item, Mapping):
+                members: list[tuple[Any, str]] = []
+                for key, inner in item.items():
+                    if not isinstance(key, str):
+                        self.fail(
+                            where,
+                            f"an object key is a {type(key).__name__}: JSON object keys are "
+                            "strings",
+                        )
+                    members.append((inner, _member(where, key)))
+                stack.extend(reversed(members))
+            elif isinstance(item, (list, tuple)):
+                stack.extend((item[i], f"{where}[{i}]") for i in range(len(item) - 1, -1, -1))
+            else:
+                self.fail(where, f"a {type(item).__name__} value is not JSON")
+
+    def json_text(self, value: Any, path: str, *, compact: bool = True) -> str:
+        """``value`` (at ``path``) as JSON text: compact (``{"a":1}``) or, with
+        ``compact=False``, as :func:`json.dumps` spaces it (``{"a": 1}``).
+
+        Raises:
+            threadline.CodecError: ``value`` holds something JSON cannot (``NaN``, bytes...),
+                naming its path.
+        """
+        try:
+            return (_STRICT_COMPACT_JSON if compact else _STRICT_JSON)(value)
+        except (TypeError, ValueError) as error:
+            self.check_json(value, path)
+            self.fail(path, f"cannot be written as JSON ({error})")
+
+    def part(self, cls: Callable[..., _T], wire: Any, path: str, /, **fields: Any) -> _T:
+        """``cls(**fields)``: a part built from the wire value ``wire`` at ``path``.
+
+        Parts check the values they keep as they are built (tool arguments and provider tool
+        content must be JSON, a media type must name one), so a payload's bad value surfaces
+        here as pydantic's error: this raises the reader's error for it instead, naming the
+        value's path inside ``wire``. Nothing is searched unless the part is invalid.
+
+        Raises:
+            threadline.CodecError: the part cannot hold a value of ``fields``.
+        """
+        try:
+            return cls(**fields)
+        except pydantic.ValidationError as error:
+            self.check_json(wire, path)
+            detail = translate_errors(error, "").errors[0]
+            where = f"{detail.path}: " if detail.path else ""
+            raise self.error(path, f"cannot be stored: {where}{detail.message}") from None
+
+    def optional_count(self, obj: Mapping[str, Any] | None, key: str, path: str) -> int | None:
+        """An optional token count of ``obj``: a non-negative integer (``None`` when absent
+        or null, as SDK responses dump counts they do not have, or when ``obj`` is ``None``)."""
+        value = None if obj is None else obj.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            shown = repr(value) if type(value) is float else _kind(value)
+        elif value < 0:
+            shown = "a negative number"  # not repr(): an int of 5,000 digits has none
+        else:
+            return value
+        raise self.error(
+            _join(path, key), f"expected a count (a non-negative integer), got {shown}"
+        )
+
+    def optional_json(
+        self, obj: Mapping[str, Any], key: str, path: str
+    ) -> Mapping[str, Any] | None:
+        """An optional object key of ``obj`` kept as it is (usage, say): checked to be JSON."""
+        value = self.optional_object(obj, key, path)
+        if value is not None:
+            self.check_json(value, _join(path, key))
         return value
 
     def field(self, obj: Mapping[str, Any], key: str, path: str) -> Any:
@@ -935,6 +1075,20 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _member(path: str, key: str) -> str:
+    """The path of ``key`` in the object at ``path``: ``path.key``, or ``path["a key"]`` for a
+    key that is not a plain name."""
+    if _NAME.fullmatch(key):
+        return _join(path, key)
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _number_name(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
 def _kind(value: object) -> str:
     if value is None:
         return "null"
@@ -978,7 +1132,8 @@ def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | N
     """``(media_type, bytes)`` of a ``data:`` URL, or ``None`` for any other URL.
 
     Raises:
-        threadline.CodecError: a ``data:`` URL whose data cannot be decoded, naming ``path``.
+        threadline.CodecError: a ``data:`` URL whose data cannot be decoded, or whose media
+            type is not one, naming ``path``.
     """
     if not url.startswith("data:"):
         return None
@@ -987,6 +1142,8 @@ def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | N
         reader.fail(path, "a data: URL needs a comma before its data")
     media_type, _, encoding = header.partition(";")
     media_type = media_type or "text/plain"
+    if "/" not in media_type:
+        reader.fail(path, f"the data: URL's {media_type!r} is not a media type such as 'image/png'")
     if encoding == "base64" or header.endswith(";base64"):
         return media_type, decode_base64(body, reader, path)
     from urllib.parse import unquote_to_bytes

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -56,7 +55,6 @@ from threadline.codecs.base import (
     add_leading_turn,
     as_json_document,
     build_message,
-    compact_json,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
@@ -493,7 +491,8 @@ def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
 def _block_key(block: Mapping[str, Any], path: str, reader: Reader) -> str:
     keys = [key for key, value in block.items() if value is not None]
     if len(keys) != 1:
-        reader.fail(path, f"a content block sets exactly one key, not {sorted(keys)}")
+        names = sorted(str(key) for key in keys)  # keys of a Python payload may be of any type
+        reader.fail(path, f"a content block sets exactly one key, not {names}")
     return str(keys[0])
 
 
@@ -528,10 +527,12 @@ def _decode_block(
         names.setdefault(call_id, name)
         arguments = use.get("input")
         if not isinstance(arguments, Mapping):
-            raw_arguments = json.dumps(arguments, ensure_ascii=False)
+            raw_arguments = reader.json_text(arguments, f"{where}.input", compact=False)
             part = ToolCallPart(id=call_id, name=name, arguments=EMPTY, raw_arguments=raw_arguments)
             return part, role
-        return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments)), role
+        return reader.part(
+            ToolCallPart, use, where, id=call_id, name=name, arguments=freeze_json_map(arguments)
+        ), role
     if key == "reasoningContent":
         return _decode_reasoning(block[key], where, reader, model=model), role
     raise reader.error(where, f"an assistant turn cannot hold a {key!r} block")
@@ -578,16 +579,19 @@ def _decode_file(value: Any, kind: str, path: str, reader: Reader) -> FilePart:
     else:
         known = _MEDIA_TYPES[kind].get(fmt) or _OTHER_FORMATS.get((kind, fmt))
         media_type = known or f"{kind}/{fmt}"
+    # A file part refuses only its media type, which comes from ``format`` (the block itself
+    # may hold bytes, not JSON, so it is not where to look for a bad value).
+    at = f"{path}.format"
     if source_key == "bytes":
         data = _blob(source["bytes"], f"{where}.bytes", reader)
-        return FilePart(media_type=media_type, data=data, filename=filename)
+        return reader.part(FilePart, fmt, at, media_type=media_type, data=data, filename=filename)
     if source_key == "s3Location":
         location = reader.expect_object(source["s3Location"], f"{where}.s3Location")
         url = reader.str_field(location, "uri", f"{where}.s3Location")
-        return FilePart(media_type=media_type, url=url, filename=filename)
+        return reader.part(FilePart, fmt, at, media_type=media_type, url=url, filename=filename)
     if source_key == "text" and kind == "document":
-        text = reader.str_field(source, "text", where)
-        return FilePart(media_type="text/plain", data=text.encode("utf-8"), filename=filename)
+        data = reader.utf8(reader.str_field(source, "text", where), f"{where}.text")
+        return reader.part(FilePart, fmt, at, media_type="text/plain", data=data, filename=filename)
     raise reader.error(
         f"{where}.{source_key}",
         f"a {source_key!r} source cannot be stored: threadline keeps files as bytes or URLs",
@@ -608,7 +612,9 @@ def _decode_tool_result(
         if key == "text":
             items.append(TextPart(text=reader.str_field(block, "text", where)))
         elif key == "json":
-            items.append(TextPart(text=compact_json(strip_nulls(block["json"]))))
+            items.append(
+                TextPart(text=reader.json_text(strip_nulls(block["json"]), f"{where}.json"))
+            )
         elif key in _RESULT_FILE_BLOCKS:
             items.append(_decode_file(block[key], key, f"{where}.{key}", reader))
         else:
@@ -672,7 +678,7 @@ def _decode_response(response: Any) -> Message:
         )
         if decoded is not None:
             parts.append(decoded[0])
-    usage = reader.optional_object(document, "usage", "")
+    usage = reader.optional_json(document, "usage", "")
     request = document.get("ResponseMetadata")
     request_id = request.get("RequestId") if isinstance(request, Mapping) else None
     metadata = response_metadata(
@@ -681,8 +687,8 @@ def _decode_response(response: Any) -> Message:
         model=None,
         stop_reason=reader.optional_str(document, "stopReason", ""),
         usage=usage,
-        input_tokens=usage.get("inputTokens") if usage else None,
-        output_tokens=usage.get("outputTokens") if usage else None,
+        input_tokens=reader.optional_count(usage, "inputTokens", "usage"),
+        output_tokens=reader.optional_count(usage, "outputTokens", "usage"),
     )
     return response_message(parts, path, metadata)
 

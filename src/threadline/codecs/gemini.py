@@ -58,12 +58,12 @@ from threadline.codecs.base import (
     as_json_document,
     build_message,
     call_names,
-    compact_json,
     decode_base64,
     downgrade_reasoning,
     encode_base64,
     hashed_id,
     is_leading_turn,
+    is_one_of,
     map_call_ids,
     merge_into_turns,
     name_results_after_calls,
@@ -386,7 +386,7 @@ def _code_input(part: ProviderToolCallPart) -> dict[str, Any] | None:
         or not isinstance(value, Mapping)
         or not value.keys() <= {"code", "language"}
         or not isinstance(value.get("code"), str)
-        or value.get("language", "PYTHON") not in _LANGUAGES
+        or not is_one_of(value.get("language", "PYTHON"), _LANGUAGES)
     ):
         return None
     return {"code": value["code"], "language": value.get("language", "PYTHON")}
@@ -394,7 +394,7 @@ def _code_input(part: ProviderToolCallPart) -> dict[str, Any] | None:
 
 def _tool_type(part: ProviderToolCallPart | ProviderToolResultPart) -> str | None:
     value = part.metadata.get(TOOL_TYPE) if part.provider == PROVIDER else None
-    return value if value in _TOOL_TYPES else None
+    return value if is_one_of(value, _TOOL_TYPES) else None
 
 
 def _server_call(part: ProviderToolCallPart) -> dict[str, Any] | None:
@@ -422,7 +422,7 @@ def _code_result(part: ProviderToolResultPart) -> dict[str, Any] | None:
     ):
         return None
     outcome = value.get("outcome") or ("OUTCOME_FAILED" if part.is_error else "OUTCOME_OK")
-    if outcome not in _OUTCOMES:
+    if not is_one_of(outcome, _OUTCOMES):
         return None
     result = {"outcome": outcome}
     if "output" in value:
@@ -596,7 +596,7 @@ def _decode(payload: Any) -> list[Message]:
     for index, raw in enumerate(wire):
         path = f"contents[{index}]"
         content = reader.expect_object(raw, path)
-        role = content.get("role") or "user"
+        role = reader.optional_str(content, "role", path) or "user"
         if role not in ("user", "model", "function"):
             reader.fail(f"{path}.role", f"unknown role {role!r} (user or model)")
         parts = _parts(content, path, reader)
@@ -659,8 +659,14 @@ def _decode_part(
         call_id = pairing.call_id(call.get("id"), "call", path, reader)
         pairing.calls.append((call_id, name))
         arguments = reader.expect_object(call.get("args") or {}, f"{where}.args")
-        return ToolCallPart(
-            id=call_id, name=name, arguments=freeze_json_map(arguments), metadata=metadata
+        return reader.part(
+            ToolCallPart,
+            call,
+            where,
+            id=call_id,
+            name=name,
+            arguments=freeze_json_map(arguments),
+            metadata=metadata,
         ), "assistant"
     response = _get(part, "functionResponse", "function_response")
     if response is not None:
@@ -679,9 +685,11 @@ def _decode_file(
     if inline is not None:
         where = f"{path}.inlineData"
         inline = reader.expect_object(inline, where)
-        media_type = reader.expect_str(_get(inline, "mimeType", "mime_type"), f"{where}.mimeType")
+        media_type = reader.media_type(_get(inline, "mimeType", "mime_type"), f"{where}.mimeType")
         data = decode_base64(reader.str_field(inline, "data", where), reader, f"{where}.data")
-        return FilePart(media_type=media_type, data=data, metadata=metadata)
+        return reader.part(
+            FilePart, inline, where, media_type=media_type, data=data, metadata=metadata
+        )
     uri = _get(part, "fileData", "file_data")
     if uri is not None:
         where = f"{path}.fileData"
@@ -689,8 +697,8 @@ def _decode_file(
         url = reader.expect_str(_get(uri, "fileUri", "file_uri"), f"{where}.fileUri")
         media_type = _get(uri, "mimeType", "mime_type")
         media_type = "application/octet-stream" if media_type is None else media_type
-        media_type = reader.expect_str(media_type, f"{where}.mimeType")
-        return FilePart(media_type=media_type, url=url, metadata=metadata)
+        media_type = reader.media_type(media_type, f"{where}.mimeType")
+        return reader.part(FilePart, uri, where, media_type=media_type, url=url, metadata=metadata)
     return None
 
 
@@ -715,7 +723,8 @@ def _decode_response_part(raw: Any, path: str, pairing: _Pairing, reader: Reader
         else:
             loose.append(file)
     is_error = body.keys() == {"error"}
-    value = body.get("error" if is_error else "output") if len(body) == 1 else None
+    key = "error" if is_error else "output"
+    value = body.get(key) if len(body) == 1 else None
     content: str | tuple[TextPart | FilePart, ...]
     if isinstance(value, str):
         content = value
@@ -729,8 +738,8 @@ def _decode_response_part(raw: Any, path: str, pairing: _Pairing, reader: Reader
         content = (*items, *unused, *loose)
         files, loose = {}, []
     else:
-        whole = body if value is None else value
-        content = compact_json(whole)
+        where = f"{path}.response" if value is None else f"{path}.response.{key}"
+        content = reader.json_text(body if value is None else value, where)
         if "error" in body:
             is_error = True
     if isinstance(content, str) and (files or loose):
@@ -739,9 +748,14 @@ def _decode_response_part(raw: Any, path: str, pairing: _Pairing, reader: Reader
 
 
 def _is_item(entry: Any, files: Mapping[str, FilePart]) -> bool:
+    """Whether ``entry`` of a result's output list is a text or the ``{"$ref": label}`` of one
+    of its files; anything else makes the output a JSON value."""
     if isinstance(entry, str):
         return True
-    return isinstance(entry, Mapping) and entry.keys() == {"$ref"} and entry["$ref"] in files
+    if not isinstance(entry, Mapping) or entry.keys() != {"$ref"}:
+        return False
+    label = entry["$ref"]
+    return isinstance(label, str) and label in files
 
 
 def _decode_server_part(
@@ -773,7 +787,10 @@ def _decode_server_part(
         else:
             result_id = pairing.call_id(given, "code", path, reader)
         content = strip_nulls({key: value for key, value in result.items() if key != "id"})
-        return ProviderToolResultPart(
+        return reader.part(
+            ProviderToolResultPart,
+            result,
+            where,
             call_id=result_id,
             content=content,
             provider=PROVIDER,
@@ -793,7 +810,10 @@ def _decode_server_part(
         call_id = pairing.call_id(tool.get("id"), "tool", path, reader)
         if camel == "toolCall":
             args = reader.expect_object(tool.get("args") or {}, f"{where}.args")
-            return ProviderToolCallPart(
+            return reader.part(
+                ProviderToolCallPart,
+                tool,
+                where,
                 id=call_id,
                 name=tagged[TOOL_TYPE],
                 input=strip_nulls(dict(args)),
@@ -801,7 +821,10 @@ def _decode_server_part(
                 metadata=tagged,
             )
         body = reader.expect_object(tool.get("response") or {}, f"{where}.response")
-        return ProviderToolResultPart(
+        return reader.part(
+            ProviderToolResultPart,
+            tool,
+            where,
             call_id=call_id,
             content=strip_nulls(dict(body)),
             provider=PROVIDER,
@@ -885,23 +908,32 @@ def _decode_response(response: Any) -> Message:
     elif isinstance(feedback, Mapping):
         stop_reason = _get(feedback, "blockReason", "block_reason")
     usage = _get(document, "usageMetadata", "usage_metadata")
-    usage = reader.expect_object(usage, "usageMetadata") if usage is not None else None
-    output_tokens = None
     if usage is not None:
-        candidates_tokens = _get(usage, "candidatesTokenCount", "candidates_token_count")
-        thoughts = _get(usage, "thoughtsTokenCount", "thoughts_token_count")
-        if candidates_tokens is not None or thoughts is not None:
-            output_tokens = (candidates_tokens or 0) + (thoughts or 0)
+        usage = reader.expect_object(usage, "usageMetadata")
+        reader.check_json(usage, "usageMetadata")
+    output_tokens = None
+    candidates_tokens = _count(usage, "candidatesTokenCount", "candidates_token_count", reader)
+    thoughts = _count(usage, "thoughtsTokenCount", "thoughts_token_count", reader)
+    if candidates_tokens is not None or thoughts is not None:
+        output_tokens = (candidates_tokens or 0) + (thoughts or 0)
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=response_id,
         model=model,
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
         usage=usage,
-        input_tokens=_get(usage, "promptTokenCount", "prompt_token_count") if usage else None,
+        input_tokens=_count(usage, "promptTokenCount", "prompt_token_count", reader),
         output_tokens=output_tokens,
     )
     return response_message(parts, "candidates[0].content", metadata)
+
+
+def _count(usage: Mapping[str, Any] | None, camel: str, snake: str, reader: Reader) -> int | None:
+    """A token count of ``usageMetadata``, by its REST (camelCase) or SDK (snake_case) name."""
+    if usage is None:
+        return None
+    key = camel if usage.get(camel) is not None else snake
+    return reader.optional_count(usage, key, "usageMetadata")
 
 
 # ---------------------------------------------------------------------------------------------

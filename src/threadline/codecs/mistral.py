@@ -489,15 +489,17 @@ def _decode_file(chunk: Mapping[str, Any], kind: str, path: str, reader: Reader)
             url = reader.expect_str(image, where)
         inline = parse_data_url(url, reader, where)
         if inline is not None:
-            return FilePart(media_type=inline[0], data=inline[1])
-        return FilePart(media_type=image_type_from_url(url), url=url)
+            return reader.part(FilePart, chunk, path, media_type=inline[0], data=inline[1])
+        return reader.part(FilePart, chunk, path, media_type=image_type_from_url(url), url=url)
     if kind == "document_url":
         url = reader.str_field(chunk, "document_url", path)
         filename = reader.optional_str(chunk, "document_name", path)
         inline = parse_data_url(url, reader, f"{path}.document_url")
         if inline is not None:
-            return FilePart(media_type=inline[0], data=inline[1], filename=filename)
-        return FilePart(media_type=_PDF, url=url, filename=filename)
+            return reader.part(
+                FilePart, chunk, path, media_type=inline[0], data=inline[1], filename=filename
+            )
+        return reader.part(FilePart, chunk, path, media_type=_PDF, url=url, filename=filename)
     text = reader.str_field(chunk, "input_audio", path)
     data = decode_base64(text, reader, f"{path}.input_audio")
     return FilePart(media_type=_sniff_audio(data) or _UNKNOWN_AUDIO, data=data)
@@ -544,7 +546,10 @@ def _decode_thinking(
             else:
                 only_text = False
     metadata = EMPTY if only_text else freeze_json_map({THINKING_KEY: strip_nulls(list(thinking))})
-    return ReasoningPart(
+    return reader.part(
+        ReasoningPart,
+        chunk,
+        path,
         text="".join(texts),
         signature=reader.optional_str(chunk, "signature", path),
         provider=PROVIDER,
@@ -560,7 +565,9 @@ def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
     name = reader.str_field(function, "name", f"{path}.function")
     arguments = reader.field(function, "arguments", f"{path}.function")
     if isinstance(arguments, Mapping):
-        return ToolCallPart(id=call_id, name=name, arguments=freeze_json_map(arguments))
+        return reader.part(
+            ToolCallPart, call, path, id=call_id, name=name, arguments=freeze_json_map(arguments)
+        )
     return call_from_json(call_id, name, reader.expect_str(arguments, f"{path}.function.arguments"))
 
 
@@ -611,15 +618,15 @@ def _decode_response(response: Any) -> Message:
     )
     model = reader.optional_str(document, "model", "")
     parts = _assistant_parts(message, "choices[0].message", reader, model=model)
-    usage = reader.optional_object(document, "usage", "")
+    usage = reader.optional_json(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=model,
         stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
         usage=usage,
-        input_tokens=usage.get("prompt_tokens") if usage else None,
-        output_tokens=usage.get("completion_tokens") if usage else None,
+        input_tokens=reader.optional_count(usage, "prompt_tokens", "usage"),
+        output_tokens=reader.optional_count(usage, "completion_tokens", "usage"),
     )
     return response_message(parts, "choices[0].message", metadata)
 

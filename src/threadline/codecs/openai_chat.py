@@ -418,14 +418,25 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
     if kind == "image_url":
         image = reader.expect_object(reader.field(block, "image_url", path), f"{path}.image_url")
         url = reader.str_field(image, "url", f"{path}.image_url")
-        metadata = {"openai.detail": image["detail"]} if image.get("detail") is not None else None
+        detail = reader.optional_str(image, "detail", f"{path}.image_url")
+        metadata = {"openai.detail": detail} if detail is not None else None
         inline = parse_data_url(url, reader, f"{path}.image_url.url")
         if inline is not None:
-            return FilePart(
-                media_type=inline[0], data=inline[1], metadata=freeze_json_map(metadata)
+            return reader.part(
+                FilePart,
+                block,
+                path,
+                media_type=inline[0],
+                data=inline[1],
+                metadata=freeze_json_map(metadata),
             )
-        return FilePart(
-            media_type=image_type_from_url(url), url=url, metadata=freeze_json_map(metadata)
+        return reader.part(
+            FilePart,
+            block,
+            path,
+            media_type=image_type_from_url(url),
+            url=url,
+            metadata=freeze_json_map(metadata),
         )
     if kind == "input_audio":
         audio = reader.expect_object(
@@ -437,9 +448,8 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
             f"{path}.input_audio.data",
         )
         audio_format = reader.str_field(audio, "format", f"{path}.input_audio")
-        return FilePart(
-            media_type=_AUDIO_TYPES.get(audio_format, f"audio/{audio_format}"), data=data
-        )
+        media_type = _AUDIO_TYPES.get(audio_format, f"audio/{audio_format}")
+        return reader.part(FilePart, block, path, media_type=media_type, data=data)
     file = reader.expect_object(reader.field(block, "file", path), f"{path}.file")
     filename = reader.optional_str(file, "filename", f"{path}.file")
     file_data = reader.optional_str(file, "file_data", f"{path}.file")
@@ -453,7 +463,9 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
     if inline is None:
         media_type = media_type_from_url(filename or "", "application/octet-stream")
         inline = media_type, decode_base64(file_data, reader, f"{path}.file.file_data")
-    return FilePart(media_type=inline[0], data=inline[1], filename=filename)
+    return reader.part(
+        FilePart, block, path, media_type=inline[0], data=inline[1], filename=filename
+    )
 
 
 def _assistant_parts(
@@ -489,7 +501,7 @@ def _assistant_parts(
 def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
     call = reader.expect_object(raw, path)
     call_id = reader.str_field(call, "id", path)
-    kind = call.get("type", "function")
+    kind = reader.optional_str(call, "type", path) or "function"
     if kind == "custom":
         custom = reader.expect_object(reader.field(call, "custom", path), f"{path}.custom")
         return ToolCallPart(
@@ -558,19 +570,20 @@ def _decode_response(response: Any) -> Message:
     parts: list[Any] = _assistant_parts(message, "choices[0].message", {}, reader)
     annotations = message.get("annotations")
     if annotations:
+        reader.check_json(annotations, "choices[0].message.annotations")
         for index, part in enumerate(parts):
             if isinstance(part, TextPart) and "openai.refusal" not in part.metadata:
                 parts[index] = part.with_metadata({"openai.annotations": strip_nulls(annotations)})
                 break
-    usage = reader.optional_object(document, "usage", "")
+    usage = reader.optional_json(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=reader.optional_str(document, "model", ""),
         stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
         usage=usage,
-        input_tokens=usage.get("prompt_tokens") if usage else None,
-        output_tokens=usage.get("completion_tokens") if usage else None,
+        input_tokens=reader.optional_count(usage, "prompt_tokens", "usage"),
+        output_tokens=reader.optional_count(usage, "completion_tokens", "usage"),
     )
     return response_message(parts, "choices[0].message", metadata)
 

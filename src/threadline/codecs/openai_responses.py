@@ -59,6 +59,7 @@ from threadline.codecs.base import (
     decode_base64,
     downgrade_reasoning,
     image_type_from_url,
+    is_one_of,
     map_call_ids,
     media_type_from_url,
     name_results_after_calls,
@@ -257,7 +258,7 @@ def _hosted_type(part: ProviderToolCallPart) -> str | None:
     if part.provider != PROVIDER or not isinstance(part.input, Mapping):
         return None
     item_type = part.metadata.get(ITEM_TYPE)
-    if item_type not in HOSTED_TOOLS or "id" in part.input or "type" in part.input:
+    if not is_one_of(item_type, HOSTED_TOOLS) or "id" in part.input or "type" in part.input:
         return None
     return item_type
 
@@ -420,7 +421,7 @@ def _assistant_items(
 
 def _phase(part: TextPart) -> str | None:
     value = part.metadata.get(PHASE) if part.metadata else None
-    return value if value in _PHASES else None
+    return value if is_one_of(value, _PHASES) else None
 
 
 def _output_content(part: TextPart) -> dict[str, Any]:
@@ -438,7 +439,7 @@ def _annotations(part: TextPart) -> list[Any]:
     for annotation in value:
         if (
             not isinstance(annotation, Mapping)
-            or annotation.get("type") not in _ANNOTATION_TYPES
+            or not is_one_of(annotation.get("type"), _ANNOTATION_TYPES)
             or annotation["type"] in annotation
         ):
             return []
@@ -555,7 +556,7 @@ def _file_block(part: FilePart) -> dict[str, Any] | None:
 
 def _detail(part: FilePart) -> str:
     value = part.metadata.get(DETAIL) if part.metadata else None
-    return value if value in _DETAILS else "auto"
+    return value if is_one_of(value, _DETAILS) else "auto"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -664,12 +665,15 @@ def _decode_input_block(block: Mapping[str, Any], path: str, reader: Reader) -> 
         if url is None:
             reader.fail(path, _FILE_ID_PROBLEM)
         url = reader.expect_str(url, f"{path}.image_url")
-        detail = block.get("detail")
+        detail = reader.optional_str(block, "detail", path)
         metadata = freeze_json_map({DETAIL: detail} if detail not in (None, "auto") else None)
         inline = parse_data_url(url, reader, f"{path}.image_url")
         if inline is not None:
-            return FilePart(media_type=inline[0], data=inline[1], metadata=metadata)
-        return FilePart(media_type=image_type_from_url(url), url=url, metadata=metadata)
+            return reader.part(
+                FilePart, block, path, media_type=inline[0], data=inline[1], metadata=metadata
+            )
+        media_type = image_type_from_url(url)
+        return reader.part(FilePart, block, path, media_type=media_type, url=url, metadata=metadata)
     if kind == "input_file":
         filename = reader.optional_str(block, "filename", path)
         file_data = reader.optional_str(block, "file_data", path)
@@ -678,12 +682,16 @@ def _decode_input_block(block: Mapping[str, Any], path: str, reader: Reader) -> 
             if inline is None:
                 media_type = media_type_from_url(filename or "", "application/pdf")
                 inline = media_type, decode_base64(file_data, reader, f"{path}.file_data")
-            return FilePart(media_type=inline[0], data=inline[1], filename=filename)
+            return reader.part(
+                FilePart, block, path, media_type=inline[0], data=inline[1], filename=filename
+            )
         file_url = reader.optional_str(block, "file_url", path)
         if file_url is None:
             reader.fail(path, _FILE_ID_PROBLEM)
         media_type = media_type_from_url(file_url, "application/pdf")
-        return FilePart(media_type=media_type, url=file_url, filename=filename)
+        return reader.part(
+            FilePart, block, path, media_type=media_type, url=file_url, filename=filename
+        )
     raise reader.error(
         f"{path}.type", f"unknown content part {kind!r} (input_text, input_image or input_file)"
     )
@@ -701,7 +709,7 @@ def _decode_output_message(item: Mapping[str, Any], path: str, reader: Reader) -
     item_id = reader.optional_str(item, "id", path)
     if item_id:
         common[ITEM_ID] = item_id
-    phase = item.get("phase")
+    phase = reader.optional_str(item, "phase", path)
     if phase is not None:
         common[PHASE] = phase
     if isinstance(content, str):
@@ -721,7 +729,9 @@ def _decode_output_message(item: Mapping[str, Any], path: str, reader: Reader) -
             metadata[REFUSAL] = True
         else:
             reader.fail(f"{where}.type", f"unknown content part {kind!r} (output_text or refusal)")
-        parts.append(TextPart(text=text, metadata=freeze_json_map(metadata)))
+        parts.append(
+            reader.part(TextPart, block, where, text=text, metadata=freeze_json_map(metadata))
+        )
     return parts
 
 
@@ -737,7 +747,11 @@ def _decode_output_item(
             texts.append(reader.str_field(reader.expect_object(entry, where), "text", where))
         content = item.get("content") or []
         text = "".join(
-            reader.str_field(reader.expect_object(entry, f"{path}.content[{index}]"), "text", path)
+            reader.str_field(
+                reader.expect_object(entry, f"{path}.content[{index}]"),
+                "text",
+                f"{path}.content[{index}]",
+            )
             for index, entry in enumerate(reader.expect_list(content, f"{path}.content"))
         )
         return ReasoningPart(
@@ -776,7 +790,10 @@ def _decode_output_item(
             "reasoning, or a hosted tool call with an id)",
         )
     fields = {key: value for key, value in item.items() if key not in ("id", "type")}
-    return ProviderToolCallPart(
+    return reader.part(
+        ProviderToolCallPart,
+        item,
+        path,
         id=item_id,
         name=item_type.removesuffix("_call"),
         input=strip_nulls(fields),
@@ -858,17 +875,17 @@ def _decode_response(response: Any) -> Message:
             reader.fail(f"{path}.type", f"a response does not hold {item_type!r} items")
         else:
             parts.append(_decode_output_item(item, item_type, path, reader, model=model))
-    usage = reader.optional_object(document, "usage", "")
-    details = document.get("incomplete_details")
-    stop_reason = details.get("reason") if isinstance(details, Mapping) else None
+    usage = reader.optional_json(document, "usage", "")
+    details = reader.optional_object(document, "incomplete_details", "")
+    stop_reason = reader.optional_str(details, "reason", "incomplete_details") if details else None
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=model,
         stop_reason=stop_reason or reader.optional_str(document, "status", ""),
         usage=usage,
-        input_tokens=usage.get("input_tokens") if usage else None,
-        output_tokens=usage.get("output_tokens") if usage else None,
+        input_tokens=reader.optional_count(usage, "input_tokens", "usage"),
+        output_tokens=reader.optional_count(usage, "output_tokens", "usage"),
     )
     return response_message(parts, "output", metadata)
 
