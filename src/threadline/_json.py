@@ -121,7 +121,8 @@ Deeper values could not be read back: pydantic-core's JSON parser stops at 200 l
 tool argument already sits 6 levels down in the envelope ``dump_json`` writes. Checking the
 bound also keeps a self-referencing dict from looping."""
 
-_CONTAINER = object()
+_COPIES = (dict, list)
+"""The types of the copies :func:`_leaf` starts for containers (never of a scalar it returns)."""
 
 
 def check_json_value(value: Any, path: str = "") -> Any:
@@ -135,10 +136,9 @@ def check_json_value(value: Any, path: str = "") -> Any:
         pydantic_core.PydanticCustomError: naming the key path of the first non-JSON value, or of
             the first value nested deeper than :data:`MAX_JSON_DEPTH`.
     """
-    leaf = _leaf(value, None, path)
-    if leaf is not _CONTAINER:
-        return leaf
-    root: Any = {} if isinstance(value, Mapping) else []
+    root = _leaf(value, None, path)
+    if type(root) not in _COPIES:
+        return root
     # Each entry: (source container, its copy, its path node, its depth). A path node is
     # ``(parent node, key)``, turned into text only when there is an error to report.
     stack: list[tuple[Any, Any, _PathNode, int]] = [(value, root, None, 1)]
@@ -162,15 +162,13 @@ def check_json_value(value: Any, path: str = "") -> Any:
                         )
                     key = str(key)
                 converted = _leaf(item, (node, key), path)
-                if converted is _CONTAINER:
-                    converted = {} if isinstance(item, Mapping) else []
+                if type(converted) in _COPIES:
                     stack.append((item, converted, (node, key), depth + 1))
                 target[key] = converted
         else:
             for index, item in enumerate(source):
                 converted = _leaf(item, (node, index), path)
-                if converted is _CONTAINER:
-                    converted = {} if isinstance(item, Mapping) else []
+                if type(converted) in _COPIES:
                     stack.append((item, converted, (node, index), depth + 1))
                 target.append(converted)
     return root
@@ -192,7 +190,8 @@ def _path_text(prefix: str, node: _PathNode) -> str:
 
 
 def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
-    """``value`` as a JSON scalar, or ``_CONTAINER`` for a mapping, list or tuple to walk."""
+    """``value`` as a JSON scalar, or for a mapping, list or tuple the empty ``dict`` or
+    ``list`` its copy is walked into."""
     if value is None or value is True or value is False:
         return value
     kind = type(value)
@@ -202,10 +201,10 @@ def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
         if math.isfinite(value):
             return value
         _not_json(value, _path_text(prefix, node), "JSON has no NaN or infinity")
-    if kind is dict or kind is list or kind is tuple or kind is FrozenJsonMap:
-        return _CONTAINER
-    if isinstance(value, Mapping):
-        return _CONTAINER
+    if kind is list or kind is tuple:
+        return []
+    if kind is dict or kind is FrozenJsonMap or isinstance(value, Mapping):
+        return {}
     if isinstance(value, str):
         return str(value)
     if isinstance(value, bool):

@@ -317,16 +317,8 @@ def sanitize_untrusted(
         threadline.ValidationError: ``messages`` is not a sequence of valid messages.
         threadline.LimitExceededError: ``messages`` exceed ``limits``.
     """
-    _as_messages(messages, "sanitize_untrusted", check_items=False)
-    enforce_limits(
-        messages,
-        _UNTRUSTED if limits is None else limits,
-        what="sanitize_untrusted",
-        layout=THREADLINE_LAYOUT,
-        path="messages",
-        depth=2,
-    )
-    items = _as_messages(messages, "sanitize_untrusted")
+    checked = _UNTRUSTED if limits is None else limits
+    items = _as_messages(messages, "sanitize_untrusted", limits=checked)
     kept: list[Message] = []
     for message in items:
         if message.role in ("system", "internal"):
@@ -356,10 +348,12 @@ def _check_mode(mode: object) -> None:
         raise ValueError(f"mode must be 'auto' or 'strict', not {mode!r}")
 
 
-def _as_messages(messages: object, function: str, *, check_items: bool = True) -> list[Message]:
+def _as_messages(messages: object, function: str, *, limits: Limits | None = None) -> list[Message]:
     """The input as a new list of messages; mappings are validated into messages.
 
-    With ``check_items=False``, only check that ``messages`` is a sequence (returns ``[]``).
+    The one reader of "a sequence of messages or mappings" for every public function that
+    takes one (integrity, sealing, the codecs' ``encode``). With ``limits``, the input is
+    checked against them before anything is validated.
     """
     if isinstance(messages, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
         messages, Sequence
@@ -374,8 +368,10 @@ def _as_messages(messages: object, function: str, *, check_items: bool = True) -
             f"{type(messages).__name__}; {hint}",
             [ErrorDetail("messages", "not a sequence of messages", "type")],
         )
-    if not check_items:
-        return []
+    if limits is not None:
+        enforce_limits(
+            messages, limits, what=function, layout=THREADLINE_LAYOUT, path="messages", depth=2
+        )
     items = list(messages)
     if set(map(type, items)) <= {Message}:  # the common case, checked at C speed
         return items

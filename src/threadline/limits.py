@@ -565,7 +565,7 @@ def _check_message_strings(
     """
     values: list[Any] = []
     gather = values.extend
-    getters = {cls: getter for cls, (_, getter) in _STRINGS.items()}
+    getters = _STRING_GETTERS
     of_message = getters[Message]
     for message in messages:
         if type(message) is Message:  # a mapping: the walk checks all of its strings
@@ -760,6 +760,9 @@ def _holds_text(annotation: Any) -> bool:
 _STRINGS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {
     cls: (names, _getter(names)) for cls in _GETTERS for names in [_string_fields(cls)] if names
 }
+
+
+_STRING_GETTERS = {cls: getter for cls, (_, getter) in _STRINGS.items()}
 
 
 def _long_string(value: Any, maximum: int) -> tuple[str, int] | None:

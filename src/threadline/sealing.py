@@ -47,11 +47,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pydantic
-
-from threadline._validation import translate_errors
-from threadline.errors import ErrorDetail, ThreadlineError, ValidationError
-from threadline.limits import THREADLINE_LAYOUT, enforce_limits
+from threadline.errors import ThreadlineError
+from threadline.integrity import _as_messages as as_messages
+from threadline.limits import Limits
 from threadline.messages import Message
 
 __all__ = [
@@ -77,6 +75,7 @@ _KEY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _COUNT = re.compile(r"0|[1-9][0-9]{0,17}")
 _MAC_LENGTH = 43  # 32 bytes in base64url without padding
 _MAX_SEAL_LENGTH = 3 + 64 + 1 + 18 + 1 + _MAC_LENGTH
+_DEFAULT_LIMITS = Limits()
 
 
 class SealError(ThreadlineError, ValueError):
@@ -341,31 +340,8 @@ def _check_conversation_id(conversation_id: object) -> None:
 
 
 def _as_messages(messages: object, function: str) -> list[Message]:
-    if isinstance(messages, (str, bytes, bytearray, Mapping)) or not isinstance(messages, Sequence):
-        raise ValidationError(
-            f"{function} takes a sequence of messages, not {type(messages).__name__}; read "
-            "JSON with load_json first",
-            [ErrorDetail("messages", "not a sequence of messages", "type")],
-        )
-    if not all(type(item) is Message for item in messages):
-        # Mappings come from clients: bound them before pydantic validates (and recurses).
-        enforce_limits(
-            messages, None, what=function, layout=THREADLINE_LAYOUT, path="messages", depth=2
-        )
-    out: list[Message] = []
-    for index, item in enumerate(messages):
-        if isinstance(item, Message):
-            out.append(item)
-        elif isinstance(item, Mapping):
-            try:
-                out.append(Message.model_validate(item))
-            except pydantic.ValidationError as error:
-                raise translate_errors(
-                    error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"
-                ) from None
-        else:
-            raise ValidationError(
-                f"messages[{index}] is a {type(item).__name__}, not a Message",
-                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
-            )
-    return out
+    # Mappings come from clients: bound them before pydantic validates them.
+    mappings = isinstance(messages, Sequence) and not all(
+        type(item) is Message for item in messages
+    )
+    return as_messages(messages, function, limits=_DEFAULT_LIMITS if mappings else None)

@@ -41,6 +41,7 @@ import pydantic
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
 from threadline.errors import CodecError, ErrorDetail, UnsupportedContentError, ValidationError
+from threadline.integrity import _as_messages as as_messages
 from threadline.limits import (
     LimitExceededError,
     Limits,
@@ -237,27 +238,7 @@ def _as_messages(messages: Iterable[Message]) -> list[Message]:
             "message in a list",
             [ErrorDetail("messages", "not a sequence of messages", "type")],
         )
-    items: list[Any] = list(messages)
-    if set(map(type, items)) <= {Message}:  # the common case, checked at C speed
-        return items
-    out: list[Message] = []
-    for index, item in enumerate(items):
-        if isinstance(item, Message):
-            out.append(item)
-        elif isinstance(item, Mapping):
-            try:
-                out.append(Message.model_validate(item))
-            except pydantic.ValidationError as error:
-                raise translate_errors(
-                    error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"
-                ) from None
-        else:
-            raise ValidationError(
-                f"messages[{index}] is a {type(item).__name__}, not a Message; build messages "
-                "with user_message(...) etc. or pass mappings Message.model_validate accepts",
-                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
-            )
-    return out
+    return as_messages(list(messages), "encode")
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:

@@ -30,7 +30,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from threadline.context.base import Plugin
-from threadline.context.window import check_budget, plan_cut, valid_cuts
+from threadline.context.window import check_budget, plan_cut, system_positions, valid_cuts
 from threadline.errors import PluginError
 from threadline.messages import Message, user_message
 
@@ -275,11 +275,9 @@ def _plan(
     newest = cuts[-1]
     targets: list[int] = []
     if max_tokens is not None or max_messages is not None:
-        roles = [message.role for message in rest]
         plan = plan_cut(
             rest,
-            roles,
-            [index for index, role in enumerate(roles) if role == "system"],
+            system_positions(rest),
             max_messages=max_messages,
             max_tokens=max_tokens,
             count=history._counter if max_tokens is not None else None,

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
-from typing import Final, NoReturn, overload
+from typing import Final, NoReturn
 
 from threadline.history import Snapshot
 from threadline.integrity import _as_messages
@@ -161,11 +161,9 @@ def trim_messages(
     count = checked_counter(counter) if max_tokens is not None else None
     # Only the system messages are found in the whole history (at C speed); the roles of the
     # newest messages, the ones the scan measures, are read as it goes.
-    systems = _system_positions(items)
-    roles = _Roles(items)
+    systems = system_positions(items)
     plan = plan_cut(
         items,
-        roles,
         systems,
         max_messages=max_messages,
         max_tokens=max_tokens,
@@ -196,7 +194,6 @@ def check_budget(name: str, value: object) -> None:
 
 def plan_cut(
     items: Sequence[Message],
-    roles: Sequence[str],
     systems: Sequence[int],
     *,
     max_messages: int | None,
@@ -206,7 +203,8 @@ def plan_cut(
 ) -> tuple[int, bool] | bool:
     """Where a window over ``items`` starts: ``(cut, over_budget)``, or a bool when all fits.
 
-    ``roles`` are the messages' roles and ``systems`` the positions of the system messages.
+    ``systems`` are the positions of the system messages in ``items``; other roles are read
+    only for the messages the scan reaches.
     A bool result means nothing needs dropping; it says whether the system messages alone are
     over budget (the only way a history with nothing to drop can be). Otherwise ``cut`` is the
     index of the first message of the window (the system messages before it are pinned).
@@ -229,11 +227,11 @@ def plan_cut(
     index = len(items) - 1
     role = ""
     while index >= 0:
-        role = roles[index]
+        message = items[index]
+        role = message.role
         if role == "system":
             index -= 1
             continue
-        message = items[index]
         kept += 1
         if count is not None:
             tokens += count(message)
@@ -254,11 +252,11 @@ def plan_cut(
         if not pending and (role == "user" or role == "assistant"):
             return index, True
         index -= 1
-        while index >= 0 and roles[index] == "system":
+        while index >= 0 and items[index].role == "system":
             index -= 1
         if index < 0:
-            return _fallback_cut(roles), True
-        role = roles[index]
+            return _fallback_cut(items), True
+        role = items[index].role
         _fold(items[index], role, pending)
 
 
@@ -290,10 +288,10 @@ def _fold(message: Message, role: str, pending: set[str]) -> None:
                 pending.discard(part.id)
 
 
-def _fallback_cut(roles: Sequence[str]) -> int:
+def _fallback_cut(items: Sequence[Message]) -> int:
     """The newest message that is neither a tool result nor a system message, else 0."""
-    for index in range(len(roles) - 1, -1, -1):
-        if roles[index] not in ("tool", "system"):
+    for index in range(len(items) - 1, -1, -1):
+        if items[index].role not in ("tool", "system"):
             return index
     return 0
 
@@ -301,7 +299,7 @@ def _fallback_cut(roles: Sequence[str]) -> int:
 _ROLE: Final = operator.attrgetter("role")
 
 
-def _system_positions(items: list[Message]) -> list[int]:
+def system_positions(items: list[Message]) -> list[int]:
     """The index of every system message in ``items``, found at C speed: ``indexOf`` walks the
     roles without a list of them being built (most histories hold one system message or none)."""
     found: list[int] = []
@@ -314,29 +312,6 @@ def _system_positions(items: list[Message]) -> list[int]:
             position += 1
     except ValueError:
         return found
-
-
-class _Roles(Sequence[str]):
-    """The roles of ``items``, read on demand: a window scan reads only the newest few."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list[Message]) -> None:
-        self._items = items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        if isinstance(index, slice):
-            return [message.role for message in self._items[index]]
-        return self._items[index].role
 
 
 def _without(items: list[Message], positions: Sequence[int], end: int) -> list[Message]:
