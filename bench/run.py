@@ -37,11 +37,12 @@ sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
 import floors  # noqa: E402
+import fresh as fresh_child  # noqa: E402
 import peers  # noqa: E402
+from timing import Stat, measure, timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
 from threadline.context import trim_messages  # noqa: E402
-from threadline.tokens import estimate_tokens  # noqa: E402
 
 PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
 TARGET_SIZES = (10_000, 100_000)
@@ -70,72 +71,6 @@ LAZY_MODULES = ("threadline.codecs", "threadline.stores", "threadline.context")
 
 # ---------------------------------------------------------------------------------------------
 # Measuring
-
-
-@dataclass
-class Stat:
-    """Seconds per call over the samples of one candidate."""
-
-    median: float
-    min: float
-    samples: list[float]
-    calls: int
-
-
-Sampler = Callable[[], float]
-"""Takes one sample and returns seconds per operation."""
-
-
-def timed(fn: Callable[[], object], min_time: float) -> Sampler:
-    """A sampler that calls ``fn`` in a loop lasting about ``min_time``, calibrated once."""
-    number = 0
-
-    def sample() -> float:
-        nonlocal number
-        if number == 0:
-            start = time.perf_counter()
-            fn()
-            once = time.perf_counter() - start
-            number = max(1, min(100_000, int(min_time / max(once, 1e-7))))
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            elapsed = time.perf_counter() - start
-        finally:
-            gc.enable()
-        return elapsed / number
-
-    sample.calls = lambda: number  # type: ignore[attr-defined]
-    return sample
-
-
-def measure(candidates: dict[str, Sampler], samples: int) -> dict[str, Stat]:
-    """Warm up each candidate, then take ``samples`` rounds, round-robin in rotating order."""
-    names = list(candidates)
-    # The conversations are alive for the whole run: move them out of the collector's sight, so
-    # the collection before each sample stays cheap (a full one over them takes seconds).
-    gc.collect()
-    gc.freeze()
-    for name in names:
-        gc.collect()
-        candidates[name]()  # warm-up (and calibration)
-    taken: dict[str, list[float]] = {name: [] for name in names}
-    for round_ in range(samples):
-        shift = round_ % len(names)
-        for name in names[shift:] + names[:shift]:
-            gc.collect()
-            taken[name].append(candidates[name]())
-    return {
-        name: Stat(
-            statistics.median(values),
-            min(values),
-            values,
-            getattr(candidates[name], "calls", lambda: 1)(),
-        )
-        for name, values in taken.items()
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,62 +265,28 @@ def bench_load(report: Report, c: Corpus, samples: int, min_time: float) -> None
         )
 
 
-def _append_pool() -> list[tl.Message]:
-    """Whole turns of another conversation, to append (they start with a user message)."""
-    spec = data.conversation(1200, seed=data.SEED + 7)[1:]
-    end = max(i for i, m in enumerate(spec) if m["role"] == "user")
-    return data.to_threadline(spec[:end])
+def _messages_of(corpora: dict[int, Corpus], size: int) -> list[tl.Message]:
+    if size in corpora:
+        return corpora[size].threadline
+    return data.to_threadline(data.conversation(size))
 
 
-def bench_append(
-    report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int
-) -> None:
-    pool = _append_pool()
+def fresh(workload: str, size: int, samples: int, min_time: float) -> dict[str, Stat]:
+    """Run ``fresh.py``'s ``workload`` at ``size`` in a fresh interpreter; its stats."""
+    out = subprocess.run(
+        [sys.executable, str(HERE / "fresh.py"), workload, str(size), str(samples), str(min_time)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return {name: Stat(**values) for name, values in json.loads(out.stdout).items()}
+
+
+def bench_append(report: Report, sizes: Sequence[int], samples: int, min_time: float) -> None:
+    """``History.append`` + ``snapshot()`` and appends to a full token window, each size in a
+    fresh interpreter (``fresh.py`` says why): their targets compare sizes."""
     for size in sizes:
-        base = _messages_of(corpora, size)
-        ops = 20 if size < 10_000 else 1000
-        rounds = max(1, 1000 // ops)
-        items = list(itertools.islice(itertools.cycle(pool), ops))
-
-        def history_sample(
-            base: list[tl.Message] = base, items: list[tl.Message] = items, rounds: int = rounds
-        ) -> float:
-            elapsed = 0.0
-            for _ in range(rounds):
-                history = tl.History(base)
-                history.snapshot()
-                gc.disable()
-                start = time.perf_counter()
-                for message in items:
-                    history.append(message)
-                    history.snapshot()
-                elapsed += time.perf_counter() - start
-                gc.enable()
-            return elapsed / (rounds * len(items))
-
-        dicts = [m.model_dump() for m in base]
-        item_dicts = [m.model_dump() for m in items]
-
-        def list_sample(
-            dicts: list[dict[str, Any]] = dicts,
-            items: list[dict[str, Any]] = item_dicts,
-            rounds: int = rounds,
-        ) -> float:
-            elapsed = 0.0
-            for _ in range(rounds):
-                stored = list(dicts)
-                gc.disable()
-                start = time.perf_counter()
-                for item in items:
-                    stored.append(item)
-                    list(stored)
-                elapsed += time.perf_counter() - start
-                gc.enable()
-            return elapsed / (rounds * len(items))
-
-        stats = measure(
-            {"threadline": history_sample, "list.append + list()": list_sample}, samples
-        )
+        stats = fresh("append", size, samples, min_time)
         report.rows.append(
             Row(
                 "History.append + snapshot()",
@@ -393,7 +294,16 @@ def bench_append(
                 "threadline",
                 stats,
                 floors=["list.append + list()"],
-                note="per operation",
+                note="per operation; fresh interpreter",
+            )
+        )
+        report.rows.append(
+            Row(
+                "History(max_tokens).append (window full)",
+                size,
+                "window append",
+                stats,
+                note=f"window of ~{size:,} messages; per append; fresh interpreter",
             )
         )
     rows = {r.size: r for r in report.rows if r.workload == "History.append + snapshot()"}
@@ -401,67 +311,17 @@ def bench_append(
     for size in sizes:
         if size not in TARGET_SIZES or size not in rows:
             continue
+        stats = rows[size].stats
         if small is not None:
-            r = rows[size].stats["threadline"].median / small.stats["threadline"].median
-            report.check("append+snapshot cost ÷ cost at 100", size, r, "≤ 1.5", r <= 1.5)
+            for name, what in (
+                ("threadline", "append+snapshot cost ÷ cost at 100"),
+                ("window append", "token-window append cost ÷ cost at 100 (O(1) amortized)"),
+            ):
+                r = stats[name].median / small.stats[name].median
+                report.check(what, size, r, "≤ 1.5", r <= 1.5)
         if size == 100_000:
             r = ratio(rows[size], "threadline", "list.append + list()")
             report.check("append+snapshot ÷ list.append+list()", size, r, "≤ 0.1", r <= 0.1)
-
-
-def _messages_of(corpora: dict[int, Corpus], size: int) -> list[tl.Message]:
-    if size in corpora:
-        return corpora[size].threadline
-    return data.to_threadline(data.conversation(size))
-
-
-def bench_window_append(
-    report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int
-) -> None:
-    """Appends to a full ``History(max_tokens=...)``: each one trims the oldest unit(s)."""
-    if "max_tokens" not in tl.History.__init__.__code__.co_varnames:
-        report.notes.append("token-window append skipped: History(max_tokens=...) is missing")
-        return
-    pool = _append_pool()
-    for size in sizes:
-        base = _messages_of(corpora, size)
-        budget = sum(map(estimate_tokens, base))
-        items = list(itertools.islice(itertools.cycle(pool), 1000))
-
-        def sample(
-            base: list[tl.Message] = base, budget: int = budget, items: list[tl.Message] = items
-        ) -> float:
-            history = tl.History(base, max_tokens=budget)
-            gc.disable()
-            start = time.perf_counter()
-            for message in items:
-                history.append(message)
-            elapsed = time.perf_counter() - start
-            gc.enable()
-            return elapsed / len(items)
-
-        stats = measure({"threadline": sample}, samples)
-        report.rows.append(
-            Row(
-                "History(max_tokens).append (window full)",
-                size,
-                "threadline",
-                stats,
-                note=f"window of ~{size:,} messages, {budget:,} tokens; per append",
-            )
-        )
-    rows = {r.size: r for r in report.rows if r.workload.startswith("History(max_tokens)")}
-    if 100 in rows:
-        for size in sizes:
-            if size in TARGET_SIZES and size in rows:
-                r = rows[size].stats["threadline"].median / rows[100].stats["threadline"].median
-                report.check(
-                    "token-window append cost ÷ cost at 100 (O(1) amortized)",
-                    size,
-                    r,
-                    "≤ 1.5",
-                    r <= 1.5,
-                )
 
 
 def bench_prepare(report: Report, c: Corpus, samples: int, min_time: float) -> None:
@@ -500,13 +360,20 @@ def bench_prepare(report: Report, c: Corpus, samples: int, min_time: float) -> N
 
 
 def bench_trim(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    """``trim_messages`` on a ``History`` snapshot (which knows where its system messages are,
+    so the cost is the window's) and on a plain list (validated and scanned for system
+    messages in full), against the plain-dict suffix scan and langchain-core."""
     total = sum(map(floors.estimate, c.dicts))
+    snapshot = tl.History(c.threadline).snapshot()
     for label, budget in (("128k-token window", CONTEXT_WINDOW), ("half the tokens", total // 2)):
         if budget >= total:
             continue
         stats = measure(
             {
                 "threadline": timed(
+                    lambda b=budget: trim_messages(snapshot, max_tokens=b), min_time
+                ),
+                "threadline (list)": timed(
                     lambda b=budget: trim_messages(c.threadline, max_tokens=b), min_time
                 ),
                 "suffix scan": timed(lambda b=budget: floors.suffix_scan(c.dicts, b), min_time),
@@ -516,19 +383,22 @@ def bench_trim(report: Report, c: Corpus, samples: int, min_time: float) -> None
             },
             samples,
         )
-        row = Row(
-            f"trim_messages ({label})",
-            c.size,
-            "threadline",
-            stats,
-            floors=["suffix scan"],
-            peers=["langchain-core"],
-            note=f"max_tokens={budget:,} of {total:,}",
-        )
-        report.rows.append(row)
-        if c.size in TARGET_SIZES:
-            r = ratio(row, "threadline", "suffix scan")
-            report.check(f"trim_messages ({label}) ÷ suffix scan", c.size, r, "≤ 3", r <= 3)
+        for subject, form in (("threadline", "History snapshot"), ("threadline (list)", "list")):
+            row = Row(
+                f"trim_messages ({label}, {form})",
+                c.size,
+                subject,
+                stats,
+                floors=["suffix scan"],
+                peers=["langchain-core"],
+                note=f"max_tokens={budget:,} of {total:,}",
+            )
+            report.rows.append(row)
+            if c.size in TARGET_SIZES:
+                r = ratio(row, subject, "suffix scan")
+                report.check(
+                    f"trim_messages ({label}, {form}) ÷ suffix scan", c.size, r, "≤ 3", r <= 3
+                )
 
 
 def bench_encode(report: Report, c: Corpus, samples: int, min_time: float) -> None:
@@ -556,37 +426,21 @@ UNTRUSTED = {
 
 
 def bench_untrusted(report: Report, c: Corpus, samples: int, min_time: float) -> None:
-    """The entry points that take ``limits=`` at one size; the linearity check (10x the input
-    costs at most 12x the time) compares sizes afterwards.
-
-    Every call gets the default limits without ``max_bytes``, the same at every size: the
-    100,000-message conversation (its images included) is larger than the default 64 MiB.
-    """
-    import dataclasses
-
-    from threadline.codecs import get_codec
-    from threadline.limits import Limits
-
-    limits = dataclasses.replace(Limits(), max_bytes=None)
-
-    mappings = json.loads(c.threadline_json)["messages"]
-    openai = get_codec("openai_chat")
-    anthropic = get_codec("anthropic")
-    openai_payload = json.loads(json.dumps(openai.encode(c.threadline)))
-    anthropic_payload = json.loads(json.dumps(anthropic.encode(c.threadline)))
-    history = tl.History()
-    candidates = {
-        "load_json": timed(lambda: tl.load_json(c.threadline_json, limits=limits), min_time),
-        "restore": timed(lambda: history.restore(mappings, limits=limits), min_time),
-        "openai_chat.decode": timed(lambda: openai.decode(openai_payload, limits=limits), min_time),
-        "anthropic.decode": timed(
-            lambda: anthropic.decode(anthropic_payload, limits=limits), min_time
-        ),
-        "orjson.loads": timed(lambda: floors.load_orjson(c.threadline_json), min_time),
-    }
-    stats = measure(candidates, samples)
+    """The entry points that take ``limits=``, at one size, timed in a fresh interpreter that
+    holds only this conversation (``fresh.py`` says why); the linearity check (10x the
+    input costs at most 12x the time) compares sizes afterwards."""
+    stats = fresh("untrusted", c.size, samples, min_time)
     for name, label in UNTRUSTED.items():
-        report.rows.append(Row(f"untrusted: {label}", c.size, name, stats, ["orjson.loads"]))
+        report.rows.append(
+            Row(
+                f"untrusted: {label}",
+                c.size,
+                name,
+                stats,
+                ["orjson.loads"],
+                note="fresh interpreter",
+            )
+        )
 
 
 def check_linearity(report: Report) -> None:
@@ -620,7 +474,7 @@ def bench_sqlite(
 ) -> None:
     from threadline.stores import SQLiteStore
 
-    pool = _append_pool()
+    pool = fresh_child.append_pool()
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
             base = _messages_of(corpora, size)
@@ -957,11 +811,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]
     if wanted("append"):
-        progress("append + snapshot")
-        bench_append(report, corpora, append_sizes, samples)
-    if wanted("window"):
-        progress("token-window append")
-        bench_window_append(report, corpora, append_sizes, samples)
+        progress("append + snapshot, token-window append")
+        bench_append(report, append_sizes, samples, min_time)
     if wanted("sqlite"):
         progress("SQLiteStore")
         bench_sqlite(report, corpora, sorted({100, max(sizes)}), samples, min_time)

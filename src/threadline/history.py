@@ -44,7 +44,17 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeAlias, TypeVar, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Final,
+    Literal,
+    NoReturn,
+    TypeAlias,
+    TypeVar,
+    cast,
+    overload,
+)
 
 import pydantic
 from typing_extensions import Self
@@ -111,15 +121,20 @@ class Snapshot(Sequence[Message]):
     which is handy in tests and fakes.
     """
 
-    __slots__ = ("_head", "_items", "_start", "_stop", "_version")
+    __slots__ = ("_head", "_items", "_offset", "_start", "_stop", "_system_at", "_version")
 
     # A snapshot is ``_head + _items[_start:_stop]``. ``_head`` holds system messages pinned
     # ahead of a window; it is empty until windowing (threadline.context) trims.
+    # ``_system_at`` holds the positions of the system messages in ``_items[_start:_stop]``,
+    # counted from ``_offset`` (``_items[i]`` is at position ``_offset + i``), so trimming a
+    # snapshot finds them without reading every message's role.
     _head: tuple[Message, ...]
     _items: list[Message]
     _start: int
     _stop: int
     _version: int
+    _system_at: tuple[int, ...]
+    _offset: int
 
     __hash__ = None  # type: ignore[assignment]  # equal to lists, so unhashable like them
 
@@ -136,7 +151,9 @@ class Snapshot(Sequence[Message]):
             threadline.ValidationError: an item is not a valid message.
         """
         items = _validated_batch(messages, "Snapshot")
-        _init_snapshot(self, items, 0, len(items), (), operator.index(version))
+        _init_snapshot(
+            self, items, 0, len(items), (), operator.index(version), system_positions(items), 0
+        )
 
     @property
     def version(self) -> int:
@@ -221,25 +238,67 @@ def _init_snapshot(
     stop: int,
     head: tuple[Message, ...],
     version: int,
+    system_at: Sequence[int],
+    offset: int,
 ) -> None:
     _set_slot(snapshot, "_items", items)
     _set_slot(snapshot, "_start", start)
     _set_slot(snapshot, "_stop", stop)
     _set_slot(snapshot, "_head", head)
     _set_slot(snapshot, "_version", version)
+    _set_slot(snapshot, "_system_at", tuple(system_at))
+    _set_slot(snapshot, "_offset", offset)
 
 
 def _view(
-    items: list[Message], start: int, stop: int, head: tuple[Message, ...], version: int
+    items: list[Message],
+    start: int,
+    stop: int,
+    head: tuple[Message, ...],
+    version: int,
+    system_at: tuple[int, ...],
+    offset: int,
 ) -> Snapshot:
     """A snapshot over existing storage, without copying or validating."""
     snapshot: Snapshot = _new_object(Snapshot)
-    _init_snapshot(snapshot, items, start, stop, head, version)
+    _init_snapshot(snapshot, items, start, stop, head, version, system_at, offset)
     return snapshot
 
 
 def _rebuild_snapshot(messages: list[Message], version: int) -> Snapshot:
-    return _view(messages, 0, len(messages), (), version)
+    return _view(messages, 0, len(messages), (), version, tuple(system_positions(messages)), 0)
+
+
+def snapshot_storage(
+    snapshot: Snapshot,
+) -> tuple[list[Message], int, int, tuple[Message, ...], list[int]]:
+    """``(items, start, stop, head, systems)``: a snapshot is ``head + items[start:stop]``, and
+    ``systems`` are the indexes in ``items`` of the system messages in ``items[start:stop]``.
+
+    For :mod:`threadline.context`: trimming reads the storage directly. ``items`` may hold
+    more messages past ``stop`` (a history appends to it); it is never changed below ``stop``.
+    """
+    offset = snapshot._offset
+    systems = [position - offset for position in snapshot._system_at]
+    return snapshot._items, snapshot._start, snapshot._stop, snapshot._head, systems
+
+
+_ROLE: Final = operator.attrgetter("role")
+
+
+def system_positions(items: Sequence[Message]) -> list[int]:
+    """The index of every system message in ``items``, found at C speed: ``indexOf`` walks the
+    roles without a list of them being built (most histories hold one system message or none)."""
+    found: list[int] = []
+    roles = map(_ROLE, items)
+    position = 0
+    try:
+        while True:
+            position += operator.indexOf(roles, "system")
+            found.append(position)
+            position += 1
+    except ValueError:
+        return found
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,6 +427,7 @@ class History:
         "_start",
         "_subscriptions",
         "_system",
+        "_system_at",
         "_token_counter",
         "_token_total",
         "_tokens",
@@ -386,6 +446,7 @@ class History:
     _sizes: array[int]
     _results: dict[str, ToolResultPart]
     _system: tuple[Message, ...]
+    _system_at: tuple[int, ...]
     _tokens: array[int]
     _token_total: int
     _counter: Callable[[Message], int]
@@ -591,7 +652,7 @@ class History:
                     self._binding.appended((message,))
                 self._items.append(message)
                 self._version += 1
-                self._track(message, chars)
+                self._track(message, chars, self._offset + len(self._items) - 1)
                 self._publish("append", (message,))
         else:
             chars, tokens = self._measure(message)
@@ -600,7 +661,7 @@ class History:
                     self._binding.appended((message,))
                 self._items.append(message)
                 self._version += 1
-                self._track(message, chars)
+                self._track(message, chars, self._offset + len(self._items) - 1)
                 self._sizes.append(chars)
                 self._tokens.append(tokens)
                 self._token_total += tokens
@@ -645,8 +706,8 @@ class History:
             position = self._offset + len(self._items)
             self._items.extend(items)
             self._version += 1
-            for message, chars in zip(items, sizes, strict=True):
-                self._track(message, chars)
+            for index, (message, chars) in enumerate(zip(items, sizes, strict=True)):
+                self._track(message, chars, position + index)
             if window is not None:
                 self._sizes.extend(sizes)
                 self._tokens.extend(counts)
@@ -1120,8 +1181,9 @@ class History:
         self._size = 0
         self._results = {}
         self._system = ()
-        for message, chars in zip(items, sizes, strict=True):
-            self._track(message, chars)
+        self._system_at = ()
+        for position, (message, chars) in enumerate(zip(items, sizes, strict=True)):
+            self._track(message, chars, position)
         window = self._window
         self._sizes = array("q", sizes if window is not None else ())
         self._tokens = array("q", counts)
@@ -1172,8 +1234,9 @@ class History:
             self._deliver()
         return True
 
-    def _track(self, message: Message, chars: int) -> None:
-        """Account for a message that joined the storage: size, result index, system list."""
+    def _track(self, message: Message, chars: int, position: int) -> None:
+        """Account for a message that joined the storage at absolute ``position``: size, result
+        index, system list."""
         self._size += chars
         role = message.role
         if role == "tool":
@@ -1182,6 +1245,7 @@ class History:
                     self._results[part.call_id] = part
         elif role == "system":
             self._system = (*self._system, message)
+            self._system_at = (*self._system_at, position)
 
     def _count_pending(self) -> None:
         """Under the lock: count the messages not counted yet (only without a window)."""
@@ -1194,7 +1258,15 @@ class History:
             self._token_total += value
 
     def _view(self) -> Snapshot:
-        return _view(self._items, self._start, len(self._items), self._head, self._version)
+        return _view(
+            self._items,
+            self._start,
+            len(self._items),
+            self._head,
+            self._version,
+            self._system_at,
+            self._offset,
+        )
 
     # -- internals: windows ----------------------------------------------------------------
 
@@ -1321,6 +1393,7 @@ class History:
             self._forget(window, message, offset + position, offset + cut)
         if pinned:
             self._head = (*self._head, *pinned)
+            self._system_at = self._system_at[len(pinned) :]
         self._start = cut
         if cut > len(items) >> 1:
             # More than half of the storage is dead: copy the live part (less than what died

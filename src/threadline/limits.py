@@ -512,16 +512,28 @@ def _walk_messages(
 ) -> None:
     """:func:`_walk` for a list of messages at depth 2, faster: the walk starts right at the
     JSON values inside messages and parts (most are empty), instead of going through every
-    message, parts tuple and part on the stack."""
+    message, parts tuple and part on the stack. The string fields of messages and parts are
+    gathered in the same pass (one read of each message and part) and checked first."""
     containers: list[Any] = []
     depths: list[int] = []
-    if check_strings and limits.max_string is not None:
-        _check_message_strings(messages, limits.max_string, limits, what, path)
+    maximum = limits.max_string if check_strings else None
+    strings: list[Any] = []
+    gather = strings.extend
+    string_getters = _STRING_GETTERS
+    of_message = string_getters[Message]
+    not_finite: tuple[Any, Any] | None = None
     # Last message first onto the stack, so that the first problem in the list is found.
     for message in reversed(messages):
         if type(message) is Message:
+            if maximum is not None:
+                gather(of_message(message))
             for part in reversed(message.parts):
-                for item in _GETTERS[type(part)][1](part):
+                kind = type(part)
+                if maximum is not None:
+                    getter = string_getters.get(kind)
+                    if getter is not None:
+                        gather(getter(part))
+                for item in _GETTERS[kind][1](part):
                     kind = type(item)
                     if kind in _CONTAINERS:
                         if item:
@@ -529,8 +541,7 @@ def _walk_messages(
                             depths.append(6)
                     elif kind is float:
                         if not math.isfinite(item):
-                            where = _locate(messages, path, 2, part, None)
-                            raise _not_finite(what, item, where)
+                            not_finite = (part, item)
                     elif kind is not str and kind not in _SCALARS and _is_container(item):
                         containers.append(item)
                         depths.append(6)
@@ -540,6 +551,11 @@ def _walk_messages(
         else:
             containers.append(message)
             depths.append(3)
+    if maximum is not None and max(map(len, filter(None, strings)), default=0) > maximum // 4 * 3:
+        _find_long_string(messages, maximum, limits, what, path)
+    if not_finite is not None:
+        part, item = not_finite
+        raise _not_finite(what, item, _locate(messages, path, 2, part, None))
     origin = (messages, path, 2)
     # Depths 4 and 6 never exceed max_depth, which is at least DEPTH_FLOOR.
     _run(
@@ -554,30 +570,14 @@ def _walk_messages(
     )
 
 
-def _check_message_strings(
+def _find_long_string(
     messages: Sequence[Any], maximum: int, limits: Limits, what: str, path: str
 ) -> None:
-    """Check the string fields of built messages and their parts; a tool result's content is
-    checked by the walk, which checks the string fields of any part it reaches.
-
-    The strings are gathered first and measured at C speed; only when one is close to the limit
-    (file bytes count as base64, a third longer) does a second pass find the field.
-    """
-    values: list[Any] = []
-    gather = values.extend
-    getters = _STRING_GETTERS
-    of_message = getters[Message]
-    for message in messages:
-        if type(message) is Message:  # a mapping: the walk checks all of its strings
-            gather(of_message(message))
-            for part in message.parts:
-                getter = getters.get(type(part))
-                if getter is not None:
-                    gather(getter(part))
-    if max(map(len, filter(None, values)), default=0) <= maximum // 4 * 3:
-        return
+    """Raise for the first string field of a message or part longer than ``maximum``, if any
+    (file bytes count as base64, a third longer); a tool result's content is checked by the
+    walk, which checks the string fields of any part it reaches."""
     for index, message in enumerate(messages):
-        if type(message) is not Message:
+        if type(message) is not Message:  # a mapping: the walk checks all of its strings
             continue
         found = _long_string(message, maximum)
         if found is not None:
@@ -762,7 +762,12 @@ _STRINGS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] =
 }
 
 
-_STRING_GETTERS = {cls: getter for cls, (_, getter) in _STRINGS.items()}
+# For gathering only (their lengths are measured together): a single field is read twice,
+# which costs less than a Python function that wraps it in a tuple.
+_STRING_GETTERS = {
+    cls: operator.attrgetter(*names, *names[:1] if len(names) == 1 else ())
+    for cls, (names, _) in _STRINGS.items()
+}
 
 
 def _long_string(value: Any, maximum: int) -> tuple[str, int] | None:

@@ -272,6 +272,34 @@ def test_history_window_after_restore_and_from_the_constructor(
     assert list(history) == expected
 
 
+@settings(max_examples=300)
+@given(histories, budgets, budgets, st.data())
+def test_trimming_a_snapshot_is_trimming_its_messages(
+    messages: list[tl.Message],
+    window: dict[str, int],
+    budget: dict[str, int],
+    data: st.DataObject,
+) -> None:
+    # A snapshot is trimmed from the history's storage with the system positions the history
+    # tracks (pinned head, compaction, appends after it): the result must be the one for a
+    # plain list of the same messages, and must not move when the history changes later.
+    history = History(**data.draw(st.sampled_from([{}, window]), label="window"))
+    taken: list[tuple[list[tl.Message], object]] = []
+    for message in messages:
+        history.append(message)
+        if data.draw(st.booleans(), label="trim this snapshot"):
+            snapshot = history.snapshot()
+            plain = trim_messages(list(snapshot), **budget)
+            trimmed = trim_messages(snapshot, **budget)
+            assert trimmed.messages == plain.messages
+            assert trimmed.over_budget == plain.over_budget
+            taken.append((plain.dropped, trimmed))
+    history.restore(messages[: len(messages) // 2])
+    for dropped, trimmed in taken:
+        assert isinstance(trimmed, tl.context.Trimmed)
+        assert trimmed.dropped == dropped
+
+
 # -- masking -------------------------------------------------------------------------------------
 
 

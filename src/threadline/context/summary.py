@@ -30,8 +30,9 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from threadline.context.base import Plugin
-from threadline.context.window import check_budget, plan_cut, system_positions, valid_cuts
+from threadline.context.window import check_budget, plan_cut, valid_cuts
 from threadline.errors import PluginError
+from threadline.history import system_positions
 from threadline.messages import Message, user_message
 
 if TYPE_CHECKING:

@@ -36,11 +36,10 @@ not a tool result.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
-from typing import Final, NoReturn
+from typing import NoReturn
 
-from threadline.history import Snapshot
+from threadline.history import Snapshot, snapshot_storage, system_positions
 from threadline.integrity import _as_messages
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.tokens import TokenCounter, checked_counter
@@ -62,7 +61,7 @@ class Trimmed:
     """``messages`` still exceeds a budget: not even the newest unit fits on its own (it is
     kept anyway), or the system messages alone exceed it."""
     _dropped: list[Message]
-    _plan: tuple[list[Message], list[int], int] | None
+    _plan: tuple[list[Message], list[int], int, int] | None
 
     def __init__(self, messages: list[Message], dropped: list[Message], over_budget: bool) -> None:
         _set = object.__setattr__
@@ -77,13 +76,16 @@ class Trimmed:
         messages: list[Message],
         items: list[Message],
         systems: list[int],
+        start: int,
         cut: int,
         over_budget: bool,
     ) -> Trimmed:
-        """A result whose ``dropped`` list is built on first use: most callers only send
-        ``messages``, and copying the dropped part of a long history costs a pass over it."""
+        """A result whose ``dropped`` list (``items[start:cut]`` but the system messages at
+        ``systems``) is built on first use: most callers only send ``messages``, and copying
+        the dropped part of a long history costs a pass over it. ``items`` is never changed
+        below ``cut`` (a private copy, or a history's append-only storage)."""
         trimmed = cls(messages, [], over_budget)
-        object.__setattr__(trimmed, "_plan", (items, systems, cut))
+        object.__setattr__(trimmed, "_plan", (items, systems, start, cut))
         return trimmed
 
     @property
@@ -153,15 +155,23 @@ def trim_messages(
     """
     check_budget("max_messages", max_messages)
     check_budget("max_tokens", max_tokens)
-    items = (
-        list(messages) if type(messages) is Snapshot else _as_messages(messages, "trim_messages")
-    )
+    head: tuple[Message, ...] = ()
+    if type(messages) is Snapshot:
+        # A history's snapshot knows where its system messages are and reads its storage
+        # directly: trimming it costs the window, not the history. The storage is append-only
+        # below ``stop``, so ``dropped`` can still be built from it later.
+        items, start, stop, head, systems = snapshot_storage(messages)
+    else:
+        items = _as_messages(messages, "trim_messages")
+        start, stop = 0, len(items)
+        systems = None
     if max_messages is None and max_tokens is None:
-        return Trimmed(items, [], over_budget=False)
+        return Trimmed([*head, *items[start:stop]], [], over_budget=False)
     count = checked_counter(counter) if max_tokens is not None else None
-    # Only the system messages are found in the whole history (at C speed); the roles of the
-    # newest messages, the ones the scan measures, are read as it goes.
-    systems = system_positions(items)
+    if systems is None:
+        # Only the system messages are found in the whole input (at C speed); the roles of
+        # the newest messages, the ones the scan measures, are read as it goes.
+        systems = system_positions(items)
     plan = plan_cut(
         items,
         systems,
@@ -169,12 +179,15 @@ def trim_messages(
         max_tokens=max_tokens,
         count=count,
         prefer_user=True,
+        start=start,
+        stop=stop,
+        head=head,
     )
     if isinstance(plan, bool):
-        return Trimmed(items, [], over_budget=plan)
+        return Trimmed([*head, *items[start:stop]], [], over_budget=plan)
     cut, over_budget = plan
-    pinned = [items[index] for index in systems if index < cut]
-    return Trimmed._cut([*pinned, *items[cut:]], items, systems, cut, over_budget)
+    pinned = [*head, *(items[index] for index in systems if index < cut)]
+    return Trimmed._cut([*pinned, *items[cut:stop]], items, systems, start, cut, over_budget)
 
 
 def check_budget(name: str, value: object) -> None:
@@ -200,11 +213,16 @@ def plan_cut(
     max_tokens: int | None,
     count: Callable[[Message], int] | None,
     prefer_user: bool,
+    start: int = 0,
+    stop: int | None = None,
+    head: Sequence[Message] = (),
 ) -> tuple[int, bool] | bool:
-    """Where a window over ``items`` starts: ``(cut, over_budget)``, or a bool when all fits.
+    """Where a window over ``head + items[start:stop]`` starts: ``(cut, over_budget)``, or a
+    bool when all fits.
 
-    ``systems`` are the positions of the system messages in ``items``; other roles are read
-    only for the messages the scan reaches.
+    ``head`` holds system messages already pinned ahead of ``items`` (a trimmed history's);
+    ``systems`` are the indexes of the system messages in ``items[start:stop]``; other roles
+    are read only for the messages the scan reaches. Both count against the budgets.
     A bool result means nothing needs dropping; it says whether the system messages alone are
     over budget (the only way a history with nothing to drop can be). Otherwise ``cut`` is the
     index of the first message of the window (the system messages before it are pinned).
@@ -213,20 +231,23 @@ def plan_cut(
     the set of tool-result ids seen whose call has not been seen yet: an index is a cut when
     that set is empty and the message there is a user or assistant message.
     """
+    if stop is None:
+        stop = len(items)
     limit_messages: float = math.inf
     limit_tokens: float = math.inf
     if max_messages is not None:
-        limit_messages = max_messages - len(systems)
+        limit_messages = max_messages - len(head) - len(systems)
     if max_tokens is not None and count is not None:
-        limit_tokens = max_tokens - sum(count(items[index]) for index in systems)
+        limit_tokens = max_tokens - sum(map(count, head))
+        limit_tokens -= sum(count(items[index]) for index in systems)
     kept = 0
     tokens = 0
     pending: set[str] = set()  # results seen whose call is further back
     best = -1
     best_user = -1
-    index = len(items) - 1
+    index = stop - 1
     role = ""
-    while index >= 0:
+    while index >= start:
         message = items[index]
         role = message.role
         if role == "system":
@@ -252,10 +273,10 @@ def plan_cut(
         if not pending and (role == "user" or role == "assistant"):
             return index, True
         index -= 1
-        while index >= 0 and items[index].role == "system":
+        while index >= start and items[index].role == "system":
             index -= 1
-        if index < 0:
-            return _fallback_cut(items), True
+        if index < start:
+            return _fallback_cut(items, start, stop), True
         role = items[index].role
         _fold(items[index], role, pending)
 
@@ -288,39 +309,23 @@ def _fold(message: Message, role: str, pending: set[str]) -> None:
                 pending.discard(part.id)
 
 
-def _fallback_cut(items: Sequence[Message]) -> int:
-    """The newest message that is neither a tool result nor a system message, else 0."""
-    for index in range(len(items) - 1, -1, -1):
+def _fallback_cut(items: Sequence[Message], start: int, stop: int) -> int:
+    """The newest message of ``items[start:stop]`` that is neither a tool result nor a system
+    message, else ``start``."""
+    for index in range(stop - 1, start - 1, -1):
         if items[index].role not in ("tool", "system"):
             return index
-    return 0
+    return start
 
 
-_ROLE: Final = operator.attrgetter("role")
-
-
-def system_positions(items: list[Message]) -> list[int]:
-    """The index of every system message in ``items``, found at C speed: ``indexOf`` walks the
-    roles without a list of them being built (most histories hold one system message or none)."""
-    found: list[int] = []
-    roles = map(_ROLE, items)
-    position = 0
-    try:
-        while True:
-            position += operator.indexOf(roles, "system")
-            found.append(position)
-            position += 1
-    except ValueError:
-        return found
-
-
-def _without(items: list[Message], positions: Sequence[int], end: int) -> list[Message]:
-    """``items[:end]`` without the messages at ``positions``, by slices."""
+def _without(items: list[Message], positions: Sequence[int], start: int, end: int) -> list[Message]:
+    """``items[start:end]`` without the messages at ``positions``, by slices."""
     out: list[Message] = []
-    start = 0
     for position in positions:
         if position >= end:
             break
+        if position < start:
+            continue
         out += items[start:position]
         start = position + 1
     out += items[start:end]
