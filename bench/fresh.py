@@ -6,9 +6,10 @@ messages (threadline's types only), times the workload's candidates with the loo
 ``{candidate: {"median": s, "min": s, "samples": [...], "calls": n}}``. Workloads:
 
 - ``untrusted``: ``load_json``, ``History.restore`` and two codecs' ``decode`` with limits,
-  beside ``orjson.loads`` of the same bytes (issue 13: 10x the input costs at most 12x the
-  time). Every call gets the default limits without ``max_bytes``, the same at every size: the
-  100,000-message conversation (its images included) is larger than the default 64 MiB.
+  beside ``orjson.loads`` and ``pydantic_core.from_json`` of the same bytes (issue 13: 10x
+  the input costs at most 12x the time). Every call gets the default limits without
+  ``max_bytes``, the same at every size: the 100,000-message conversation (its images
+  included) is larger than the default 64 MiB.
 - ``append``: ``History.append`` + ``snapshot()`` beside ``list.append`` + ``list()``, and an
   append to a full ``History(max_tokens=...)`` (issue 11: the cost at 100,000 messages is at
   most 1.5x the cost at 100).
@@ -63,6 +64,7 @@ def untrusted(size: int, samples: int, min_time: float) -> dict[str, Sampler]:
             lambda: anthropic.decode(anthropic_payload, limits=limits), min_time
         ),
         "orjson.loads": timed(lambda: floors.load_orjson(blob), min_time),
+        "pydantic_core.from_json": timed(lambda: floors.load_pydantic_core(blob), min_time),
     }
     return candidates
 
