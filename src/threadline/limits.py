@@ -289,6 +289,7 @@ def enforce_message_limits(
     what: str,
     path: str = "messages",
     check_strings: bool = True,
+    check_fields: bool = True,
 ) -> None:
     """Check messages already built: how many messages and parts, and how deeply the JSON
     values inside them (metadata, tool arguments, hook state) nest.
@@ -304,13 +305,17 @@ def enforce_message_limits(
         path: the JSON path of the list, for error paths.
         check_strings: ``False`` when no string can be longer than ``max_string`` anyway
             (the messages were read from a shorter text).
+        check_fields: ``False`` when the string fields of the messages and parts (not the
+            JSON values inside them) were checked against ``max_string`` already.
 
     Raises:
         threadline.LimitExceededError: a limit is exceeded; it names the limit and the path.
     """
     checked = resolve_limits(limits)
     _check_counts(messages, checked, what, THREADLINE_LAYOUT, path)
-    _walk_messages(messages, checked, what, path, check_strings=check_strings)
+    _walk_messages(
+        messages, checked, what, path, check_strings=check_strings, check_fields=check_fields
+    )
 
 
 def enforce_counts(
@@ -508,7 +513,13 @@ def _walk(
 
 
 def _walk_messages(
-    messages: Sequence[Any], limits: Limits, what: str, path: str, *, check_strings: bool
+    messages: Sequence[Any],
+    limits: Limits,
+    what: str,
+    path: str,
+    *,
+    check_strings: bool,
+    check_fields: bool = True,
 ) -> None:
     """:func:`_walk` for a list of messages at depth 2, faster: the walk starts right at the
     JSON values inside messages and parts (most are empty), instead of going through every
@@ -516,7 +527,7 @@ def _walk_messages(
     gathered in the same pass (one read of each message and part) and checked first."""
     containers: list[Any] = []
     depths: list[int] = []
-    maximum = limits.max_string if check_strings else None
+    maximum = limits.max_string if check_strings and check_fields else None
     strings: list[Any] = []
     gather = strings.extend
     string_getters = _STRING_GETTERS

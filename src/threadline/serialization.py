@@ -16,7 +16,7 @@ version 1 could silently drop fields.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
+from functools import cache, lru_cache
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -62,6 +62,62 @@ def _envelope_adapter() -> pydantic.TypeAdapter[_Envelope]:
 @cache
 def _messages_adapter() -> pydantic.TypeAdapter[list[Message]]:
     return pydantic.TypeAdapter(list[Message])
+
+
+@lru_cache(maxsize=8)
+def _bounded_validator(max_string: int, bare: bool) -> pydantic_core.SchemaValidator | None:
+    """A validator like the envelope's (or the bare list's) whose every string field of a
+    message or part, file bytes as base64 included, is at most ``max_string`` characters,
+    checked by pydantic-core as it reads each string: ``load_json`` then needs no pass of its
+    own over the strings of the messages it built (only JSON values, such as tool arguments,
+    are walked after validation), and a hostile string is refused before it becomes an object.
+
+    ``None`` when this pydantic-core cannot build one that enforces the bound (its validators
+    for model classes are reused as built, say): ``load_json`` then checks after validation.
+    """
+    if not _bounds_enforced():
+        return None
+    adapter = _messages_adapter() if bare else _envelope_adapter()
+    return _build_bounded(adapter.core_schema, max_string)
+
+
+def _build_bounded(schema: Any, max_string: int) -> pydantic_core.SchemaValidator | None:
+    try:
+        # Not the validators the classes were built with (pydantic-core reuses those by
+        # default, and they have no bound).
+        return pydantic_core.SchemaValidator(
+            _bounded_strings(schema, max_string),
+            _use_prebuilt=False,
+        )
+    except Exception:  # any failure means: check after validation instead
+        return None
+
+
+@cache
+def _bounds_enforced() -> bool:
+    """Whether a bounded validator refuses a long string inside a part (checked once)."""
+    validator = _build_bounded(_messages_adapter().core_schema, 1)
+    if validator is None:
+        return False
+    probe = b'[{"id":"i","role":"user","parts":[{"type":"text","text":"too long"}]}]'
+    try:
+        validator.validate_json(probe)
+    except pydantic_core.ValidationError as error:
+        return any(detail["type"] == "string_too_long" for detail in error.errors())
+    return False
+
+
+def _bounded_strings(schema: Any, max_string: int) -> Any:
+    """A copy of a core schema with ``max_length=max_string`` on every ``str`` schema."""
+    if isinstance(schema, dict):
+        copy = {key: _bounded_strings(value, max_string) for key, value in schema.items()}
+        if copy.get("type") == "str":
+            bound = copy.get("max_length")
+            copy["max_length"] = max_string if bound is None else min(bound, max_string)
+        return copy
+    if isinstance(schema, list):
+        return [_bounded_strings(item, max_string) for item in schema]
+    return schema
 
 
 _PREFIX = b'{"format":"threadline","version":1,"messages":'
@@ -121,24 +177,44 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
     bare = _starts_with_bracket(data)
     # Only the size is checked before parsing: it bounds the memory everything after can take.
     # Nesting is bounded by the parser (the "recursion limit" error below) and the walk after
-    # validation; string lengths are checked on the validated messages too, which costs a
-    # fraction of walking the parsed text first.
+    # validation. String lengths matter only in a text longer than ``max_string``: there
+    # pydantic-core checks the fields of messages and parts as it reads them (a validator
+    # built for that bound), and the walk the JSON values inside them.
     check_size(data, checked, what="load_json")
+    maximum = checked.max_string
+    bounded = None
+    validated: Any
+    messages: list[Message]
+    if maximum is not None and len(data) > maximum:
+        bounded = _bounded_validator(maximum, bare)
     try:
-        if bare:
-            messages = _messages_adapter().validate_json(data)
+        if bounded is not None:
+            validated = bounded.validate_json(data)
+        elif bare:
+            validated = _messages_adapter().validate_json(data)
         else:
-            envelope = _envelope_adapter().validate_json(data)
-            if envelope["version"] != FORMAT_VERSION:
-                raise _version_error(envelope["version"])
-            messages = envelope["messages"]
+            validated = _envelope_adapter().validate_json(data)
+        if bare:
+            messages = validated
+        else:
+            if validated["version"] != FORMAT_VERSION:
+                raise _version_error(validated["version"])
+            messages = validated["messages"]
     except pydantic.ValidationError as error:
         too_deep = parser_depth_error(
             error.errors(include_url=False)[0]["msg"], checked, what="load_json"
         )
         raise too_deep or _diagnose(data, error, bare=bare, limits=checked) from None
-    strings = checked.max_string is not None and len(data) > checked.max_string
-    enforce_message_limits(messages, checked, what="load_json", check_strings=strings)
+    # No string can be longer than the text it was read from; a bounded validator has checked
+    # the string fields of messages and parts already, which leaves the JSON values inside.
+    strings = maximum is not None and len(data) > maximum
+    enforce_message_limits(
+        messages,
+        checked,
+        what="load_json",
+        check_strings=strings,
+        check_fields=bounded is None,
+    )
     return messages
 
 

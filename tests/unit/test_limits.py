@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations, json_values
-from threadline import codecs
+from threadline import codecs, serialization
 from threadline.codecs import get_codec
 from threadline.limits import (
     DEPTH_CEILING,
@@ -204,6 +204,39 @@ def test_long_text_is_checked_for_long_strings_with_the_same_depth_rule() -> Non
     assert info.value.path == "messages[0].metadata.deep" + "[0]" * 60
 
 
+@pytest.fixture(params=["bounded validator", "after validation"])
+def string_checks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways load_json checks the string fields of messages and parts: pydantic-core's
+    bound inside a validator built for ``max_string``, or the pass after validation (taken
+    when that validator cannot be built)."""
+    if request.param == "after validation":
+        monkeypatch.setattr(serialization, "_bounded_validator", lambda *args: None)
+    return str(request.param)
+
+
+def test_a_bounded_validator_is_built_and_reused() -> None:
+    assert serialization._bounds_enforced()
+    first = serialization._bounded_validator(100, False)
+    assert first is not None
+    assert serialization._bounded_validator(100, False) is first
+    assert serialization._bounded_validator(100, True) is not first
+
+
+def test_bounded_and_unbounded_loads_agree() -> None:
+    messages = [
+        tl.system_message("s"),
+        tl.user_message("hi", tl.file_part(b"\x89PNG" * 10, "image/png")),
+        tl.assistant_message(
+            tl.reasoning_part("r", signature="sig"), tl.tool_call_part("c", "f", {"a": [1]})
+        ),
+        tl.tool_message(tl.tool_result_part("c", "ok")),
+    ]
+    data = tl.dump_json(messages)
+    assert tl.load_json(data, limits=Limits(max_string=len(data) - 1)) == messages
+    assert tl.load_json(data, limits=Limits.none()) == messages
+
+
+@pytest.mark.usefixtures("string_checks")
 def test_max_string_names_the_path_of_the_long_string() -> None:
     data = envelope([user(), user("y" * 101)])
     assert tl.load_json(data, limits=Limits(max_string=101))
@@ -216,6 +249,7 @@ def test_max_string_names_the_path_of_the_long_string() -> None:
     )
 
 
+@pytest.mark.usefixtures("string_checks")
 @pytest.mark.parametrize(
     ("part", "path"),
     [
@@ -239,6 +273,7 @@ def test_max_string_reaches_every_string_field(part: dict[str, Any], path: str) 
     assert info.value.path == f"messages[0].{path}"
 
 
+@pytest.mark.usefixtures("string_checks")
 def test_max_string_reaches_text_inside_tool_results() -> None:
     call = {"type": "tool_call", "id": "c", "name": "f", "arguments": {}}
     result = {
@@ -254,6 +289,7 @@ def test_max_string_reaches_text_inside_tool_results() -> None:
         tl.History().restore(tl.load_json(data), limits=Limits(max_string=100))
 
 
+@pytest.mark.usefixtures("string_checks")
 def test_max_string_covers_ids_of_messages() -> None:
     data = envelope([user(id="i" * 101)])
     with pytest.raises(LimitExceededError) as info:
@@ -286,6 +322,7 @@ def test_a_limit_exceeded_is_reported_before_invalid_fields() -> None:
         tl.load_json(data, limits=Limits(max_messages=2))
 
 
+@pytest.mark.usefixtures("string_checks")
 def test_max_string_covers_object_keys() -> None:
     data = envelope([user(metadata={"k" * 200: 1})])
     with pytest.raises(LimitExceededError, match="max_string") as info:

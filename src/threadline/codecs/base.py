@@ -738,10 +738,12 @@ def as_json_document(response: Any, format_name: str) -> Any:
         try:
             return json.loads(response)
         except ValueError as error:
-            raise CodecError(f"not a {format_name} response: not valid JSON ({error})") from None
+            raise CodecError(
+                f"not a valid {format_name} response: the text is not JSON ({error})"
+            ) from None
     raise CodecError(
-        f"not a {format_name} response: expected a JSON object (dict), an SDK response object "
-        f"or JSON text, got {type(response).__name__}"
+        f"not a valid {format_name} response: expected a JSON object (dict), an SDK response "
+        f"object or JSON text, got {type(response).__name__}"
     )
 
 
@@ -795,7 +797,7 @@ def read_response(
         raise
     except ValidationError as error:  # text that is not JSON
         detail = error.errors[0].message if error.errors else str(error)
-        raise CodecError(f"not a {format_name} response: {detail}") from None
+        raise CodecError(f"not a valid {format_name} response: {detail}") from None
     message = read(document)
     enforce_counts([message], checked, what=what)
     return message
