@@ -48,6 +48,8 @@ PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral"
 TARGET_SIZES = (10_000, 100_000)
 APPEND_SIZES = (100, 10_000, 100_000)
 CONTEXT_WINDOW = 128_000
+FRESH_ROUNDS = 3
+"""How many times each size of a fresh-interpreter workload is measured (1 with --quick)."""
 """The token budget of the "context window" trim: a common model context size."""
 OPTIONAL_MODULES = (
     "redis",
@@ -282,11 +284,44 @@ def fresh(workload: str, size: int, samples: int, min_time: float) -> dict[str, 
     return {name: Stat(**values) for name, values in json.loads(out.stdout).items()}
 
 
-def bench_append(report: Report, sizes: Sequence[int], samples: int, min_time: float) -> None:
+def _rounds(count: int) -> str:
+    return f"{count} round" if count == 1 else f"{count} rounds"
+
+
+def fresh_rounds(
+    workload: str, sizes: Sequence[int], samples: int, min_time: float, rounds: int
+) -> dict[int, dict[str, Stat]]:
+    """``fresh`` for every size, ``rounds`` times over, the sizes in a rotating order: a size
+    is compared with another measured minutes apart, so a shared machine's drift in between
+    must hit every size alike. A candidate's median is the median of its rounds' medians."""
+    taken: dict[int, list[dict[str, Stat]]] = {size: [] for size in sizes}
+    for round_ in range(rounds):
+        shift = round_ % len(sizes)
+        for size in [*sizes[shift:], *sizes[:shift]]:
+            taken[size].append(fresh(workload, size, samples, min_time))
+    return {
+        size: {
+            name: Stat(
+                statistics.median(run[name].median for run in runs),
+                min(run[name].min for run in runs),
+                [value for run in runs for value in run[name].samples],
+                runs[-1][name].calls,
+            )
+            for name in runs[0]
+        }
+        for size, runs in taken.items()
+    }
+
+
+def bench_append(
+    report: Report, sizes: Sequence[int], samples: int, min_time: float, rounds: int
+) -> None:
     """``History.append`` + ``snapshot()`` and appends to a full token window, each size in a
-    fresh interpreter (``fresh.py`` says why): their targets compare sizes."""
+    fresh interpreter (``fresh.py`` says why), in ``rounds`` rounds: their targets compare
+    sizes."""
+    measured = fresh_rounds("append", sizes, samples, min_time, rounds)
     for size in sizes:
-        stats = fresh("append", size, samples, min_time)
+        stats = measured[size]
         report.rows.append(
             Row(
                 "History.append + snapshot()",
@@ -294,7 +329,7 @@ def bench_append(report: Report, sizes: Sequence[int], samples: int, min_time: f
                 "threadline",
                 stats,
                 floors=["list.append + list()"],
-                note="per operation; fresh interpreter",
+                note=f"per operation; fresh interpreters, {_rounds(rounds)}",
             )
         )
         report.rows.append(
@@ -303,7 +338,7 @@ def bench_append(report: Report, sizes: Sequence[int], samples: int, min_time: f
                 size,
                 "window append",
                 stats,
-                note=f"window of ~{size:,} messages; per append; fresh interpreter",
+                note=f"window of ~{size:,} messages; per append; fresh interpreters",
             )
         )
     rows = {r.size: r for r in report.rows if r.workload == "History.append + snapshot()"}
@@ -425,22 +460,25 @@ UNTRUSTED = {
 """The entry points that read outside data with limits, timed for linearity (issue 13)."""
 
 
-def bench_untrusted(report: Report, c: Corpus, samples: int, min_time: float) -> None:
-    """The entry points that take ``limits=``, at one size, timed in a fresh interpreter that
-    holds only this conversation (``fresh.py`` says why); the linearity check (10x the
-    input costs at most 12x the time) compares sizes afterwards."""
-    stats = fresh("untrusted", c.size, samples, min_time)
-    for name, label in UNTRUSTED.items():
-        report.rows.append(
-            Row(
-                f"untrusted: {label}",
-                c.size,
-                name,
-                stats,
-                ["orjson.loads", "pydantic_core.from_json"],
-                note="fresh interpreter",
+def bench_untrusted(
+    report: Report, sizes: Sequence[int], samples: int, min_time: float, rounds: int
+) -> None:
+    """The entry points that take ``limits=``, each size timed in a fresh interpreter that
+    holds only its conversation (``fresh.py`` says why), in ``rounds`` rounds; the linearity
+    check (10x the input costs at most 12x the time) compares sizes afterwards."""
+    measured = fresh_rounds("untrusted", sizes, samples, min_time, rounds)
+    for size in sizes:
+        for name, label in UNTRUSTED.items():
+            report.rows.append(
+                Row(
+                    f"untrusted: {label}",
+                    size,
+                    name,
+                    measured[size],
+                    ["orjson.loads", "pydantic_core.from_json"],
+                    note=f"fresh interpreters, {_rounds(rounds)}",
+                )
             )
-        )
 
 
 def check_linearity(report: Report) -> None:
@@ -804,19 +842,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("prepare", bench_prepare),
             ("trim", bench_trim),
             ("encode", bench_encode),
-            ("untrusted", bench_untrusted),
         ]
         for name, bench in steps:
             if wanted(name):
                 progress(f"size {size:,}: {name}")
                 bench(report, c, samples, min_time)
-    check_linearity(report)
+    rounds = 1 if args.quick else FRESH_ROUNDS
+    if wanted("untrusted"):
+        progress(f"untrusted input, fresh interpreters, {rounds} round(s)")
+        bench_untrusted(report, sizes, samples, min_time, rounds)
+        check_linearity(report)
     append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]
     if wanted("append"):
-        progress("append + snapshot, token-window append")
-        bench_append(report, append_sizes, samples, min_time)
+        progress(f"append + snapshot, token-window append, {rounds} round(s)")
+        bench_append(report, append_sizes, samples, min_time, rounds)
     if wanted("sqlite"):
         progress("SQLiteStore")
         bench_sqlite(report, corpora, sorted({100, max(sizes)}), samples, min_time)
