@@ -6,6 +6,7 @@ import base64
 import json
 
 import jsonschema
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,6 +21,37 @@ def without_replay(messages: list[tl.Message]) -> list[tl.Message]:
 @given(conversations())
 def test_load_json_inverts_dump_json(messages: list[tl.Message]) -> None:
     assert tl.load_json(tl.dump_json(messages)) == without_replay(messages)
+
+
+@given(st.lists(any_messages(), min_size=1, max_size=4), st.integers(0, 40))
+def test_load_json_with_a_string_bound_reads_the_same(
+    messages: list[tl.Message], slack: int
+) -> None:
+    # Text longer than max_string is read by a validator with the bound on every string field:
+    # a bound no string exceeds changes nothing; one below the longest string is refused.
+    data = tl.dump_json(messages)
+    longest = max(map(len, _strings(json.loads(data))))
+    unbounded = tl.load_json(data, limits=tl.Limits.none())
+    assert tl.load_json(data, limits=tl.Limits(max_string=longest + slack)) == unbounded
+    if longest > 32:  # longer than any field name or tag, which the bound does not cover
+        with pytest.raises(tl.ValidationError, match="max_string"):
+            tl.load_json(data, limits=tl.Limits(max_string=longest - 1))
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in a JSON document, object keys included."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 @given(conversations())
