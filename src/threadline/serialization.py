@@ -108,14 +108,18 @@ def _bounds_enforced() -> bool:
 
 
 def _bounded_strings(schema: Any, max_string: int) -> Any:
-    """A copy of a core schema with ``max_length=max_string`` on every ``str`` schema."""
-    if isinstance(schema, dict):
+    """A copy of a core schema with ``max_length=max_string`` on every ``str`` schema.
+
+    Only the schema's own ``dict`` and ``list`` nodes are copied: values inside it, such as a
+    field's default (the shared empty ``FrozenJsonMap``, a ``dict`` subclass), stay as they are.
+    """
+    if type(schema) is dict:
         copy = {key: _bounded_strings(value, max_string) for key, value in schema.items()}
         if copy.get("type") == "str":
             bound = copy.get("max_length")
             copy["max_length"] = max_string if bound is None else min(bound, max_string)
         return copy
-    if isinstance(schema, list):
+    if type(schema) is list:
         return [_bounded_strings(item, max_string) for item in schema]
     return schema
 

@@ -32,7 +32,9 @@ def test_load_json_with_a_string_bound_reads_the_same(
     data = tl.dump_json(messages)
     longest = max(map(len, _strings(json.loads(data))))
     unbounded = tl.load_json(data, limits=tl.Limits.none())
-    assert tl.load_json(data, limits=tl.Limits(max_string=longest + slack)) == unbounded
+    bounded = tl.load_json(data, limits=tl.Limits(max_string=longest + slack))
+    assert bounded == unbounded
+    assert repr(bounded) == repr(unbounded)  # the same types too (read-only metadata)
     if longest > 32:  # longer than any field name or tag, which the bound does not cover
         with pytest.raises(tl.ValidationError, match="max_string"):
             tl.load_json(data, limits=tl.Limits(max_string=longest - 1))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import threadline as tl
 from tests.strategies import conversations, json_values
 from threadline import codecs, serialization
+from threadline._json import EMPTY
 from threadline.codecs import get_codec
 from threadline.limits import (
     DEPTH_CEILING,
@@ -232,8 +233,22 @@ def test_bounded_and_unbounded_loads_agree() -> None:
         tl.tool_message(tl.tool_result_part("c", "ok")),
     ]
     data = tl.dump_json(messages)
-    assert tl.load_json(data, limits=Limits(max_string=len(data) - 1)) == messages
-    assert tl.load_json(data, limits=Limits.none()) == messages
+    bounded = tl.load_json(data, limits=Limits(max_string=len(data) - 1))
+    unbounded = tl.load_json(data, limits=Limits.none())
+    assert bounded == unbounded == messages
+    assert repr(bounded) == repr(unbounded)
+    # Text that leaves out fields: the defaults the validator fills in come through as they
+    # are (the shared empty metadata, a read-only FrozenJsonMap), not as copies.
+    sparse = envelope(
+        [user("x" * 50), {"role": "assistant", "parts": [{"type": "text", "text": "y"}]}]
+    )
+    for loaded in (
+        tl.load_json(sparse, limits=Limits(max_string=len(sparse) - 1)),
+        tl.load_json(sparse, limits=Limits.none()),
+    ):
+        for message in loaded:
+            assert message.metadata is EMPTY
+            assert all(part.metadata is EMPTY for part in message.parts)
 
 
 @pytest.mark.usefixtures("string_checks")
