@@ -3,11 +3,13 @@
     python bench/run.py [--sizes 100,1000,10000,100000] [--quick] [--json-out FILE]
 
 Every workload runs its candidates (threadline, the floors in ``floors.py``, the peers in
-``peers.py``) interleaved round-robin in this one process: a warm-up call each, then
+``peers.py``) interleaved round-robin in one process (``timing.py``): a warm-up call each, then
 ``--samples`` rounds in which every candidate takes one sample, in a rotating order. A sample
 is one timed loop of enough calls to last ``--min-time`` (one call for slow ones), with the
 garbage collector collected before and disabled during the loop (as ``timeit`` does). Medians
-and minimums are per call. Memory and ``import threadline`` are measured in fresh interpreters.
+and minimums are per call. Most workloads run in this process; memory, ``import threadline``
+and the workloads whose targets compare sizes (``fresh.py``: the ``limits=`` entry points and
+appends, one interpreter per size, in 3 rounds) run in fresh interpreters.
 
 The output is markdown: the machine and versions, the medians with ratios to the floors and
 peers, and one PASS/MISS line per target of issue 11 (targets are judged at sizes 10,000 and
