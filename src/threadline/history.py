@@ -426,7 +426,6 @@ class History:
         "_snapshot",
         "_start",
         "_subscriptions",
-        "_system",
         "_system_at",
         "_token_counter",
         "_token_total",
@@ -445,7 +444,6 @@ class History:
     _size: int
     _sizes: array[int]
     _results: dict[str, ToolResultPart]
-    _system: tuple[Message, ...]
     _system_at: tuple[int, ...]
     _tokens: array[int]
     _token_total: int
@@ -535,7 +533,8 @@ class History:
     @property
     def system_messages(self) -> tuple[Message, ...]:
         """The system messages, in order (a window never drops them)."""
-        return self._system
+        items, _, _, head, systems = snapshot_storage(self.snapshot())
+        return (*head, *(items[index] for index in systems))
 
     def without_system(self) -> list[Message]:
         """The messages that are not system messages, in order (a new list)."""
@@ -1180,7 +1179,6 @@ class History:
         self._snapshot = None
         self._size = 0
         self._results = {}
-        self._system = ()
         self._system_at = ()
         for position, (message, chars) in enumerate(zip(items, sizes, strict=True)):
             self._track(message, chars, position)
@@ -1236,7 +1234,7 @@ class History:
 
     def _track(self, message: Message, chars: int, position: int) -> None:
         """Account for a message that joined the storage at absolute ``position``: size, result
-        index, system list."""
+        index, system positions (the system messages not pinned ahead of a window)."""
         self._size += chars
         role = message.role
         if role == "tool":
@@ -1244,7 +1242,6 @@ class History:
                 if type(part) is ToolResultPart:
                     self._results[part.call_id] = part
         elif role == "system":
-            self._system = (*self._system, message)
             self._system_at = (*self._system_at, position)
 
     def _count_pending(self) -> None:
