@@ -314,7 +314,10 @@ def _decode(data: bytes, path: Path) -> list[Message]:
     torn = lines.pop()  # what follows the last newline: b"" unless a write was cut short
     if torn:
         _warn_torn(path, len(lines) + 1, len(torn), stacklevel=4)
-    items = [line[1:-1] if line[:1] == b"[" else line for line in lines]
+    # A batch line is stripped of its brackets only when it has both: a line whose "]" was
+    # damaged stays whole, which makes the joined array invalid and sends it to the per-line
+    # check (never "[a,b}" read as "a,b" with its last byte dropped).
+    items = [line[1:-1] if line[:1] == b"[" and line[-1:] == b"]" else line for line in lines]
     try:
         return _messages_adapter().validate_json(b"[" + b",".join(filter(None, items)) + b"]")
     except pydantic.ValidationError:

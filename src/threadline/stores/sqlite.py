@@ -39,6 +39,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
 from threadline.stores._sqlite import SQLiteDatabase
@@ -63,6 +64,7 @@ _SCHEMA = (
     " conversation_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID",
 )
 _INSERT = "INSERT INTO threadline_messages (conversation_id, seq, message) VALUES (?, ?, ?)"
+_MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
 
 
 class SQLiteStore:
@@ -150,7 +152,7 @@ class SQLiteStore:
                     "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?",
                     (conversation_id,),
                 ).fetchone()
-                start = 0 if last is None else last + 1
+                start = _next_seq(last, len(texts), conversation_id, self)
                 connection.executemany(
                     _INSERT,
                     [(conversation_id, start + i, text) for i, text in enumerate(texts)],
@@ -238,3 +240,26 @@ class SQLiteStore:
         connection.execute(
             "DELETE FROM threadline_conversations WHERE conversation_id = ?", (conversation_id,)
         )
+
+
+def _next_seq(last: object, count: int, conversation_id: str, store: SQLiteStore) -> int:
+    """The seq after ``last`` (the conversation's ``MAX(seq)``), checked so that ``count`` more
+    messages fit: a row edited by hand must fail the append clearly, not with a Python error.
+
+    Raises:
+        threadline.StoreError: ``last`` is not an integer, or the batch would pass SQLite's
+            largest integer.
+    """
+    if last is None:
+        return 0
+    if type(last) is not int:
+        problem = f"its largest seq is {last!r}, not an integer"
+    elif last > _MAX_SEQ - count:
+        problem = f"its largest seq is {last}, and {count} more would pass SQLite's largest integer"
+    else:
+        return last + 1
+    raise StoreError(
+        f"{store!r} could not append to conversation {conversation_id!r}: {problem}; the "
+        "threadline_messages rows were edited outside threadline. Renumber them (seq 0, 1, 2... "
+        "in order) or replace() the conversation"
+    )
