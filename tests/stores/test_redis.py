@@ -155,12 +155,12 @@ def test_keys_are_a_list_per_conversation_and_a_sorted_index(redis_url: str, pre
         assert sorted(client.scan_iter(match=f"{prefix}*")) == [
             f"{prefix}conv:a-1".encode(),
             f"{prefix}conv:b-2".encode(),
-            f"{prefix}conversations".encode(),
+            f"{prefix}index:conversations".encode(),
         ]
         assert client.type(f"{prefix}conv:b-2") == b"list"
         stored = client.lrange(f"{prefix}conv:b-2", 0, -1)
         assert [tl.Message.model_validate_json(item) for item in stored] == batch(0, 0, 2)
-        assert client.zrange(f"{prefix}conversations", 0, -1, withscores=True) == [
+        assert client.zrange(f"{prefix}index:conversations", 0, -1, withscores=True) == [
             (b"a-1", 0.0),
             (b"b-2", 0.0),
         ]

@@ -4,10 +4,17 @@ Layout, for the default ``prefix="threadline:"``::
 
     threadline:conv:<conversation id>   LIST  one element per message, oldest first: its JSON
                                               (Message.model_dump_json())
-    threadline:conversations            ZSET  the ids holding messages, all with score 0, so
+    threadline:index:conversations      ZSET  the ids holding messages, all with score 0, so
                                               ZRANGE returns them sorted
 
 Why it holds up:
+
+- **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or
+  ends with ``:``, the kind is a fixed word (``conv``, ``index``) and the name is
+  percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from the right,
+  a key has one reading: the name after the last ``:``, the kind before it, the prefix the rest.
+  So stores with different prefixes never touch each other's keys, however the prefixes nest
+  (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
 
 - **A batch is atomic.** ``append`` is one ``MULTI`` / ``EXEC``: ``RPUSH`` of the batch's JSON
   strings and ``ZADD`` to the index. Redis runs ``EXEC`` as one step, so no reader sees part of
@@ -36,7 +43,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from typing import Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
@@ -78,8 +85,9 @@ class RedisStore:
         url: the server, as ``redis://[[user]:password@]host[:port][/db]`` (``rediss://`` for
             TLS, ``unix://`` for a socket). Leave it out when passing ``client``.
         prefix: the start of every key this store writes (``<prefix>conv:<id>`` and
-            ``<prefix>conversations``), so several applications or tenants can share a
-            database. Stores with different prefixes never see each other's conversations.
+            ``<prefix>index:conversations``), so several applications or tenants can share a
+            database: empty, or ending with ``:``. Stores with different prefixes never see
+            each other's conversations, even when one prefix starts with another.
         client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), used
             instead of ``url``. The store never closes it, and it keeps its own retry policy:
             a client that retries ``EXEC`` may store a batch twice when a connection drops.
@@ -89,7 +97,7 @@ class RedisStore:
 
     Raises:
         ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string.
+            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
     """
 
     def __init__(
@@ -213,11 +221,11 @@ class RedisStore:
         self.close()
 
     def _key(self, conversation_id: str) -> str:
-        return f"{self.prefix}conv:{conversation_id}"
+        return _make_key(self.prefix, "conv", conversation_id)
 
     @property
     def _index(self) -> str:
-        return f"{self.prefix}conversations"
+        return _make_key(self.prefix, "index", "conversations")
 
 
 class AsyncRedisStore:
@@ -229,7 +237,7 @@ class AsyncRedisStore:
 
     Args:
         url: the server, as for :class:`RedisStore`. Leave it out when passing ``client``.
-        prefix: the start of every key this store writes.
+        prefix: the start of every key this store writes: empty, or ending with ``:``.
         client: a ``redis.asyncio.Redis`` you configured yourself, used instead of ``url``;
             the store never closes it.
         blobs: where to keep file bytes longer than ``blob_threshold``; its blocking
@@ -238,7 +246,7 @@ class AsyncRedisStore:
 
     Raises:
         ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string.
+            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
     """
 
     def __init__(
@@ -366,11 +374,11 @@ class AsyncRedisStore:
         return await asyncio.to_thread(_encode, messages, self.blobs, self.blob_threshold)
 
     def _key(self, conversation_id: str) -> str:
-        return f"{self.prefix}conv:{conversation_id}"
+        return _make_key(self.prefix, "conv", conversation_id)
 
     @property
     def _index(self) -> str:
-        return f"{self.prefix}conversations"
+        return _make_key(self.prefix, "index", "conversations")
 
 
 # A client this module builds never retries a command: retrying an EXEC whose reply was lost
@@ -391,6 +399,21 @@ def _check_arguments(name: str, url: object, client: object, prefix: object) -> 
         raise ValueError(f"{name}: url must be a str like 'redis://host:6379/0', not {url!r}")
     if not isinstance(prefix, str):
         raise ValueError(f"{name}: prefix must be a str like 'myapp:', not {prefix!r}")
+    if prefix and not prefix.endswith(":"):
+        raise ValueError(
+            f"{name}: prefix {prefix!r} must end with ':' (like {prefix + ':'!r}), so that no "
+            "key under one prefix is also a key under another"
+        )
+
+
+def _make_key(prefix: str, kind: str, name: str) -> str:
+    """The key ``<prefix><kind>:<name>``, with ``name`` percent-encoded so it holds no ``:``.
+
+    Injective: ``prefix`` is empty or ends with ``:`` and ``kind`` holds no ``:``, so the last
+    ``:`` of a key ends its kind and the one before it (if any) ends its prefix. Every key a
+    store uses is made here.
+    """
+    return f"{prefix}{kind}:{quote(name, safe='')}"
 
 
 def _describe(name: str, url: str | None, client: object, prefix: str) -> str:
