@@ -14,7 +14,20 @@ from hypothesis import strategies as st
 
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-LAYOUT_WORDS = ["a", "B", "conv", "conversations", "index", "42", "%3A", "x.y", "-", "+1"]
+LAYOUT_WORDS = [
+    "a",
+    "B",
+    "b",
+    "conv",
+    "Conv",
+    "conversations",
+    "index",
+    "42",
+    "%3A",
+    "x.y",
+    "-",
+    "+1",
+]
 
 
 def _valid(cid: str) -> bool:
@@ -25,6 +38,7 @@ conversation_ids = (
     st.lists(st.sampled_from(LAYOUT_WORDS), min_size=1, max_size=4).map(":".join).filter(_valid)
 )
 """Valid conversation ids built from layout words, joined by ``:``."""
+
 
 def small_names(words: list[str], most: int, separator: str = ":") -> list[str]:
     """Every sequence of 1 to ``most`` of ``words``, joined by ``separator``: a small space to

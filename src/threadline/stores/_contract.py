@@ -357,7 +357,7 @@ def _check_delete(store: Store) -> None:
 
 
 def _check_listing(store: Store) -> None:
-    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "9" * 200]
+    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "C1", "9" * 200]
     for index, cid in enumerate(ids):
         store.append(cid, _numbered(f"l{index}", index + 1))
     listed = store.list_conversations()
@@ -552,7 +552,7 @@ async def _acheck_delete(store: AsyncStore) -> None:
 
 
 async def _acheck_listing(store: AsyncStore) -> None:
-    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "9" * 200]
+    ids = ["c1", "c10", "c1.x", "c1:y", "c1-z", "c1_w", "C1", "9" * 200]
     for index, cid in enumerate(ids):
         await store.append(cid, _numbered(f"l{index}", index + 1))
     listed = await store.list_conversations()

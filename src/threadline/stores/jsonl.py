@@ -1,6 +1,10 @@
 """``JsonlStore``: one append-only JSON Lines file per conversation, greppable and crash-safe.
 
-File format: ``<directory>/<conversation id>.jsonl``, UTF-8, one line per ``append`` call:
+File format: ``<directory>/<name>.jsonl``, UTF-8, one line per ``append`` call. The name is
+the conversation id when it has no upper-case letter (``support-42.jsonl``); otherwise it is the
+id in lower case, ``+`` and a mask of its upper-case positions (``Chat`` is ``chat+1.jsonl``), so
+no two ids share a file even on a case-insensitive filesystem (see
+:func:`~threadline.stores._files.conversation_stem`). Each line is a batch:
 
 - a batch of one message is that message's JSON object (``Message.model_dump_json()``);
 - a batch of several is a JSON array of them, on one line;
@@ -48,7 +52,7 @@ from threadline._validation import translate_errors
 from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
-from threadline.stores._files import fsync_directory
+from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
 from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
@@ -70,8 +74,9 @@ _CHUNK = 64 * 1024
 class JsonlStore:
     """Conversations as JSON Lines files in a directory, one file per conversation.
 
-    Needs POSIX file locks (Linux, macOS) on a local filesystem. On a case-insensitive
-    filesystem (macOS by default) ids that differ only in case share a file: use lower-case ids.
+    Needs POSIX file locks (Linux, macOS) on a local filesystem. Ids that differ only in case
+    get files whose names differ in more than case, so they stay apart on a case-insensitive
+    filesystem (macOS by default) too.
 
     Args:
         directory: where the files live; created when missing.
@@ -214,16 +219,19 @@ class JsonlStore:
                 name = entry.name
                 if not name.endswith(_SUFFIX) or name.startswith("."):
                     continue
+                conversation_id = conversation_id_from_stem(name[: -len(_SUFFIX)])
+                if conversation_id is None:
+                    continue  # a name this store never writes: not ours
                 try:
-                    stem = validate_conversation_id(name[: -len(_SUFFIX)])
+                    validate_conversation_id(conversation_id)
                     if entry.is_file() and entry.stat().st_size > 0:
-                        ids.append(stem)
+                        ids.append(conversation_id)
                 except (ValueError, FileNotFoundError):
                     continue  # not ours, or deleted while listing
         return sorted(ids)
 
     def _path(self, conversation_id: str) -> Path:
-        return self.directory / (conversation_id + _SUFFIX)
+        return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
 
     def _message_lines(self, messages: list[Message]) -> list[bytes]:
         if self.blobs is not None:
