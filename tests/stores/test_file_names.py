@@ -27,7 +27,7 @@ def msgs(tag: str, count: int = 1) -> list[tl.Message]:
 def _named(cid: str) -> str:
     store = JsonlStore.__new__(JsonlStore)  # only the naming is under test: no directory
     store.directory = Path("nowhere")
-    return store._path(cid).name
+    return store.path(cid).name
 
 
 @given(conversation_ids, conversation_ids)
@@ -74,6 +74,9 @@ def test_lower_case_ids_keep_their_plain_file_names(tmp_path: Path) -> None:
     store.append("support-42", msgs("a"))
     store.append("user:7.x_y", msgs("b"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["support-42.jsonl", "user:7.x_y.jsonl"]
+    assert store.path("support-42") == tmp_path / "support-42.jsonl"
+    with pytest.raises(tl.ValidationError):
+        store.path("../x")
 
 
 def test_the_documented_file_names() -> None:

@@ -3,8 +3,7 @@
 File format: ``<directory>/<name>.jsonl``, UTF-8, one line per ``append`` call. The name is
 the conversation id when it has no upper-case letter (``support-42.jsonl``); otherwise it is the
 id in lower case, ``+`` and a mask of its upper-case positions (``Chat`` is ``chat+1.jsonl``), so
-no two ids share a file even on a case-insensitive filesystem (see
-:func:`~threadline.stores._files.conversation_stem`). Each line is a batch:
+no two ids share a file even on a case-insensitive filesystem. Each line is a batch:
 
 - a batch of one message is that message's JSON object (``Message.model_dump_json()``);
 - a batch of several is a JSON array of them, on one line;
@@ -229,6 +228,19 @@ class JsonlStore:
                 except (ValueError, FileNotFoundError):
                     continue  # not ours, or deleted while listing
         return sorted(ids)
+
+    def path(self, conversation_id: str) -> Path:
+        """The file that holds the conversation (it exists once something was appended).
+
+        ``<directory>/<id>.jsonl`` for an id without upper-case letters; otherwise the id in
+        lower case, ``+`` and the base-36 mask of its upper-case positions (``Chat`` is
+        ``chat+1.jsonl``), so that ids differing only in case never share a file, even on a
+        case-insensitive filesystem.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+        """
+        return self._path(validate_conversation_id(conversation_id))
 
     def _path(self, conversation_id: str) -> Path:
         return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
