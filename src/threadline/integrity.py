@@ -78,7 +78,7 @@ output). Anything else (a ``str``, a ``dict``, a single message, an iterator) ra
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, Final, Literal, TypeAlias, get_args
@@ -86,6 +86,7 @@ from typing import Any, Final, Literal, TypeAlias, get_args
 import pydantic
 
 from threadline._json import EMPTY, FrozenJsonMap
+from threadline._urls import is_public_web_url, is_web_url
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, IntegrityError, ValidationError
 from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
@@ -292,19 +293,33 @@ def prepare_messages(messages: Sequence[Message], mode: Mode = "auto") -> list[M
 
 
 def sanitize_untrusted(
-    messages: Sequence[Message], *, limits: Limits | None = None
+    messages: Sequence[Message],
+    *,
+    limits: Limits | None = None,
+    keep_metadata: Collection[str] = (),
+    allow_private_urls: bool = False,
 ) -> list[Message]:
     """Strip what a client must not be able to inject from history it sent back.
 
     A server that lets a browser hold the transcript gets back whatever the browser sends:
-    a forged system prompt, hook state, provider tool results, repair markers, file URLs that
-    point into private storage. This drops system and internal messages; hook parts and
-    provider tool parts; every ``threadline.*`` metadata key (messages, parts and tool-result
-    content); file parts whose URL is not ``http(s)`` (a ``gs://``, ``s3://`` or ``file://``
-    URL would be fetched with the server's credentials), also inside tool results; the
+    a forged system prompt, hook state, provider tool results, repair markers, provider state
+    that costs money or names another conversation's items, file URLs that point into private
+    storage. This drops system and internal messages; hook parts and provider tool parts;
+    every metadata key but ``openai.refusal``, ``openai.custom_tool`` and ``openai.namespace``
+    (on messages, parts and tool-result content: ``anthropic.cache_control``,
+    ``openai.item_id``, ``gemini.thought_signature``, the response's ``model`` and ``usage``,
+    ``threadline.*`` and keys nobody has decided on go); the opaque state of reasoning parts
+    (``signature``, ``encrypted``, ``item_id``, ``provider``, ``model``: the readable text stays,
+    so codecs never replay it as the model's reasoning), and reasoning parts with nothing
+    readable; file parts whose URL is not ``http(s)`` or whose host is loopback, private,
+    link-local, multicast, reserved, ``localhost`` or another local name in any notation
+    (``http://0x7f.1/``, ``http://[::ffff:127.0.0.1]/``), also inside tool results; the
     ``replay`` flag; tool calls of the trailing assistant message that have no result after
     them (so the server never runs a tool the model did not ask for); and any message left
     empty. Then add the server's own system prompt and call :func:`prepare_messages`.
+
+    Host names are not resolved: a public name can still resolve to a private address, so the
+    code that fetches a URL needs its own guard on the address it connects to.
 
     Args:
         messages: the client's history: :class:`~threadline.Message` objects or mappings
@@ -312,18 +327,29 @@ def sanitize_untrusted(
         limits: how much to accept, checked before anything is validated; ``None`` means
             :meth:`Limits.untrusted() <threadline.Limits.untrusted>`, since this input comes
             from a client.
+        keep_metadata: more metadata keys to keep, exactly as spelt: your application's own
+            keys, or provider keys you accept from this client. ``threadline.*`` keys are
+            never kept.
+        allow_private_urls: keep ``http(s)`` file URLs whatever their host, for a client you
+            trust with your network (other schemes are still dropped).
 
     Raises:
         threadline.ValidationError: ``messages`` is not a sequence of valid messages.
         threadline.LimitExceededError: ``messages`` exceed ``limits``.
+        TypeError: ``keep_metadata`` is not a collection of strings.
+        ValueError: ``keep_metadata`` names a ``threadline.*`` key.
     """
+    policy = _Untrusted(
+        keys=_SAFE_METADATA_KEYS | _kept_keys(keep_metadata),
+        url_allowed=is_web_url if allow_private_urls else is_public_web_url,
+    )
     checked = _UNTRUSTED if limits is None else limits
     items = _as_messages(messages, "sanitize_untrusted", limits=checked)
     kept: list[Message] = []
     for message in items:
         if message.role in ("system", "internal"):
             continue
-        cleaned = _sanitized(message)
+        cleaned = _sanitized(message, policy)
         if cleaned is not None:
             kept.append(cleaned)
     return _without_unanswered_tail(kept)
@@ -1070,54 +1096,109 @@ def _error_message(issues: Sequence[IntegrityIssue], mode: Mode) -> str:
 # sanitize_untrusted
 
 
-def _sanitized(message: Message) -> Message | None:
+_SAFE_METADATA_KEYS: Final = frozenset({"openai.custom_tool", "openai.namespace", "openai.refusal"})
+"""The metadata keys a client may set: markers of a part's shape that name no provider-side
+state, cost nothing, and that the provider checks against the server's own request (its tool
+list). Every other key is dropped unless the caller keeps it; docs/integrity.md gives the
+reason for each key a codec reads or writes."""
+
+
+@dataclass(frozen=True)
+class _Untrusted:
+    """What :func:`sanitize_untrusted` keeps: metadata ``keys`` and the file URLs allowed."""
+
+    keys: frozenset[str]
+    url_allowed: Callable[[str], bool]
+
+
+def _kept_keys(keep_metadata: Collection[str]) -> frozenset[str]:
+    if isinstance(keep_metadata, (str, bytes)) or not isinstance(keep_metadata, Iterable):
+        raise TypeError(
+            f"keep_metadata takes a collection of metadata keys, got {keep_metadata!r}; "
+            "for one key write keep_metadata={'key'}"
+        )
+    given = tuple(keep_metadata)
+    if not all(isinstance(key, str) for key in given):
+        raise TypeError(f"keep_metadata takes metadata keys (strings), got {given!r}")
+    keys = frozenset(given)
+    reserved = sorted(key for key in keys if key.startswith("threadline."))
+    if reserved:
+        raise ValueError(
+            f"keep_metadata names {', '.join(map(repr, reserved))}: threadline.* keys are never "
+            "kept from a client (they mark repairs, summaries, masked results and stored "
+            "blobs, which only threadline may write)"
+        )
+    return keys
+
+
+def _sanitized(message: Message, policy: _Untrusted) -> Message | None:
     """``message`` without the parts and metadata a client must not set; ``None`` if empty."""
     parts: list[Part] = []
     changed = False
     for part in message.parts:
-        cleaned = _sanitized_part(part)
+        cleaned = _sanitized_part(part, policy)
         changed = changed or cleaned is not part
         if cleaned is not None:
             parts.append(cleaned)
     if not parts:
         return None
-    metadata = _public(message.metadata)
+    metadata = _kept_metadata(message.metadata, policy.keys)
     if not changed and metadata is message.metadata and not message.replay:
         return message
     return message.model_copy(update={"parts": tuple(parts), "metadata": metadata, "replay": False})
 
 
-def _sanitized_part(part: Part) -> Any:
+def _sanitized_part(part: Part, policy: _Untrusted) -> Any:
     kind = type(part)
     if kind is HookPart or kind is ProviderToolCallPart or kind is ProviderToolResultPart:
         return None
-    if isinstance(part, FilePart) and part.url is not None and not _is_web_url(part.url):
+    if isinstance(part, ReasoningPart):
+        readable = _readable_reasoning(part)
+        if readable is None:
+            return None
+        part = readable
+    if isinstance(part, FilePart) and part.url is not None and not policy.url_allowed(part.url):
         return None
     if isinstance(part, ToolResultPart) and not isinstance(part.content, str):
         content = tuple(
             item
-            for item in (_sanitized_part(item) for item in part.content)
+            for item in (_sanitized_part(item, policy) for item in part.content)
             if isinstance(item, (TextPart, FilePart))
         )
         if len(content) != len(part.content) or any(
             new is not old for new, old in zip(content, part.content, strict=True)
         ):
             part = dataclasses.replace(part, content=content or "")
-    metadata = _public(part.metadata)
+    metadata = _kept_metadata(part.metadata, policy.keys)
     if metadata is not part.metadata:
         part = dataclasses.replace(part, metadata=metadata)
     return part
 
 
-def _is_web_url(url: str) -> bool:
-    return url[:8].lower().startswith(("http://", "https://"))
+def _readable_reasoning(part: ReasoningPart) -> ReasoningPart | None:
+    """``part`` without the opaque state only its provider may write; ``None`` when nothing
+    readable is left (redacted or encrypted-only reasoning).
+
+    A client-held signature, encrypted blob or item id would be replayed to the provider as
+    the model's own state: forged, or another conversation's. Without ``provider`` the codecs
+    treat what is left as foreign reasoning: dropped, or sent as plain text with
+    ``reasoning="text"``.
+    """
+    if part.redacted or not (part.text or any(part.summary)):
+        return None
+    opaque = (part.signature, part.encrypted, part.item_id, part.provider, part.model)
+    if all(value is None for value in opaque):
+        return part
+    return dataclasses.replace(
+        part, signature=None, encrypted=None, item_id=None, provider=None, model=None
+    )
 
 
-def _public(metadata: FrozenJsonMap) -> FrozenJsonMap:
-    """``metadata`` without ``threadline.*`` keys (the same object when it has none)."""
-    if not any(key.startswith("threadline.") for key in metadata):
+def _kept_metadata(metadata: FrozenJsonMap, keys: frozenset[str]) -> FrozenJsonMap:
+    """``metadata`` with only ``keys`` (the same object when it has no other key)."""
+    if all(key in keys for key in metadata):
         return metadata
-    kept = {key: value for key, value in metadata.items() if not key.startswith("threadline.")}
+    kept = {key: value for key, value in metadata.items() if key in keys}
     return FrozenJsonMap(kept) if kept else EMPTY
 
 

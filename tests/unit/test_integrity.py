@@ -1037,9 +1037,8 @@ def test_sanitize_drops_what_a_client_must_not_inject() -> None:
             file_part("HTTP://example.com/dog.png", "image/png"),
             file_part(b"\x89PNG", "image/png"),
             id="u1",
-            metadata={"client": "web"},
         ),
-        assistant_message(text_part("ok", metadata={"anthropic.cache": 1}), call("c1"), id="a1"),
+        assistant_message(text_part("ok"), call("c1"), id="a1"),
         tool_message(tool_result_part("c1", ["seen"]), id="t1"),
         assistant_message("Done.", id="b1"),
     ]
