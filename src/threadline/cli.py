@@ -19,6 +19,13 @@ Exit status: 0 success; 1 the history has integrity issues (``check``), or issue
 ``repair`` or ``convert``; 2 the input cannot be read (and argparse's usage errors). Errors are one
 line on standard error; ``--debug`` adds the traceback. The module uses the standard library
 only, so the command costs no dependency beyond threadline's own.
+
+The file may be hostile, and what is printed from it goes to a terminal: every character a
+terminal would act on instead of showing (C0 and C1 controls, DEL, the bidirectional overrides
+and isolates) is printed escaped, as Python writes it (``\\x1b``, ``\\u202e``), in every output;
+JSON output escapes them inside its strings (``\\u001b``), so it is still the same JSON. Only the
+newlines and tabs of message text are kept as they are. A lone surrogate or an integer too long
+to read is an input error.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import sys
 import tempfile
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO, TypeAlias
@@ -137,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
     if getattr(args, "debug", False):
         traceback.print_exc(file=sys.stderr)
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {printable(message)}", file=sys.stderr)
     return code
 
 
@@ -393,9 +400,9 @@ def run_check(args: argparse.Namespace) -> int:
             "issues": [_issue_json(i, _key(i) not in unrepairable) for i in counted],
             "internal_content": internal,
         }
-        _print(json.dumps(document, indent=2, ensure_ascii=False))
+        _print_json(document)
     else:
-        _print("\n".join(_check_lines(loaded, counted, internal, unrepairable)))
+        _print_lines(_check_lines(loaded, counted, internal, unrepairable))
     return EXIT_ISSUES if counted else EXIT_OK
 
 
@@ -485,7 +492,7 @@ def run_repair(args: argparse.Namespace) -> int:
     fmt = args.format or ("jsonl" if not to_stdout and args.output.endswith(".jsonl") else "json")
     data = _serialize(repaired.messages, fmt)
     if to_stdout:
-        _write_stdout(data)
+        _write_stdout(_json_printable(data.decode()).encode())
     else:
         _write_file(Path(args.output), data)
     issues = repaired.report.issues
@@ -495,7 +502,7 @@ def run_repair(args: argparse.Namespace) -> int:
         + f"; wrote {_plural(len(repaired.messages), 'message')} to {target}"
     ]
     lines += [f"  {issue}" for issue in issues]
-    print("\n".join(lines), file=sys.stderr if to_stdout else sys.stdout)
+    _print_lines(lines, file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
 
 
@@ -567,7 +574,7 @@ def run_convert(args: argparse.Namespace) -> int:
         ) from error
     except UnsupportedContentError as error:
         raise CliError(f"{loaded.name}: {_one_line(error)}", EXIT_ISSUES) from error
-    _print(json.dumps(jsonable(payload), indent=2, ensure_ascii=False))
+    _print_json(jsonable(payload))
     return EXIT_OK
 
 
@@ -692,7 +699,8 @@ def render_transcript(messages: Sequence[Message], style: Style, *, full: bool) 
         if not first:
             yield ""
         first = False
-        yield f"{style(f'[{index}]', 'dim')} {style.role(message.role)}  {style(message.id, 'dim')}"
+        header = f"{style(f'[{index}]', 'dim')} {style.role(message.role)}"
+        yield f"{header}  {style(printable(message.id), 'dim')}"
         for part_index, part in enumerate(message.parts):
             if message.role == "tool" and (index, part_index) not in orphans:
                 continue
@@ -744,20 +752,18 @@ def _part_lines(
         if not answers:
             yield pad + "  " + style("(no result)", "yellow")
     elif isinstance(part, ToolResultPart):  # an orphan: no call before it
-        yield pad + style(f"result for call {part.call_id!r}, which no earlier call made:", "red")
+        call = printable(repr(part.call_id))
+        yield pad + style(f"result for call {call}, which no earlier call made:", "red")
         yield from _result_lines(_Result(index, part), None, style, pad + "  ", full=full)
     elif isinstance(part, FilePart):
         yield pad + style(_file_label(part), "blue")
     elif isinstance(part, HookPart):
-        yield pad + style(f"[hook {part.name}] {_compact(dict(part.state), full=full)}", "dim")
+        hook = f"[hook {printable(part.name)}] {_compact(dict(part.state), full=full)}"
+        yield pad + style(hook, "dim")
     elif isinstance(part, ProviderToolCallPart):
-        what = f"{part.name} {_compact(part.input, full=full)}"
-        yield (
-            pad
-            + style("provider call ", "bold")
-            + what
-            + style(f"  ({part.id}, {part.provider})", "dim")
-        )
+        what = f"{printable(part.name)} {_compact(part.input, full=full)}"
+        where = printable(f"  ({part.id}, {part.provider})")
+        yield pad + style("provider call ", "bold") + what + style(where, "dim")
     elif isinstance(part, ProviderToolResultPart):
         label = "error" if part.is_error else "result"
         text = _compact(part.content, full=full)
@@ -773,27 +779,29 @@ def _reasoning_lines(part: ReasoningPart, style: Style, pad: str, *, full: bool)
         facts.append("redacted")
     if part.provider:
         facts.append(part.provider if part.model is None else f"{part.provider} {part.model}")
-    head = f"[reasoning, {', '.join(facts)}]" if facts else "[reasoning]"
+    head = printable(f"[reasoning, {', '.join(facts)}]" if facts else "[reasoning]")
     if full:
         yield pad + style(head, "dim")
         yield from (style(line, "dim") for line in _indented(part.text, pad + "  "))
         return
-    first = part.text.strip().splitlines()[0] if part.text.strip() else ""
-    if len(first) > _FOLD_CHARS or len(part.text.strip()) > len(first):
+    text = part.text.strip()
+    first = _text_lines(text)[0] if text else ""
+    if len(first) > _FOLD_CHARS or len(text) > len(first):
         first = first[:_FOLD_CHARS].rstrip() + " ..."
-    yield pad + style(f"{head} {first}".rstrip(), "dim")
+    yield pad + style(f"{head} {printable(first)}".rstrip(), "dim")
 
 
 def _call_line(part: ToolCallPart, style: Style, *, full: bool) -> str:
     if part.raw_arguments is not None:
-        arguments = style(f"raw {_cut(part.raw_arguments, full)!r} (not a JSON object)", "red")
+        raw = printable(repr(_cut(part.raw_arguments, full)))
+        arguments = style(f"raw {raw} (not a JSON object)", "red")
     else:
         arguments = _compact(dict(part.arguments), full=full)
     return (
         style("call ", "bold")
-        + style(part.name, "cyan")
+        + style(printable(part.name), "cyan")
         + f" {arguments}"
-        + style(f"  ({part.id})", "dim")
+        + style(printable(f"  ({part.id})"), "dim")
     )
 
 
@@ -805,7 +813,7 @@ def _result_lines(
     if call_index is not None and result.message_index != call_index + 1:
         where = f" (from [{result.message_index}])"
     marker = style("<- error" + where + ":", "red") if part.is_error else style("<-" + where, "dim")
-    lines = _result_text(part, full=full).splitlines() or [""]
+    lines = [printable(line, text=True) for line in _text_lines(_result_text(part, full=full))]
     yield f"{pad}{marker} {lines[0]}".rstrip()
     for line in lines[1:]:
         yield f"{pad}   {line}".rstrip()
@@ -820,7 +828,7 @@ def _result_text(part: ToolResultPart, *, full: bool) -> str:
         )
     if full:
         return text
-    lines = text.splitlines()
+    lines = _text_lines(text)
     cut = "\n".join(lines[:_RESULT_LINES])
     if len(cut) > _RESULT_CHARS:
         cut = cut[:_RESULT_CHARS]
@@ -834,11 +842,13 @@ def _file_label(part: FilePart) -> str:
     facts.append(f"{len(part.data)} bytes" if part.data is not None else str(part.url))
     if part.filename:
         facts.append(part.filename)
-    return f"[file {', '.join(facts)}]"
+    return printable(f"[file {', '.join(facts)}]")
 
 
 def _compact(value: Any, *, full: bool) -> str:
-    return _cut(json.dumps(value, ensure_ascii=False, separators=(", ", ": ")), full)
+    return _json_printable(
+        _cut(json.dumps(value, ensure_ascii=False, separators=(", ", ": ")), full)
+    )
 
 
 def _cut(text: str, full: bool) -> str:
@@ -848,8 +858,14 @@ def _cut(text: str, full: bool) -> str:
 
 
 def _indented(text: str, pad: str) -> Iterator[str]:
-    for line in text.splitlines() or [""]:
-        yield (pad + line).rstrip()
+    for line in _text_lines(text):
+        yield (pad + printable(line, text=True)).rstrip()
+
+
+def _text_lines(text: str) -> list[str]:
+    """The lines of message text: split at newlines only (CRLF counts as one), so every other
+    line-breaking control is shown escaped rather than obeyed; ``[""]`` for empty text."""
+    return text.replace("\r\n", "\n").split("\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -861,9 +877,9 @@ def run_stats(args: argparse.Namespace) -> int:
     loaded = load_history(args.file, args.source)
     numbers = history_stats(loaded.messages)
     if args.json:
-        _print(json.dumps({"source": loaded.name, **numbers}, indent=2))
+        _print_json({"source": loaded.name, **numbers})
     else:
-        _print("\n".join(_stats_lines(loaded.name, numbers)))
+        _print_lines(_stats_lines(loaded.name, numbers))
     return EXIT_OK
 
 
@@ -992,7 +1008,7 @@ def _read(path: str) -> tuple[str, bytes]:
 
 def _decode_payload(name: str, text: str, provider: str) -> list[Message]:
     try:
-        payload = json.loads(text)
+        payload = _parse(text, name)
     except json.JSONDecodeError as error:
         raise CliError(f"{name}: not JSON ({_json_problem(error)})") from error
     try:
@@ -1008,6 +1024,14 @@ def _load_neutral(name: str, text: str) -> list[Message]:
         if _first_line_is_json(text):
             return _load_jsonl(name, text)
         raise CliError(f"{name}: not JSON ({_json_problem(error)})") from error
+    except ValueError:
+        # An integer longer than json.loads reads. JSON Lines name the line it is on; a
+        # document goes to load_json, which says where it stops (or reads it: its own bound).
+        if _first_line_is_json(text):
+            return _load_jsonl(name, text)
+        document = None
+    if document is not None:
+        _check_text(document, text, name)
     if isinstance(document, dict) and "format" not in document:
         if "role" in document and "parts" in document:  # JSON Lines with one message
             return _validated([document], f"{name}:1")
@@ -1030,6 +1054,8 @@ def _first_line_is_json(text: str) -> bool:
         return isinstance(json.loads(first), (dict, list))
     except json.JSONDecodeError:
         return False
+    except ValueError:  # JSON with an integer too long to read: _load_jsonl names the line
+        return True
 
 
 def _load_jsonl(name: str, text: str) -> list[Message]:
@@ -1039,7 +1065,7 @@ def _load_jsonl(name: str, text: str) -> list[Message]:
     messages: list[Message] = []
     for position, (number, line) in enumerate(numbered):
         try:
-            value = json.loads(line)
+            value = _parse(line, f"{name}:{number}")
         except json.JSONDecodeError as error:
             if position == len(numbered) - 1:
                 _warn(
@@ -1062,6 +1088,75 @@ def _load_jsonl(name: str, text: str) -> list[Message]:
     return messages
 
 
+def _parse(text: str, where: str) -> Any:
+    """``json.loads(text)``, for a value used as it is read; ``where`` names it in errors.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not JSON.
+        CliError: an integer in it is longer than Python reads (``sys.set_int_max_str_digits``),
+            or a string in it holds a lone surrogate.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:  # the only other error json.loads raises: a too long integer
+        raise CliError(
+            f"{where}: an integer has more than {sys.get_int_max_str_digits():,} digits, "
+            "more than Python reads as a number"
+        ) from error
+    _check_text(value, text, where)
+    return value
+
+
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+# The text is strict UTF-8, so a surrogate can only come from an escape (a pair or a lone one).
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_text(value: Any, text: str, where: str) -> None:
+    """Refuse ``value`` (parsed from ``text``) if a string or key in it holds a lone surrogate,
+    naming where.
+
+    ``json.loads`` reads an escape such as ``"\\ud800"`` into a string that UTF-8 cannot
+    encode, so nothing could be printed or written from it (pydantic-core's reader, behind
+    ``load_json``, refuses it outright).
+    """
+    if not _SURROGATE_ESCAPE.search(text):
+        return  # the common case: no surrogate escape at all
+    if not _SURROGATE.search(json.dumps(value, ensure_ascii=False)):
+        return  # escaped pairs only, read as the characters they stand for
+    what, char = _find_surrogate(value)
+    raise CliError(
+        f"{where}: {what} holds a lone surrogate ({ascii(char)[1:-1]}), which is not Unicode "
+        "text; fix the text encoding of whatever wrote the file"
+    )
+
+
+def _find_surrogate(value: Any) -> tuple[str, str]:
+    """The first string or key of ``value`` (in document order) holding a lone surrogate, as
+    ``(description, the surrogate)``."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            found = _SURROGATE.search(item)
+            if found is not None:
+                return f"the string at {path.lstrip('.') or 'the top level'}", found.group()
+        elif isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                step = f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+                found = _SURROGATE.search(key)
+                if found is not None:
+                    return f"the key {(path + step).lstrip('.')}", found.group()
+                children.append((child, path + step))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend((item[i], f"{path}[{i}]") for i in range(len(item) - 1, -1, -1))
+    raise AssertionError("no lone surrogate found")  # pragma: no cover - checked by the caller
+
+
 def _validated(items: list[Any], where: str) -> list[Message]:
     try:
         return [Message.model_validate(item) for item in items]
@@ -1077,17 +1172,65 @@ def _print(text: str) -> None:
     print(text, file=sys.stdout)
 
 
+def _print_lines(lines: Iterable[str], file: TextIO | None = None) -> None:
+    """Print lines of plain text, escaping what a terminal would act on in each."""
+    print("\n".join(map(printable, lines)), file=file or sys.stdout)
+
+
+def _print_json(value: Any) -> None:
+    _print(_json_printable(json.dumps(value, indent=2, ensure_ascii=False)))
+
+
 def _warn(message: str) -> None:
-    print(f"{PROG}: warning: {message}", file=sys.stderr)
+    print(f"{PROG}: warning: {printable(message)}", file=sys.stderr)
+
+
+# What a terminal acts on instead of showing: C0 controls (ESC starts the sequences that move
+# the cursor, clear the screen, set the title or write the clipboard), DEL, C1 controls (CSI is
+# ESC [ in one character), the bidirectional overrides and isolates that reorder a line as it is
+# shown ("Trojan Source"), and lone surrogates, which UTF-8 cannot even encode.
+_UNSAFE: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_IN_TEXT: Final = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+# JSON text: json.dumps escapes C0 controls in strings already, and these occur only in strings.
+_UNSAFE_IN_JSON: Final = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_ESCAPES: Final = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def printable(value: str, *, text: bool = False) -> str:
+    """``value`` with every character a terminal would act on written as its Python escape.
+
+    Args:
+        value: what to print, from the file (or naming it).
+        text: keep newlines and tabs (message text laid out over lines); otherwise they are
+            escaped too, so an id or a name cannot start a line of its own.
+    """
+    return (_UNSAFE_IN_TEXT if text else _UNSAFE).sub(_escape, value)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def _json_printable(text: str) -> str:
+    """JSON text with what a terminal would act on escaped inside its strings (``\\u009b``):
+    the same JSON value, safe to print."""
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _one_line(error: BaseException) -> str:
     """An error as one line: a ValidationError's summary and its first problem."""
     if isinstance(error, ValidationError) and error.errors:
         summary = re.sub(r": \d+ problems?$", "", str(error).splitlines()[0])
+        first = str(error.errors[0])
+        if summary.endswith(first):  # a one-problem error that says it all in its summary
+            return summary
         more = len(error.errors) - 1
         tail = f" (and {_plural(more, 'more problem')})" if more else ""
-        return f"{summary}: {error.errors[0]}{tail}"
+        return f"{summary}: {first}{tail}"
     if isinstance(error, ThreadlineError):
         return " ".join(line.strip() for line in str(error).splitlines() if line.strip())
     return " ".join(str(error).split()) or type(error).__name__

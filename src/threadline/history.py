@@ -1322,11 +1322,11 @@ class History:
             if role != "system":
                 if role != "tool":
                     newest_other = position
-                if (role == "user" or role == "assistant") and offset + position > reach:
-                    if kept <= max_messages and total <= max_tokens:
-                        best = position
-                        break
-                    newest_cut = position
+                    if offset + position > reach:
+                        if kept <= max_messages and total <= max_tokens:
+                            best = position
+                            break
+                        newest_cut = position
                 kept -= 1
                 total -= tokens[position]
                 passed = reach_of.get(offset + position)

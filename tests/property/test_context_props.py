@@ -85,7 +85,22 @@ def tangled(draw: st.DrawFn) -> list[tl.Message]:
     return out
 
 
-histories = prefixes | defective() | tangled()
+@st.composite
+def with_internal_runs(draw: st.DrawFn) -> list[tl.Message]:
+    """A conversation (well formed or tangled) with runs of internal messages inserted
+    anywhere: after a user message, between a call and its results, at the end."""
+    messages = list(draw(prefixes | tangled()))
+    for run in range(draw(st.integers(1, 3))):
+        where = draw(st.integers(0, len(messages)))
+        size = draw(st.integers(1, 8))
+        messages[where:where] = [
+            tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"run{run}.{n}")
+            for n in range(size)
+        ]
+    return messages
+
+
+histories = prefixes | defective() | tangled() | with_internal_runs()
 budgets = st.fixed_dictionaries(
     {},
     optional={"max_messages": st.integers(1, 30), "max_tokens": st.integers(1, 3000)},
@@ -113,9 +128,9 @@ def answered(messages: list[tl.Message]) -> list[tuple[int, int]]:
 def is_cut(
     messages: list[tl.Message], start: int, pairs: list[tuple[int, int]] | None = None
 ) -> bool:
-    """By the definition: a user or assistant message, and no result at or after it answers
-    a call before it (or no call at all)."""
-    if messages[start].role not in ("user", "assistant"):
+    """By the definition: a user, assistant or internal message, and no result at or after it
+    answers a call before it (or no call at all)."""
+    if messages[start].role not in ("user", "assistant", "internal"):
         return False
     pairs = answered(messages) if pairs is None else pairs
     return all(call >= start for result, call in pairs if result >= start)
@@ -238,6 +253,52 @@ def test_history_windows_are_trim_messages_after_every_mutation(
             assert list(events[1].messages) == trimmed.dropped
         assert history.total_tokens == sum(map(estimate_tokens, expected))
         assert history.size == sum(map(content_chars, expected))
+
+
+def units_from(messages: list[tl.Message], start: int) -> list[tl.Message]:
+    """What a window starting at ``start`` keeps: the system messages before it, then all."""
+    return [m for m in messages[:start] if m.role == "system"] + messages[start:]
+
+
+@settings(max_examples=300)
+@given(with_internal_runs(), st.integers(1, 12))
+def test_max_messages_holds_unless_one_unit_alone_exceeds_it(
+    messages: list[tl.Message], max_messages: int
+) -> None:
+    # Issue 19 item 8: internal messages after a user message formed one unit with it, so a
+    # window held any number of them (and flagged itself over budget).
+    trimmed = trim_messages(messages, max_messages=max_messages)
+    assert list(History(messages, max_messages=max_messages)) == trimmed.messages
+    # Appended one by one, a history holds what trimming its last window plus the new message
+    # gives, and within the bound whenever that is not over budget.
+    history = History(max_messages=max_messages)
+    window: list[tl.Message] = []
+    for message in messages:
+        history.append(message)
+        step = trim_messages([*window, message], max_messages=max_messages)
+        window = step.messages
+        assert list(history) == window
+        assert len(history) <= max_messages or step.over_budget
+    pairs = answered(messages)
+    cuts = [i for i in range(len(messages)) if is_cut(messages, i, pairs)]
+    if trimmed.over_budget:
+        # Only as documented: the newest unit does not fit with the system messages (or the
+        # history has no cut at all: a broken tail of results).
+        assert not cuts or len(units_from(messages, cuts[-1])) > max_messages
+    else:
+        assert len(trimmed.messages) <= max_messages
+    if not trimmed.dropped:
+        return
+    # Nothing more is dropped than the rule needs: no earlier cut fits, and a later start is
+    # only ever the first user message at a cut after the earliest cut that fits.
+    start = next(i for i, m in enumerate(messages) if m in trimmed.messages and m.role != "system")
+    fitting = [c for c in cuts if len(units_from(messages, c)) <= max_messages]
+    if fitting and not trimmed.over_budget:
+        earliest = fitting[0]
+        assert start >= earliest
+        if start > earliest:
+            assert messages[start].role == "user"
+            assert not any(messages[c].role == "user" for c in cuts if earliest <= c < start)
 
 
 small_budgets = st.one_of(

@@ -137,13 +137,28 @@ class TestTrimMessages:
         assert trimmed.over_budget
         prepare_messages(trimmed.messages, "strict")
 
-    def test_a_window_never_starts_with_an_internal_message(self) -> None:
+    def test_a_user_message_at_a_cut_is_preferred_to_an_internal_one(self) -> None:
         messages = [
             tl.user_message("q", id="u0"),
             tl.internal_message(tl.hook_part("ui", {}), id="i"),
             tl.user_message("q", id="u1"),
         ]
         assert ids(trim_messages(messages, max_messages=2).messages) == ["u1"]
+
+    def test_internal_messages_are_units_of_their_own(self) -> None:
+        # Issue 19 item 8: a user message followed by internal state was one unit, so nothing
+        # was trimmed (13 messages under max_messages=5, flagged over budget).
+        messages = [
+            tl.user_message("q", id="u"),
+            *[tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"i{n}") for n in range(12)],
+        ]
+        trimmed = trim_messages(messages, max_messages=5)
+        assert ids(trimmed.messages) == ["i7", "i8", "i9", "i10", "i11"]
+        assert not trimmed.over_budget
+        # The next user message starts a turn: the window starts there, as with any unit.
+        trimmed = trim_messages([*messages, tl.user_message("next", id="u2")], max_messages=5)
+        assert ids(trimmed.messages) == ["u2"]
+        assert not trimmed.over_budget
 
     def test_system_messages_are_pinned_in_order_and_counted(self) -> None:
         messages = [
@@ -255,6 +270,17 @@ class TestValidCuts:
         messages = conversation(2)  # s u0 a0 t0 b0 u1 a1 t1 b1
         assert valid_cuts(messages) == [1, 2, 4, 5, 6, 8]
 
+    def test_internal_messages_outside_pairs_are_cuts(self) -> None:
+        messages = [
+            tl.user_message("q", id="u"),
+            tl.internal_message("after the question", id="i0"),
+            tl.assistant_message(tl.tool_call_part("c", "f", {}), id="a"),
+            tl.internal_message("while the tool runs", id="i1"),
+            tl.tool_message(tl.tool_result_part("c", "ok"), id="t"),
+            tl.internal_message("after the result", id="i2"),
+        ]
+        assert valid_cuts(messages) == [0, 1, 2, 5]
+
 
 # -- History windows ---------------------------------------------------------------------------
 
@@ -346,6 +372,22 @@ class TestHistoryWindow:
         history.append(tl.internal_message(tl.hook_part("approval", {"ok": True}), id="i2"))
         history.append(tl.tool_message(tl.tool_result_part("c", "deleted"), id="t"))
         assert ids(history) == ["a", "i1", "i2", "t"]
+        prepare_messages(history.snapshot(), "strict")
+
+    def test_internal_messages_after_a_user_message_are_trimmed_to_the_bound(self) -> None:
+        # Issue 19 item 8: 13 messages were kept under max_messages=5, then the next user
+        # message dropped all of them at once.
+        history = History(max_messages=5)
+        history.append(tl.user_message("q", id="u"))
+        for n in range(12):
+            history.append(tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"i{n}"))
+            assert len(history) <= 5
+        assert ids(history) == ["i7", "i8", "i9", "i10", "i11"]
+        history.append(tl.user_message("next", id="u2"))
+        assert ids(history) == ["u2"]
+        for n in range(6):
+            history.append(tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"j{n}"))
+        assert ids(history) == ["j1", "j2", "j3", "j4", "j5"]
         prepare_messages(history.snapshot(), "strict")
 
     def test_trimmed_results_answering_calls_that_come_back_are_orphans(self) -> None:

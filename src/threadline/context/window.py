@@ -6,14 +6,17 @@ applies exactly the same rule after every append, incrementally.
 
 Where a window may start
 ------------------------
-A window only ever starts at a *cut*: a user or assistant message such that no tool result at
-or after it answers a tool call before it. So the messages between two cuts form a *unit* that
-is kept or dropped whole: a user message (with any internal messages after it); an assistant
-message with its tool calls, their tool results and anything between them; any other message
-on its own. A call is never separated from its results, a window never starts with a tool
-result (or with an internal message, which no model sees), and a history that was valid under
-strict integrity stays valid once trimmed, unless it ends in a call still waiting for its
-results. Pairing is matched by id: a result answers the latest call with its id before it.
+A window only ever starts at a *cut*: a message that is neither a tool result nor a system
+message (so a user, assistant or internal message) such that no tool result at or after it
+answers a tool call before it. So the messages between two cuts form a *unit* that is kept or
+dropped whole: an assistant message with its tool calls, their tool results and anything
+between them (an approval, say); any other message on its own -- a user message, an assistant
+message without calls, an internal message. Internal messages are units of their own so that
+``max_messages`` always holds: a run of UI or resume state after a user message is trimmed like
+any other run of messages, not kept whole with it. A call is never separated from its results,
+a window never starts with a tool result, and a history that was valid under strict integrity
+stays valid once trimmed, unless it ends in a call still waiting for its results. Pairing is
+matched by id: a result answers the latest call with its id before it.
 
 The rule
 --------
@@ -21,9 +24,10 @@ The rule
 2. Otherwise the window starts at the earliest cut whose suffix fits, and then, when a user
    message at a later cut exists, at the first such user message: a model should see a turn
    begin, not the middle of one.
-3. When not even the newest unit fits (one huge message, or system messages that take the
-   whole budget), the newest unit is kept anyway and :attr:`Trimmed.over_budget` is set: a
-   window never silently returns nothing.
+3. When not even the newest unit fits (one huge message, a call with more results than the
+   budget, or system messages that take the whole budget), the newest unit is kept anyway and
+   :attr:`Trimmed.over_budget` is set: a window never silently returns nothing. This is the
+   only way a window exceeds a budget.
 
 System messages are never dropped: the ones before the cut move ahead of the window, in order
 (they are *pinned*); the ones inside it stay where they are.
@@ -229,7 +233,7 @@ def plan_cut(
 
     Scans from the newest message back, measuring only what fits plus one message, and keeps
     the set of tool-result ids seen whose call has not been seen yet: an index is a cut when
-    that set is empty and the message there is a user or assistant message.
+    that set is empty and the message there is not a tool result.
     """
     if stop is None:
         stop = len(items)
@@ -259,7 +263,7 @@ def plan_cut(
         _fold(message, role, pending)
         if kept > limit_messages or tokens > limit_tokens:
             break
-        if not pending and (role == "user" or role == "assistant"):
+        if not pending and role != "tool":
             best = index
             if role == "user":
                 best_user = index
@@ -270,7 +274,7 @@ def plan_cut(
         return (best_user if prefer_user and best_user >= 0 else best), False
     # Not even the newest unit fits: keep it anyway. ``items[index]`` is folded already.
     while True:
-        if not pending and (role == "user" or role == "assistant"):
+        if not pending and role != "tool":
             return index, True
         index -= 1
         while index >= start and items[index].role == "system":
@@ -291,7 +295,7 @@ def valid_cuts(items: Sequence[Message]) -> list[int]:
         if role == "system":
             continue
         _fold(message, role, pending)
-        if not pending and (role == "user" or role == "assistant"):
+        if not pending and role != "tool":
             cuts.append(index)
     cuts.reverse()
     return cuts
