@@ -1,13 +1,21 @@
-"""Test-wide settings: hypothesis profiles and the THREADLINE_REQUIRE_ALL switch.
+"""Test-wide settings: the two tiers, hypothesis profiles and the THREADLINE_REQUIRE_ALL switch.
 
-Profiles: ``dev`` (the default, quick) and ``ci`` (more examples, chosen when ``CI`` is set);
-``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
+Tiers: a plain ``python -m pytest`` runs the quick tier, which a newcomer can run in a few
+minutes on two cores with no server: everything but the fault and soak tests
+(``tests/faults``), the tests that need a Redis or PostgreSQL server (marked
+``requires_server``) and the tests marked ``slow``. ``THREADLINE_FULL=1`` (which ``.ci/run``
+sets) runs the full tier: all of it, with the ``ci`` hypothesis profile.
+
+Profiles: ``dev`` (the default, quick) and ``ci`` (more examples, chosen when ``CI`` or
+``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
@@ -25,6 +33,40 @@ settings.register_profile(
     # Health checks judge the strategies, not the code; on a loaded CI machine they only flake.
     suppress_health_check=list(HealthCheck),
 )
+FULL = os.environ.get("THREADLINE_FULL") == "1"
+"""The full tier: fault, soak, server and slow tests too (``.ci/run`` sets it)."""
+
 settings.load_profile(
-    os.environ.get("THREADLINE_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+    os.environ.get("THREADLINE_HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI") or FULL else "dev")
 )
+
+_FAULTS = Path(__file__).parent / "faults"
+
+
+def _full_tier_only(item: pytest.Item) -> bool:
+    return (
+        item.path.is_relative_to(_FAULTS)
+        or item.get_closest_marker("requires_server") is not None
+        or item.get_closest_marker("slow") is not None
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In the quick tier, deselect (not skip) what only the full tier runs, so
+    ``THREADLINE_REQUIRE_ALL=1`` never turns the quick tier's choice into a failure."""
+    if FULL:
+        return
+    deselected = [item for item in items if _full_tier_only(item)]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if not _full_tier_only(item)]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    if FULL:
+        return "threadline: full tier (THREADLINE_FULL=1): faults, soak, servers and slow tests"
+    return (
+        "threadline: quick tier; THREADLINE_FULL=1 also runs the fault, soak, server "
+        "and slow tests (as .ci/run does)"
+    )

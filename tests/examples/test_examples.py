@@ -19,6 +19,12 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 DOCS = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+SERVER = re.compile(r"THREADLINE_(REDIS_URL|POSTGRES_DSN)")
+"""An example or block that names a server's address needs that server (the full tier)."""
+
+
+def _needing_servers(code: str) -> tuple[pytest.MarkDecorator, ...]:
+    return (pytest.mark.requires_server,) if SERVER.search(code) else ()
 
 
 def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -38,14 +44,26 @@ def docs_blocks() -> list[tuple[str, str]]:
     return blocks
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "script",
+    [
+        pytest.param(path, id=path.name, marks=_needing_servers(path.read_text(encoding="utf-8")))
+        for path in EXAMPLES
+    ],
+)
 def test_example_runs(script: Path, tmp_path: Path) -> None:
     result = run_python([str(script)], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip(), "an example should show what it did"
 
 
-@pytest.mark.parametrize(("where", "code"), docs_blocks(), ids=[w for w, _ in docs_blocks()])
+@pytest.mark.parametrize(
+    ("where", "code"),
+    [
+        pytest.param(where, code, id=where, marks=_needing_servers(code))
+        for where, code in docs_blocks()
+    ],
+)
 def test_docs_block_runs(where: str, code: str, tmp_path: Path) -> None:
     script = tmp_path / "block.py"
     script.write_text(code, encoding="utf-8")
