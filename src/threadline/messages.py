@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
-import json
 import secrets
 from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -800,20 +799,24 @@ def tool_call_part(
     """A tool call. ``arguments`` is a mapping, or the JSON text a model emitted.
 
     Text that does not parse to a JSON object is kept in ``raw_arguments`` with
-    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs).
+    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs); so
+    is an object holding a number JSON cannot carry back (``NaN``, ``1e999``). The text is
+    parsed by the bounded parser every reader uses, never by recursion.
 
     Raises:
-        threadline.ValidationError: ``id`` or ``name`` is not a string, or an argument value
-            is not JSON.
+        threadline.ValidationError: ``id`` or ``name`` is not a string, an argument value
+            is not JSON, or the text holds an object nested too deeply to store
+            (a :class:`~threadline.LimitExceededError`).
     """
     raw: str | None = None
     parsed: Mapping[str, Any] | None
     if isinstance(arguments, str):
-        try:
-            decoded = json.loads(arguments)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
+        # Imported here: limits reads the message classes this module defines.
+        from threadline.limits import Limits, parse_arguments
+
+        # No size limits for a Python caller; nesting has the ceiling every reader has.
+        decoded = parse_arguments(arguments, Limits.none(), what="tool_call_part")
+        if decoded is not None:
             parsed = decoded
         else:
             parsed, raw = {}, arguments
