@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
+import re
 import secrets
 from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -230,6 +231,22 @@ class ToolCallPart:
         return _with_metadata(self, mapping, kv)
 
 
+_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
+_MEDIA_TYPE = re.compile(
+    rf"{_NAME}/(?:{_NAME}|\*)(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))*"
+)
+
+
+def is_media_type(text: str) -> bool:
+    """Whether ``text`` is a media type: ``type/subtype`` of RFC 6838 restricted names (or the
+    subtype ``*``, for an image whose URL does not say which), then optional parameters
+    (``; charset=utf-8``), as RFC 9110 writes them. Nothing else, so a media type cannot
+    carry a line break into a header, or a path into a file name."""
+    return _MEDIA_TYPE.fullmatch(text) is not None
+
+
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
 class FilePart:
     """An image, document, audio or other file, by bytes or by URL (exactly one)."""
@@ -237,7 +254,8 @@ class FilePart:
     type: Literal["file"] = "file"
     """The part tag, always ``"file"``."""
     media_type: str
-    """The IANA media type, such as ``image/png`` or ``application/pdf``."""
+    """The IANA media type, such as ``image/png`` or ``application/pdf``: ``type/subtype``
+    (RFC 6838 names), optionally with parameters (``text/plain; charset=utf-8``)."""
     data: Base64Bytes | None = None
     """The file's bytes; standard base64 in JSON. OpenAI ``data:`` URLs and ``file_data``;
     Anthropic ``source.data``; Gemini ``inlineData.data``; Bedrock ``source.bytes``."""
@@ -259,12 +277,12 @@ class FilePart:
                 "got {which}. Use file_part(bytes_or_url, media_type)",
                 {"which": "neither" if self.data is None else "both"},
             )
-        if "/" not in self.media_type:
+        if not is_media_type(self.media_type):
             raise PydanticCustomError(
                 "media_type",
-                "media_type '{media_type}' is not a media type "
-                "such as 'image/png' or 'application/pdf'",
-                {"media_type": self.media_type},
+                "media_type {media_type} is not a media type "
+                "such as 'image/png', 'application/pdf' or 'text/plain; charset=utf-8'",
+                {"media_type": repr(self.media_type)[:80]},
             )
 
     def __repr__(self) -> str:

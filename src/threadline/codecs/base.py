@@ -60,6 +60,7 @@ from threadline.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    is_media_type,
 )
 
 __all__ = [
@@ -886,11 +887,13 @@ class Reader:
         return value
 
     def media_type(self, value: Any, path: str) -> str:
-        """``value`` if it is a string that names a media type (``image/png``)."""
+        """``value`` if it is a string that names a media type (``image/png``), as
+        :func:`~threadline.messages.is_media_type` says."""
         text = self.expect_str(value, path)
-        if "/" not in text:
+        if not is_media_type(text):
             self.fail(
-                path, f"{text!r} is not a media type such as 'image/png' or 'application/pdf'"
+                path,
+                f"{repr(text)[:80]} is not a media type such as 'image/png' or 'application/pdf'",
             )
         return text
 
@@ -1153,8 +1156,9 @@ def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | N
         reader.fail(path, "a data: URL needs a comma before its data")
     media_type, _, encoding = header.partition(";")
     media_type = media_type or "text/plain"
-    if "/" not in media_type:
-        reader.fail(path, f"the data: URL's {media_type!r} is not a media type such as 'image/png'")
+    if not is_media_type(media_type):
+        shown = repr(media_type)[:80]
+        reader.fail(path, f"the data: URL's {shown} is not a media type such as 'image/png'")
     if encoding == "base64" or header.endswith(";base64"):
         return media_type, decode_base64(body, reader, path)
     from urllib.parse import unquote_to_bytes
