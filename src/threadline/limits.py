@@ -366,11 +366,18 @@ def check_size(data: str | bytes | bytearray, limits: Limits, *, what: str, path
         raise _exceeded(what, "max_bytes", maximum, size, path, f"the input is {size:,} bytes")
 
 
-def parse_json(data: str | bytes | bytearray, limits: Limits, *, what: str, path: str = "") -> Any:
+def parse_json(
+    data: str | bytes | bytearray,
+    limits: Limits,
+    *,
+    what: str,
+    path: str = "",
+    allow_inf_nan: bool = True,
+) -> Any:
     """Parse JSON text after checking its size; nesting too deep to parse is a limit error.
 
-    The parser reads ``NaN`` and ``Infinity``: a reader that keeps values refuses them with
-    their path (:func:`parse_json_value` does).
+    The parser reads ``NaN`` and ``Infinity`` unless ``allow_inf_nan`` is false: a reader that
+    keeps values refuses them with their path.
 
     Args:
         data: the JSON text.
@@ -385,7 +392,7 @@ def parse_json(data: str | bytes | bytearray, limits: Limits, *, what: str, path
     """
     check_size(data, limits, what=what, path=path)
     try:
-        return pydantic_core.from_json(data)
+        return pydantic_core.from_json(data, allow_inf_nan=allow_inf_nan)
     except ValueError as error:
         too_deep = parser_depth_error(str(error), limits, what=what, path=path)
         if too_deep is not None:
@@ -414,10 +421,20 @@ def parse_json_value(
         threadline.ValidationError: the text is not JSON, or holds a number JSON cannot hold.
     """
     checked = resolve_limits(limits)
-    value = parse_json(data, checked, what=what, path=path)
+    value = parse_json(data, checked, what=what, path=path, allow_inf_nan=False)
     if type(value) is float and not math.isfinite(value):
         raise _not_finite(what, value, path)
     strings = checked.max_string is not None and len(data) > checked.max_string
+    if (
+        type(data) is str
+        and not strings
+        and len(data) < _SHORT
+        and depth + len(data) // 2 <= checked.max_depth
+        and _EXPONENT.search(data) is None
+    ):
+        # Too short to nest past the limit (each level takes two brackets), and no number in
+        # it can overflow to infinity: nothing for the walk to find.
+        return value
     _walk(
         value,
         checked,
@@ -430,6 +447,10 @@ def parse_json_value(
     )
     return value
 
+
+_SHORT = 300
+"""JSON text shorter than this cannot write a number past ``1.8e308`` without an exponent."""
+_EXPONENT = re.compile(r"[0-9][eE]")
 
 _ARGUMENTS_DEPTH = 6
 """Where tool arguments nest in the envelope ``dump_json`` writes (envelope, messages, message,
