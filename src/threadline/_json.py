@@ -189,14 +189,24 @@ def _path_text(prefix: str, node: _PathNode) -> str:
     return prefix + "".join(steps)
 
 
+_TOO_LONG = 10**4300
+"""JSON parsers (pydantic-core's and, by default, Python's) read integers of at most 4,300
+digits: a longer one would be written but never read back."""
+_TOO_LONG_HINT = "an int of more than 4,300 digits, which JSON readers refuse to read back"
+
+
 def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
     """``value`` as a JSON scalar, or for a mapping, list or tuple the empty ``dict`` or
     ``list`` its copy is walked into."""
     if value is None or value is True or value is False:
         return value
     kind = type(value)
-    if kind is str or kind is int:
+    if kind is str:
         return value
+    if kind is int:
+        if -_TOO_LONG < value < _TOO_LONG:
+            return value
+        _not_json(value, _path_text(prefix, node), _TOO_LONG_HINT)
     if kind is float:
         if math.isfinite(value):
             return value
@@ -210,7 +220,7 @@ def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
-        return int(value)
+        return _leaf(int(value), node, prefix)
     if isinstance(value, float):
         return _leaf(float(value), node, prefix)
     return _not_json(

@@ -37,6 +37,7 @@ import dataclasses
 import datetime
 import math
 import operator
+import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -69,7 +70,9 @@ __all__ = [
     "enforce_counts",
     "enforce_limits",
     "enforce_message_limits",
+    "parse_arguments",
     "parse_json",
+    "parse_json_value",
     "parser_depth_error",
     "resolve_limits",
 ]
@@ -337,13 +340,14 @@ def enforce_counts(
     _check_counts(items, checked, what, THREADLINE_LAYOUT, path)
 
 
-def check_size(data: str | bytes | bytearray, limits: Limits, *, what: str) -> None:
+def check_size(data: str | bytes | bytearray, limits: Limits, *, what: str, path: str = "") -> None:
     """Check the size of JSON text against ``limits.max_bytes`` without copying it.
 
     Args:
         data: the JSON text; a ``str`` is measured as UTF-8.
         limits: the limits.
         what: the entry point, for the error message.
+        path: the JSON path of the text (``""``: the whole input).
 
     Raises:
         threadline.LimitExceededError: the text is larger than ``max_bytes``.
@@ -359,34 +363,136 @@ def check_size(data: str | bytes | bytearray, limits: Limits, *, what: str) -> N
     else:
         size = len(data)
     if size > maximum:
-        raise _exceeded(what, "max_bytes", maximum, size, "", f"the input is {size:,} bytes")
+        raise _exceeded(what, "max_bytes", maximum, size, path, f"the input is {size:,} bytes")
 
 
-def parse_json(data: str | bytes | bytearray, limits: Limits, *, what: str) -> Any:
+def parse_json(
+    data: str | bytes | bytearray,
+    limits: Limits,
+    *,
+    what: str,
+    path: str = "",
+    allow_inf_nan: bool = True,
+) -> Any:
     """Parse JSON text after checking its size; nesting too deep to parse is a limit error.
+
+    The parser reads ``NaN`` and ``Infinity`` unless ``allow_inf_nan`` is false: a reader that
+    keeps values refuses them with their path.
 
     Args:
         data: the JSON text.
         limits: the limits.
         what: the entry point, for the error message.
+        path: the JSON path of the text, for error paths (``""``: the whole input).
 
     Raises:
         threadline.LimitExceededError: the text is larger than ``max_bytes``, or nests deeper
             than :data:`DEPTH_CEILING`.
         threadline.ValidationError: the text is not valid JSON.
     """
-    check_size(data, limits, what=what)
+    check_size(data, limits, what=what, path=path)
     try:
-        return pydantic_core.from_json(data)
+        return pydantic_core.from_json(data, allow_inf_nan=allow_inf_nan)
     except ValueError as error:
-        too_deep = parser_depth_error(str(error), limits, what=what)
+        too_deep = parser_depth_error(str(error), limits, what=what, path=path)
         if too_deep is not None:
             raise too_deep from None
-        detail = ErrorDetail("", f"not valid JSON: {error}", "json_invalid")
-        raise ValidationError(f"{what}: {detail.message}", [detail]) from None
+        problem = f"not valid JSON: {error}"
+    except TypeError:  # pydantic-core's answer to a str holding a lone surrogate
+        problem = "not valid JSON: the text holds a lone surrogate, which is not Unicode"
+    where = f" at {path}" if path else ""
+    detail = ErrorDetail(path, problem, "json_invalid")
+    raise ValidationError(f"{what}{where}: {problem}", [detail]) from None
 
 
-def parser_depth_error(message: str, limits: Limits, *, what: str) -> LimitExceededError | None:
+def parse_json_value(
+    data: str | bytes | bytearray, limits: Limits | None, *, what: str, path: str, depth: int
+) -> Any:
+    """JSON text found inside a document (tool arguments a model emitted), parsed within
+    ``limits`` as if the value it holds stood at ``depth`` in that document.
+
+    The one parser for JSON text that becomes part of a message: its size, nesting and string
+    lengths are checked as :func:`enforce_limits` checks a document, and numbers JSON text
+    cannot carry back (``NaN``, ``Infinity``, ``1e999``, which overflows to infinity) are
+    refused, so that whatever it returns reloads under the same limits.
+
+    Raises:
+        threadline.LimitExceededError: a limit is exceeded; it names the limit and the path.
+        threadline.ValidationError: the text is not JSON, or holds a number JSON cannot hold.
+    """
+    checked = resolve_limits(limits)
+    value = parse_json(data, checked, what=what, path=path, allow_inf_nan=False)
+    if type(value) is float and not math.isfinite(value):
+        raise _not_finite(what, value, path)
+    strings = checked.max_string is not None and len(data) > checked.max_string
+    if (
+        type(data) is str
+        and not strings
+        and len(data) < _SHORT
+        and depth + len(data) // 2 <= checked.max_depth
+        and _EXPONENT.search(data) is None
+    ):
+        # Too short to nest past the limit (each level takes two brackets), and no number in
+        # it can overflow to infinity: nothing for the walk to find.
+        return value
+    _walk(
+        value,
+        checked,
+        what,
+        path,
+        depth,
+        estimate_size=False,
+        check_strings=strings,
+        finite_floats=True,
+    )
+    return value
+
+
+_SHORT = 300
+"""JSON text shorter than this cannot write a number past ``1.8e308`` without an exponent."""
+_EXPONENT = re.compile(r"[0-9][eE]")
+
+_ARGUMENTS_DEPTH = 6
+"""Where tool arguments nest in the envelope ``dump_json`` writes (envelope, messages, message,
+parts, part, arguments): their text is checked as if it stood there, so what is read
+reloads."""
+
+_OBJECT_START = re.compile(r"[ \t\n\r]*\{")
+
+
+def parse_arguments(
+    text: str,
+    limits: Limits | None = None,
+    *,
+    what: str = "tool arguments",
+    path: str = "arguments",
+) -> dict[str, Any] | None:
+    """Tool arguments a model emitted as JSON text: the object they hold, or ``None`` when the
+    text holds no JSON object that threadline can keep (not JSON, an array, a number JSON
+    cannot carry such as ``NaN`` or ``1e999``), which makes the call an invalid one.
+
+    An object is parsed by :func:`parse_json_value`, at the depth of tool arguments in a
+    dumped history: one that exceeds ``limits`` is an error, not an invalid call, because
+    the limits say what the caller is willing to read.
+
+    Raises:
+        threadline.LimitExceededError: the text holds an object that exceeds ``limits``
+            (nests too deeply, even beyond what any parser reads), naming ``path``.
+    """
+    if _OBJECT_START.match(text) is None:
+        return None  # cannot be an object: however deep, it is kept as text
+    try:
+        value = parse_json_value(text, limits, what=what, path=path, depth=_ARGUMENTS_DEPTH)
+    except LimitExceededError:
+        raise
+    except ValidationError:
+        return None
+    return value if type(value) is dict else None
+
+
+def parser_depth_error(
+    message: str, limits: Limits, *, what: str, path: str = ""
+) -> LimitExceededError | None:
     """The limit error for a JSON parser error that says the text nests too deeply, else None.
 
     pydantic-core's parser (``from_json``, ``validate_json``) stops at its own depth ceiling
@@ -399,7 +505,7 @@ def parser_depth_error(message: str, limits: Limits, *, what: str) -> LimitExcee
         "max_depth",
         limits.max_depth,
         None,
-        "",
+        path,
         f"the JSON nests more than {DEPTH_CEILING} levels deep ({message})",
         hint="no Limits can read JSON nested this deeply",
     )
@@ -480,13 +586,14 @@ def _walk(
     *,
     estimate_size: bool,
     check_strings: bool,
+    finite_floats: bool = False,
 ) -> None:
     """Visit every value under ``root`` once, deepest-first, with an explicit stack.
 
     ``root`` nests at ``depth``. Containers are JSON objects and arrays (any mapping, list or
     tuple) and ``Message`` and part objects, whose members are their fields that can hold
     JSON values. ``check_strings=False`` skips string lengths, for callers who know none can
-    exceed ``max_string``.
+    exceed ``max_string``; ``finite_floats`` refuses NaN and infinity (see :func:`_run`).
 
     Depth is checked when a container is pushed, so empty containers need no push.
     Deepest-first matters beyond the stack: a self-referencing Python object hits
@@ -509,6 +616,7 @@ def _walk(
         (root, path, depth),
         estimate_size=estimate_size,
         check_strings=check_strings,
+        finite_floats=finite_floats,
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import binascii
 import dataclasses
-import json
+import re
 import secrets
 from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -231,6 +231,22 @@ class ToolCallPart:
         return _with_metadata(self, mapping, kv)
 
 
+_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
+_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
+_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
+_MEDIA_TYPE = re.compile(
+    rf"{_NAME}/(?:{_NAME}|\*)(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))*"
+)
+
+
+def is_media_type(text: str) -> bool:
+    """Whether ``text`` is a media type: ``type/subtype`` of RFC 6838 restricted names (or the
+    subtype ``*``, for an image whose URL does not say which), then optional parameters
+    (``; charset=utf-8``), as RFC 9110 writes them. Nothing else, so a media type cannot
+    carry a line break into a header, or a path into a file name."""
+    return _MEDIA_TYPE.fullmatch(text) is not None
+
+
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
 class FilePart:
     """An image, document, audio or other file, by bytes or by URL (exactly one)."""
@@ -238,7 +254,8 @@ class FilePart:
     type: Literal["file"] = "file"
     """The part tag, always ``"file"``."""
     media_type: str
-    """The IANA media type, such as ``image/png`` or ``application/pdf``."""
+    """The IANA media type, such as ``image/png`` or ``application/pdf``: ``type/subtype``
+    (RFC 6838 names), optionally with parameters (``text/plain; charset=utf-8``)."""
     data: Base64Bytes | None = None
     """The file's bytes; standard base64 in JSON. OpenAI ``data:`` URLs and ``file_data``;
     Anthropic ``source.data``; Gemini ``inlineData.data``; Bedrock ``source.bytes``."""
@@ -260,12 +277,12 @@ class FilePart:
                 "got {which}. Use file_part(bytes_or_url, media_type)",
                 {"which": "neither" if self.data is None else "both"},
             )
-        if "/" not in self.media_type:
+        if not is_media_type(self.media_type):
             raise PydanticCustomError(
                 "media_type",
-                "media_type '{media_type}' is not a media type "
-                "such as 'image/png' or 'application/pdf'",
-                {"media_type": self.media_type},
+                "media_type {media_type} is not a media type "
+                "such as 'image/png', 'application/pdf' or 'text/plain; charset=utf-8'",
+                {"media_type": repr(self.media_type)[:80]},
             )
 
     def __repr__(self) -> str:
@@ -800,20 +817,24 @@ def tool_call_part(
     """A tool call. ``arguments`` is a mapping, or the JSON text a model emitted.
 
     Text that does not parse to a JSON object is kept in ``raw_arguments`` with
-    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs).
+    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs); so
+    is an object holding a number JSON cannot carry back (``NaN``, ``1e999``). The text is
+    parsed by the bounded parser every reader uses, never by recursion.
 
     Raises:
-        threadline.ValidationError: ``id`` or ``name`` is not a string, or an argument value
-            is not JSON.
+        threadline.ValidationError: ``id`` or ``name`` is not a string, an argument value
+            is not JSON, or the text holds an object nested too deeply to store
+            (a :class:`~threadline.LimitExceededError`).
     """
     raw: str | None = None
     parsed: Mapping[str, Any] | None
     if isinstance(arguments, str):
-        try:
-            decoded = json.loads(arguments)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
+        # Imported here: limits reads the message classes this module defines.
+        from threadline.limits import Limits, parse_arguments
+
+        # No size limits for a Python caller; nesting has the ceiling every reader has.
+        decoded = parse_arguments(arguments, Limits.none(), what="tool_call_part")
+        if decoded is not None:
             parsed = decoded
         else:
             parsed, raw = {}, arguments

@@ -8,6 +8,7 @@ replaced by a hostile one, removed, duplicated or wrapped).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -83,6 +84,17 @@ HOSTILE_VALUES: tuple[Any, ...] = (
     "not/a media type",
     nested(250),
     {"a": nested(120)},
+    # Tool arguments as JSON text (OpenAI Chat, Mistral, Responses): deeper than the limits,
+    # deeper than any parser, or holding numbers JSON text cannot carry back.
+    '{"a":' + "[" * 150 + "]" * 150 + "}",
+    '{"a":' + "[" * 1000 + "]" * 1000 + "}",
+    "[" * 1000 + "]" * 1000,
+    '{"a": NaN}',
+    '{"a": 1e999}',
+    '{"a": 1' + "0" * 5000 + "}",
+    # Media types that carry a header or a path.
+    "text/html\r\nX-Injected: 1",
+    "image/png; charset=utf-8\r\n",
     # Python values JSON cannot hold, which only Python callers can hand over.
     {1: "x"},
     {None: 1},
@@ -187,5 +199,6 @@ def mutated_documents(draw: st.DrawFn, document: Any) -> Any:
         elif operation == "double" and isinstance(container, list):
             container.insert(key, copy_document(container[key]))
         elif operation == "str" and not isinstance(container[key], (dict, list)):
-            container[key] = str(container[key])
+            with contextlib.suppress(ValueError):  # str(10**5000) raises
+                container[key] = str(container[key])
     return document

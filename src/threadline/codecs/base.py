@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import copy
 import dataclasses
 import hashlib
@@ -34,6 +35,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Literal, NoReturn, Protocol, TypeAlias, TypeGuard, TypeVar, cast
 
 import pydantic
@@ -47,6 +49,8 @@ from threadline.limits import (
     Limits,
     enforce_counts,
     enforce_limits,
+    parse_arguments,
+    parse_json,
     resolve_limits,
 )
 from threadline.messages import (
@@ -56,6 +60,7 @@ from threadline.messages import (
     TextPart,
     ToolCallPart,
     ToolResultPart,
+    is_media_type,
 )
 
 __all__ = [
@@ -468,18 +473,35 @@ def arguments_json(part: ToolCallPart) -> str:
 
 
 def call_from_json(
-    call_id: str, name: str, text: str, metadata: FrozenJsonMap = EMPTY
+    call_id: str,
+    name: str,
+    text: str,
+    metadata: FrozenJsonMap = EMPTY,
+    *,
+    path: str = "arguments",
 ) -> ToolCallPart:
-    """A tool call whose arguments came as JSON text: parsed when they are a JSON object,
-    else ``arguments={}`` and the text kept verbatim in ``raw_arguments``."""
-    arguments = parse_arguments(text)
-    if arguments is None:
+    """A tool call whose arguments came as JSON text (at ``path``): parsed when they are a
+    JSON object, else ``arguments={}`` and the text kept verbatim in ``raw_arguments``.
+
+    The text is read within the limits of the ``decode`` or ``decode_response`` running (the
+    defaults outside one), as if it stood where ``dump_json`` puts arguments.
+
+    Raises:
+        threadline.LimitExceededError: the text holds an object beyond those limits.
+        threadline.ValidationError: the call cannot be stored, naming ``path``.
+    """
+    limits, what = _READING.get()
+    arguments = parse_arguments(text, limits, what=what, path=path)
+    try:
+        if arguments is None:
+            return ToolCallPart(
+                id=call_id, name=name, arguments=EMPTY, raw_arguments=text, metadata=metadata
+            )
         return ToolCallPart(
-            id=call_id, name=name, arguments=EMPTY, raw_arguments=text, metadata=metadata
+            id=call_id, name=name, arguments=freeze_json_map(arguments), metadata=metadata
         )
-    return ToolCallPart(
-        id=call_id, name=name, arguments=freeze_json_map(arguments), metadata=metadata
-    )
+    except pydantic.ValidationError as error:
+        raise translate_errors(error, f"cannot store the tool call at {path}") from None
 
 
 def read_back_result(
@@ -724,9 +746,11 @@ def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart
 
 
 def as_json_document(response: Any, format_name: str) -> Any:
-    """A response as JSON values: a mapping as is, an SDK model dumped, JSON text parsed.
+    """A response as JSON values: a mapping as is, an SDK model dumped, JSON text parsed
+    (within the limits of the ``decode_response`` running, the defaults outside one).
 
     Raises:
+        threadline.LimitExceededError: the text exceeds those limits.
         threadline.CodecError: ``response`` is none of these.
     """
     if isinstance(response, Mapping):
@@ -735,12 +759,14 @@ def as_json_document(response: Any, format_name: str) -> Any:
     if callable(dump):
         return dump(mode="json")
     if isinstance(response, (str, bytes, bytearray)):
+        limits, what = _READING.get()
         try:
-            return json.loads(response)
-        except ValueError as error:
-            raise CodecError(
-                f"not a valid {format_name} response: the text is not JSON ({error})"
-            ) from None
+            return parse_json(response, limits, what=what)
+        except LimitExceededError:
+            raise
+        except ValidationError as error:
+            detail = error.errors[0].message if error.errors else str(error)
+            raise CodecError(f"not a valid {format_name} response: {detail}") from None
     raise CodecError(
         f"not a valid {format_name} response: expected a JSON object (dict), an SDK response "
         f"object or JSON text, got {type(response).__name__}"
@@ -753,7 +779,8 @@ def read_payload(
     """``read(payload)`` within ``limits``: every codec's ``decode`` is this around its reader.
 
     The payload's size, nesting and strings are checked before it is read, the decoded
-    messages and parts counted after. Text is not a payload: ``read`` refuses it.
+    messages and parts counted after; JSON text inside it (tool arguments) is parsed within
+    the same limits as it is read. Text is not a payload: ``read`` refuses it.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds a limit (``what`` names the codec).
@@ -761,7 +788,8 @@ def read_payload(
     checked = resolve_limits(limits)
     if not isinstance(payload, (str, bytes, bytearray)):
         enforce_limits(payload, checked, what=what)
-    messages = read(payload)
+    with _reading(checked, what):
+        messages = read(payload)
     enforce_counts(messages, checked, what=what)
     return messages
 
@@ -781,7 +809,8 @@ def read_response(
     JSON text is parsed here, by a parser that refuses to nest deeper than the limits allow
     (``json.loads`` would exhaust the stack first); an SDK object is dumped to JSON values,
     by ``dump`` when the format needs its own dump (``model_dump(mode="json")`` otherwise).
-    The document is checked before it is read, the parts counted after.
+    The document is checked before it is read, the parts counted after; JSON text inside it
+    (tool arguments) is parsed within the same limits as it is read.
 
     Raises:
         threadline.LimitExceededError: the response exceeds a limit.
@@ -798,7 +827,8 @@ def read_response(
     except ValidationError as error:  # text that is not JSON
         detail = error.errors[0].message if error.errors else str(error)
         raise CodecError(f"not a valid {format_name} response: {detail}") from None
-    message = read(document)
+    with _reading(checked, what):
+        message = read(document)
     enforce_counts([message], checked, what=what)
     return message
 
@@ -857,11 +887,13 @@ class Reader:
         return value
 
     def media_type(self, value: Any, path: str) -> str:
-        """``value`` if it is a string that names a media type (``image/png``)."""
+        """``value`` if it is a string that names a media type (``image/png``), as
+        :func:`~threadline.messages.is_media_type` says."""
         text = self.expect_str(value, path)
-        if "/" not in text:
+        if not is_media_type(text):
             self.fail(
-                path, f"{text!r} is not a media type such as 'image/png' or 'application/pdf'"
+                path,
+                f"{repr(text)[:80]} is not a media type such as 'image/png' or 'application/pdf'",
             )
         return text
 
@@ -1037,21 +1069,20 @@ def response_message(parts: Sequence[object], path: str, metadata: Mapping[str, 
     return build_message("assistant", parts or [TextPart(text="")], path, metadata)
 
 
-def parse_arguments(text: str) -> dict[str, Any] | None:
-    """Tool arguments as a JSON object, or ``None`` when ``text`` is not one.
+_READING: ContextVar[tuple[Limits, str]] = ContextVar(
+    "threadline_codec_reading", default=(resolve_limits(None), "decode")
+)
+"""The limits of the ``decode`` or ``decode_response`` running, and its name: readers pass a
+:class:`Reader` down, not the limits, and only JSON text inside a payload needs them."""
 
-    Strict JSON: ``NaN`` and ``Infinity`` (which :func:`json.loads` accepts) make the text
-    unparseable, so it is kept raw instead of failing validation later.
-    """
+
+@contextlib.contextmanager
+def _reading(limits: Limits, what: str) -> Iterator[None]:
+    token = _READING.set((limits, what))
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
+        yield
+    finally:
+        _READING.reset(token)
 
 
 def _join(path: str, key: str) -> str:
@@ -1125,8 +1156,9 @@ def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | N
         reader.fail(path, "a data: URL needs a comma before its data")
     media_type, _, encoding = header.partition(";")
     media_type = media_type or "text/plain"
-    if "/" not in media_type:
-        reader.fail(path, f"the data: URL's {media_type!r} is not a media type such as 'image/png'")
+    if not is_media_type(media_type):
+        shown = repr(media_type)[:80]
+        reader.fail(path, f"the data: URL's {shown} is not a media type such as 'image/png'")
     if encoding == "base64" or header.endswith(";base64"):
         return media_type, decode_base64(body, reader, path)
     from urllib.parse import unquote_to_bytes

@@ -568,7 +568,8 @@ def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
         return reader.part(
             ToolCallPart, call, path, id=call_id, name=name, arguments=freeze_json_map(arguments)
         )
-    return call_from_json(call_id, name, reader.expect_str(arguments, f"{path}.function.arguments"))
+    where = f"{path}.function.arguments"
+    return call_from_json(call_id, name, reader.expect_str(arguments, where), path=where)
 
 
 def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResultPart:

@@ -516,9 +516,8 @@ def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
         reader.fail(f"{path}.type", f"unknown tool call type {kind!r} (function or custom)")
     function = reader.expect_object(reader.field(call, "function", path), f"{path}.function")
     name = reader.str_field(function, "name", f"{path}.function")
-    return call_from_json(
-        call_id, name, reader.str_field(function, "arguments", f"{path}.function")
-    )
+    text = reader.str_field(function, "arguments", f"{path}.function")
+    return call_from_json(call_id, name, text, path=f"{path}.function.arguments")
 
 
 def _decode_tool(

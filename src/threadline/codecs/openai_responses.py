@@ -782,7 +782,9 @@ def _decode_output_item(
                 metadata=freeze_json_map(metadata),
             )
         text = reader.str_field(item, "arguments", path)
-        return call_from_json(call_id, name, text, freeze_json_map(metadata))
+        return call_from_json(
+            call_id, name, text, freeze_json_map(metadata), path=f"{path}.arguments"
+        )
     if item_id is None:
         reader.fail(
             f"{path}.type",
