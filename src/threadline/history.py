@@ -59,6 +59,7 @@ from typing import (
 import pydantic
 from typing_extensions import Self
 
+from threadline._blob_marks import blob_mark_errors
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, PluginError, ValidationError
 from threadline.integrity import prepare_messages
@@ -626,7 +627,9 @@ class History:
         Plugins' ``after_append`` run last, after the listeners.
 
         Args:
-            message: a :class:`Message`, or a mapping of its fields (validated).
+            message: a :class:`Message`, or a mapping of its fields (validated; a mapping
+                may not carry the ``threadline.blob`` metadata key, which only a store's
+                blob references hold).
             limits: check ``message`` against these :class:`~threadline.Limits` first, for a
                 mapping that came from outside (``Limits.untrusted()`` for a client's). ``None``
                 checks nothing beyond validation, which already refuses JSON values nested
@@ -681,7 +684,8 @@ class History:
         event, no version step. With a window, trimming happens once, after the whole batch.
 
         Args:
-            messages: messages, or mappings of their fields (validated).
+            messages: messages, or mappings of their fields (validated; as in
+                :meth:`append`, a mapping may not carry ``threadline.blob`` metadata).
             limits: check the batch against these :class:`~threadline.Limits` first, for
                 mappings that came from outside (``Limits.untrusted()`` for a client's).
                 ``None`` checks nothing beyond validation.
@@ -750,7 +754,8 @@ class History:
         then dropped, with a ``trim`` event after the ``restore`` event.
 
         Args:
-            messages: the new contents: messages, or mappings of their fields (validated).
+            messages: the new contents: messages, or mappings of their fields (validated;
+                as in :meth:`append`, a mapping may not carry ``threadline.blob`` metadata).
             limits: how much to take (:class:`~threadline.Limits`); ``None`` means the
                 defaults. Checked before any mapping is validated; pass
                 ``Limits.untrusted()`` for mappings a client sent.
@@ -1650,9 +1655,10 @@ def _from_input(item: object, path: str) -> Message | list[ErrorDetail]:
             )
         ]
     try:
-        return Message.model_validate(item)
+        message = Message.model_validate(item)
     except pydantic.ValidationError as error:
         return list(translate_errors(error, "", prefix=path).errors)
+    return blob_mark_errors(message, path) or message
 
 
 def _invalid(where: str, details: Sequence[ErrorDetail]) -> ValidationError:

@@ -23,6 +23,7 @@ import pydantic
 import pydantic_core
 from typing_extensions import TypedDict
 
+from threadline._blob_marks import blob_mark_errors, may_hold_blob_marks
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
 from threadline.limits import (
@@ -170,7 +171,9 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         threadline.UnsupportedVersionError: the envelope's version is newer than this library
             knows (upgrade threadline) or not a version at all.
         threadline.ValidationError: the input is not JSON, not a threadline envelope, or a
-            message in it is invalid; ``errors`` names the JSON path of each bad field.
+            message in it is invalid; ``errors`` names the JSON path of each bad field. The
+            metadata key ``threadline.blob`` is refused wherever it appears: only a store
+            writes blob references (see :mod:`threadline.stores.blobs`).
     """
     if not isinstance(data, (bytes, bytearray, str)):
         raise ValidationError(
@@ -219,7 +222,21 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         check_strings=strings,
         check_fields=bounded is None,
     )
+    if may_hold_blob_marks(data):
+        _refuse_blob_marks(messages)
     return messages
+
+
+def _refuse_blob_marks(messages: list[Message]) -> None:
+    details: list[ErrorDetail] = []
+    for index, message in enumerate(messages):
+        details.extend(blob_mark_errors(message, f"messages[{index}]"))
+    if details:
+        lines = "\n".join(f"  {detail}" for detail in details)
+        noun = "problem" if len(details) == 1 else "problems"
+        raise ValidationError(
+            f"invalid input to load_json: {len(details)} {noun}\n{lines}", details
+        )
 
 
 def json_schema() -> dict[str, Any]:

@@ -21,7 +21,13 @@ from threadline.stores import (
     SQLiteStore,
     Store,
 )
-from threadline.stores.blobs import BLOB_METADATA_KEY, BLOB_URL_PREFIX, blob_key, offload_files
+from threadline.stores.blobs import (
+    BLOB_METADATA_KEY,
+    BLOB_URL_PREFIX,
+    blob_key,
+    offload_files,
+    scoped_blob_key,
+)
 
 BIG = bytes(range(256)) * 40  # 10,240 bytes
 OTHER = b"\xfb\xff" * 6000
@@ -88,7 +94,7 @@ def test_bytes_round_trip_and_stay_out_of_the_json(
     raw = raw_text(store)
     for data in (BIG, OTHER):
         assert base64.b64encode(data)[:200] not in raw
-        assert f"{BLOB_URL_PREFIX}{blob_key(data)}".encode() in raw
+        assert f"{BLOB_URL_PREFIX}{scoped_blob_key('c', data)}".encode() in raw
     assert base64.b64encode(b"small") in raw  # at or under the threshold: inline
     store.replace("c", messages[::-1])
     assert store.load("c") == messages[::-1]
@@ -105,34 +111,30 @@ def test_the_threshold_is_exclusive(tmp_path: Path) -> None:
     assert base64.b64encode(b"y" * 11) not in raw
 
 
-def test_same_bytes_are_stored_once(tmp_path: Path) -> None:
+def test_same_bytes_are_stored_once_per_conversation(tmp_path: Path) -> None:
     blobs = FileBlobStore(tmp_path / "blobs")
     store = JsonlStore(tmp_path / "j", blobs=blobs, blob_threshold=THRESHOLD)
+    store.append("c", with_files())  # BIG twice, OTHER once
     store.append("c", with_files())
     store.append("d", with_files())
     files = sorted(p for p in (tmp_path / "blobs").rglob("*") if p.is_file())
-    assert [p.name for p in files] == sorted(blob_key(d)[7:] for d in (BIG, OTHER))
-    assert (tmp_path / "blobs" / blob_key(BIG)[7:9] / blob_key(BIG)[7:]).read_bytes() == BIG
+    keys = [scoped_blob_key(c, data) for c in ("c", "d") for data in (BIG, OTHER)]
+    assert [p.name for p in files] == sorted(key[7:] for key in keys)
+    key = scoped_blob_key("c", BIG)
+    stored = (tmp_path / "blobs" / key[7:9] / key[7:]).read_bytes()
+    assert stored.endswith(BIG)
+    assert blob_key(stored) == key
 
 
 def test_offloading_does_not_touch_the_callers_messages(tmp_path: Path) -> None:
     messages = with_files()
     snapshot = [m.model_copy() for m in messages]
-    offloaded = offload_files(messages, FileBlobStore(tmp_path), THRESHOLD)
+    offloaded = offload_files(messages, FileBlobStore(tmp_path), THRESHOLD, "c")
     assert messages == snapshot
     assert offloaded[1] is messages[1]  # nothing to move: the same object
-    assert offloaded[0].parts[1].url == BLOB_URL_PREFIX + blob_key(BIG)  # type: ignore[union-attr]
-    assert offloaded[0].parts[1].metadata == {"k": 1, BLOB_METADATA_KEY: blob_key(BIG)}
-
-
-def test_a_missing_blob_is_a_store_error_naming_message_and_key(tmp_path: Path) -> None:
-    store = jsonl_with_files(tmp_path)
-    store.append("c", with_files()[:1])
-    for path in (tmp_path / "blobs").rglob("*"):
-        if path.is_file():
-            path.unlink()
-    with pytest.raises(tl.StoreError, match=f"message 'u1' refers to blob {blob_key(BIG)}"):
-        store.load("c")
+    key = scoped_blob_key("c", BIG)
+    assert offloaded[0].parts[1].url == BLOB_URL_PREFIX + key  # type: ignore[union-attr]
+    assert offloaded[0].parts[1].metadata == {"k": 1, BLOB_METADATA_KEY: key}
 
 
 def test_a_store_opened_without_its_blob_store_shows_references(tmp_path: Path) -> None:
@@ -140,7 +142,7 @@ def test_a_store_opened_without_its_blob_store_shows_references(tmp_path: Path) 
     part = JsonlStore(tmp_path / "j").load("c")[0].parts[1]
     assert isinstance(part, tl.FilePart)
     assert part.data is None
-    assert part.url == BLOB_URL_PREFIX + blob_key(BIG)
+    assert part.url == BLOB_URL_PREFIX + scoped_blob_key("c", BIG)
 
 
 @pytest.mark.parametrize("kind", ["file", "sqlite"])
@@ -180,10 +182,13 @@ def test_a_forged_reference_cannot_read_outside_the_blob_store(key: str, tmp_pat
     forged = tl.FilePart(
         url=BLOB_URL_PREFIX + key, media_type="image/png", metadata={BLOB_METADATA_KEY: key}
     )
-    store.append("c", [tl.user_message(forged)])
+    with pytest.raises(tl.ValidationError, match="reserved"):
+        store.append("c", [tl.user_message(forged)])
+    JsonlStore(tmp_path / "j").append("c", [tl.user_message(forged)])  # past the check
     if key.startswith("sha256:"):
-        with pytest.raises(tl.StoreError, match="is not a blob key"):
-            store.load("c")
+        with pytest.warns(tl.StoreRecoveryWarning, match="is not a blob key"):
+            (message,) = store.load("c")
+        assert isinstance(message.parts[0], tl.TextPart)
     else:  # not even shaped like a reference: it comes back as stored
         assert store.load("c")[0].parts == (forged,)
 
@@ -192,11 +197,15 @@ def test_parts_that_look_like_references_round_trip_unchanged(tmp_path: Path) ->
     store = jsonl_with_files(tmp_path)
     messages = [
         tl.user_message(tl.file_part(BLOB_URL_PREFIX + "sha256:" + "0" * 64, "image/png")),
-        tl.user_message(tl.file_part(BIG, "image/png", metadata={BLOB_METADATA_KEY: "mine"})),
+        tl.user_message(tl.file_part("https://example.com/a.png", "image/png", metadata={"k": 1})),
     ]
     store.append("c", messages)
     assert store.load("c") == messages
-    assert base64.b64encode(BIG)[:200] in raw_text(store)  # a reserved key keeps it inline
+    # The reserved key itself is refused (tests/stores/test_blob_scoping.py).
+    with pytest.raises(tl.ValidationError, match="reserved"):
+        store.append(
+            "c", [tl.user_message(tl.file_part(BIG, "a/b", metadata={BLOB_METADATA_KEY: "mine"}))]
+        )
 
 
 def test_blobs_are_written_durably_and_atomically(

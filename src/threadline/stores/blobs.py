@@ -11,11 +11,27 @@ to the blob store first, and stores a reference part in its place::
 
 ``load`` turns each reference back into the exact original part (equal to what was appended).
 A reference needs both marks — the ``threadline-blob:`` URL and the ``threadline.blob``
-metadata key — so an application's own URL is never mistaken for one. Blobs are written (and
-fsynced) before the messages that refer to them, so a stored message never points at a missing
-blob; a crash in between leaves only an unreferenced blob. Blobs are keyed by the SHA-256 of
-their bytes, so the same image sent twice is stored once, and are never deleted by a store: one
-blob may be shared by many conversations.
+metadata key — so an application's own URL is never mistaken for one.
+
+**References are scoped to their conversation.** The blob a store writes holds a header naming
+the conversation, then the file's bytes, and its key is the SHA-256 of both; ``load`` gives
+back only bytes whose header names the conversation being loaded. So a reference copied or
+forged into another conversation names nothing that conversation may read, and the key of a
+file in one conversation cannot be computed from the file alone. The reserved key is also
+refused on input: a store with blobs refuses messages that carry it (``ValidationError``), as do
+``load_json`` and the ``History`` methods given mappings, and ``sanitize_untrusted`` drops it.
+
+**A reference that cannot be resolved does not make the conversation unloadable.** A missing
+blob, one stored for another conversation, or a key that is not a blob key is replaced by a
+placeholder :class:`~threadline.TextPart` (``"[file unavailable: image/png 'cat.png']"``,
+metadata ``"threadline.missing_blob"``: the key, media type and filename) and reported with a
+:class:`~threadline.StoreRecoveryWarning` naming the conversation, the message and the key.
+A blob whose bytes do not match its key (corruption) or a blob store that fails still raises
+:class:`~threadline.StoreError`.
+
+Blobs are written (and fsynced) before the messages that refer to them, so a stored message
+never points at a missing blob; a crash in between leaves only an unreferenced blob. The same
+file sent twice in one conversation is stored once; blobs are never deleted by a store.
 """
 
 from __future__ import annotations
@@ -26,12 +42,18 @@ import os
 import re
 import sqlite3
 import tempfile
-from collections.abc import Iterable
+import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Final, Protocol, TypeAlias, runtime_checkable
 
+from threadline._blob_marks import (
+    BLOB_METADATA_KEY,
+    BLOB_URL_PREFIX,
+    blob_mark_errors,
+)
 from threadline._json import freeze_json_map
-from threadline.errors import StoreError
+from threadline.errors import ErrorDetail, StoreError, StoreRecoveryWarning, ValidationError
 from threadline.messages import FilePart, Message, Part, TextPart, ToolResultPart
 from threadline.stores._files import fsync_directory
 from threadline.stores._sqlite import SQLiteDatabase
@@ -41,6 +63,7 @@ __all__ = [
     "BLOB_METADATA_KEY",
     "BLOB_URL_PREFIX",
     "DEFAULT_BLOB_THRESHOLD",
+    "MISSING_BLOB_KEY",
     "BlobStore",
     "FileBlobStore",
     "SQLiteBlobStore",
@@ -48,12 +71,12 @@ __all__ = [
     "may_hold_references",
     "offload_files",
     "restore_files",
+    "scoped_blob_key",
 ]
 
-BLOB_URL_PREFIX = "threadline-blob:"
-"""The URL scheme of a reference part: ``threadline-blob:sha256:<hex>``."""
-BLOB_METADATA_KEY = "threadline.blob"
-"""The metadata key that marks a reference part; its value is the blob key."""
+MISSING_BLOB_KEY: Final = "threadline.missing_blob"
+"""The metadata key of the placeholder part ``load`` puts where a blob cannot be read; its value
+is ``{"key": ..., "media_type": ..., "filename": ...}`` of the file that was there."""
 DEFAULT_BLOB_THRESHOLD = 64 * 1024
 """File bytes longer than this (in bytes) go to the blob store when a store has one."""
 
@@ -83,6 +106,24 @@ class BlobStore(Protocol):
 def blob_key(data: bytes) -> str:
     """The content address of ``data``: ``"sha256:"`` and its hex SHA-256 digest."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def scoped_blob_key(conversation_id: str, data: bytes) -> str:
+    """The key under which a store keeps ``data`` for ``conversation_id``.
+
+    It is the content address of the blob the store writes: a header naming the conversation,
+    then ``data``. So the same file has a different key in every conversation, and a reference
+    resolves only in the conversation it was written for.
+    """
+    digest = hashlib.sha256(_scope_header(conversation_id))
+    digest.update(data)
+    return "sha256:" + digest.hexdigest()
+
+
+def _scope_header(conversation_id: str) -> bytes:
+    # Length-prefixed, so no conversation's header is a prefix of another's.
+    name = conversation_id.encode("utf-8", "surrogatepass")
+    return b"threadline-blob\x00%d:%b\x00" % (len(name), name)
 
 
 def _check_key(key: str, owner: object) -> str:
@@ -243,36 +284,65 @@ class SQLiteBlobStore:
         self.close()
 
 
-def offload_files(messages: Iterable[Message], blobs: BlobStore, threshold: int) -> list[Message]:
+def offload_files(
+    messages: Iterable[Message], blobs: BlobStore, threshold: int, conversation_id: str
+) -> list[Message]:
     """Move file bytes longer than ``threshold`` to ``blobs``; return messages with references.
 
-    Messages without such a file are returned as they are (the same objects).
+    Each blob is scoped to ``conversation_id`` (see :func:`scoped_blob_key`). Messages without
+    such a file are returned as they are (the same objects). The messages are checked before
+    any blob is written.
 
     Raises:
+        threadline.ValidationError: a message carries the reserved ``threadline.blob`` metadata
+            key, which only references this function writes may hold; nothing was written.
         threadline.StoreError: the blob store failed.
     """
+    items = list(messages)
+    details: list[ErrorDetail] = []
+    for index, message in enumerate(items):
+        details.extend(blob_mark_errors(message, f"messages[{index}]"))
+    if details:
+        lines = "\n".join(f"  {detail}" for detail in details)
+        raise ValidationError(
+            f"refused to store messages in conversation {conversation_id!r}: {len(details)} "
+            f"reserved key(s)\n{lines}",
+            details,
+        )
+    header = _scope_header(conversation_id)
     out: list[Message] = []
-    for message in messages:
-        parts = tuple(_offload_part(part, blobs, threshold) for part in message.parts)
+    for message in items:
+        parts = tuple(_offload_part(part, blobs, threshold, header) for part in message.parts)
         changed = any(new is not old for new, old in zip(parts, message.parts, strict=True))
         out.append(message.model_copy(update={"parts": parts}) if changed else message)
     return out
 
 
-def restore_files(messages: list[Message], blobs: BlobStore, where: str) -> list[Message]:
+def restore_files(
+    messages: Sequence[Message], blobs: BlobStore, conversation_id: str, *, owner: object
+) -> list[Message]:
     """Replace each reference part in ``messages`` by the original part, bytes from ``blobs``.
+
+    Only blobs written for ``conversation_id`` are read back. A reference that cannot be
+    resolved (the blob is missing, was written for another conversation, or the key is not a
+    blob key) becomes a placeholder :class:`~threadline.TextPart` whose metadata
+    :data:`MISSING_BLOB_KEY` describes the file, with a
+    :class:`~threadline.StoreRecoveryWarning`; the other messages load as stored.
 
     Args:
         messages: messages as stored.
         blobs: the blob store the references point into.
-        where: the store and conversation, for error messages.
+        conversation_id: the conversation the messages belong to.
+        owner: the store loading them (its ``repr`` names it in warnings).
 
     Raises:
-        threadline.StoreError: a referenced blob is missing or corrupt.
+        threadline.StoreError: a referenced blob is corrupt, or the blob store failed.
     """
+    restoring = _Restoring(blobs, conversation_id, owner)
     out: list[Message] = []
-    for message in messages:
-        parts = tuple(_restore_part(part, blobs, where, message.id) for part in message.parts)
+    for index, message in enumerate(messages):
+        restoring.at = (index, message.id)
+        parts = tuple(restoring.part(part) for part in message.parts)
         changed = any(new is not old for new, old in zip(parts, message.parts, strict=True))
         out.append(message.model_copy(update={"parts": parts}) if changed else message)
     return out
@@ -283,51 +353,79 @@ def may_hold_references(raw_json: bytes) -> bool:
     return _REFERENCE_MARK in raw_json
 
 
-def _offload_part(part: Part, blobs: BlobStore, threshold: int) -> Part:
+def _offload_part(part: Part, blobs: BlobStore, threshold: int, header: bytes) -> Part:
     if type(part) is FilePart:
-        return _offload_file(part, blobs, threshold)
+        return _offload_file(part, blobs, threshold, header)
     if type(part) is ToolResultPart and not isinstance(part.content, str):
-        content = tuple(_offload_file(item, blobs, threshold) for item in part.content)
+        content = tuple(_offload_file(item, blobs, threshold, header) for item in part.content)
         if any(new is not old for new, old in zip(content, part.content, strict=True)):
             return dataclasses.replace(part, content=content)
     return part
 
 
-def _offload_file(part: _Content, blobs: BlobStore, threshold: int) -> _Content:
-    if (
-        type(part) is not FilePart
-        or part.data is None
-        or len(part.data) <= threshold
-        or BLOB_METADATA_KEY in part.metadata  # reserved: kept inline so it round-trips exactly
-    ):
+def _offload_file(part: _Content, blobs: BlobStore, threshold: int, header: bytes) -> _Content:
+    if type(part) is not FilePart or part.data is None or len(part.data) <= threshold:
         return part
-    key = blobs.put(part.data)
+    key = blobs.put(header + part.data)
     metadata = freeze_json_map({**part.metadata, BLOB_METADATA_KEY: key})
     return dataclasses.replace(part, data=None, url=BLOB_URL_PREFIX + key, metadata=metadata)
 
 
-def _restore_part(part: Part, blobs: BlobStore, where: str, message_id: str) -> Part:
-    if type(part) is FilePart:
-        return _restore_file(part, blobs, where, message_id)
-    if type(part) is ToolResultPart and not isinstance(part.content, str):
-        content = tuple(_restore_file(item, blobs, where, message_id) for item in part.content)
-        if any(new is not old for new, old in zip(content, part.content, strict=True)):
-            return dataclasses.replace(part, content=content)
-    return part
+class _Restoring:
+    """One load's references being resolved: where they are, for the warnings."""
 
+    def __init__(self, blobs: BlobStore, conversation_id: str, owner: object) -> None:
+        self.blobs = blobs
+        self.conversation_id = conversation_id
+        self.owner = owner
+        self.header = _scope_header(conversation_id)
+        self.at: tuple[int, str] = (0, "")
 
-def _restore_file(part: _Content, blobs: BlobStore, where: str, message_id: str) -> _Content:
-    if type(part) is not FilePart or part.url is None:
+    def part(self, part: Part) -> Part:
+        if type(part) is FilePart:
+            return self.file(part)
+        if type(part) is ToolResultPart and not isinstance(part.content, str):
+            content = tuple(self.file(item) for item in part.content)
+            if any(new is not old for new, old in zip(content, part.content, strict=True)):
+                return dataclasses.replace(part, content=content)
         return part
-    key = part.metadata.get(BLOB_METADATA_KEY)
-    if not isinstance(key, str) or part.url != BLOB_URL_PREFIX + key:
-        return part
-    try:
-        data = blobs.get(key)
-    except KeyError:
-        raise StoreError(
-            f"{where}: message {message_id!r} refers to blob {key}, which {blobs!r} does not "
-            "hold; open the store with the blob store it was written with"
-        ) from None
-    metadata = freeze_json_map({k: v for k, v in part.metadata.items() if k != BLOB_METADATA_KEY})
-    return dataclasses.replace(part, data=data, url=None, metadata=metadata)
+
+    def file(self, part: _Content) -> _Content:
+        if type(part) is not FilePart or part.url is None:
+            return part
+        key = part.metadata.get(BLOB_METADATA_KEY)
+        if not isinstance(key, str) or part.url != BLOB_URL_PREFIX + key:
+            return part
+        if _KEY.fullmatch(key) is None:
+            return self.placeholder(part, key, "which is not a blob key")
+        try:
+            stored = self.blobs.get(key)
+        except KeyError:
+            return self.placeholder(part, key, f"which {self.blobs!r} does not hold")
+        if not stored.startswith(self.header):
+            return self.placeholder(part, key, "which was not stored for this conversation")
+        metadata = freeze_json_map(
+            {name: value for name, value in part.metadata.items() if name != BLOB_METADATA_KEY}
+        )
+        data = stored[len(self.header) :]
+        return dataclasses.replace(part, data=data, url=None, metadata=metadata)
+
+    def placeholder(self, part: FilePart, key: str, problem: str) -> TextPart:
+        index, message_id = self.at
+        shown = key if len(key) <= 80 else key[:77] + "..."
+        warnings.warn(
+            f"{self.owner!r} loaded conversation {self.conversation_id!r} with a placeholder: "
+            f"message {index} ({message_id!r}) refers to blob {shown!r}, {problem}. The file "
+            f"is replaced by a text part whose metadata {MISSING_BLOB_KEY!r} names it; open "
+            "the store with the blob store it was written with to get the file back (writing "
+            "the conversation back keeps the placeholder)",
+            StoreRecoveryWarning,
+            stacklevel=2,
+        )
+        described = {"key": key, "media_type": part.media_type, "filename": part.filename}
+        kept = {name: value for name, value in part.metadata.items() if name != BLOB_METADATA_KEY}
+        name = f" {part.filename!r}" if part.filename else ""
+        return TextPart(
+            text=f"[file unavailable: {part.media_type}{name}]",
+            metadata=freeze_json_map({**kept, MISSING_BLOB_KEY: described}),
+        )

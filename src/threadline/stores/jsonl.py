@@ -115,7 +115,8 @@ class JsonlStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the file cannot be read, a line other than the last is
-                damaged, a line holds an invalid message, or a referenced blob is missing.
+                damaged, a line holds an invalid message, or a
+                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
         path = self._path(conversation_id)
@@ -127,7 +128,7 @@ class JsonlStore:
                 data = _read_all(fd)
             messages = _decode(data, path)
         if self.blobs is not None and may_hold_references(data):
-            messages = restore_files(messages, self.blobs, action)
+            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
         return messages
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -144,7 +145,7 @@ class JsonlStore:
         path = self._path(conversation_id)
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, OSError):
-            line = self._batch_line(items)
+            line = self._batch_line(items, conversation_id)
             with self._locked(path, exclusive=True, create=True) as fd:
                 assert fd is not None  # create=True
                 size = _drop_torn_tail(fd, path)
@@ -174,7 +175,7 @@ class JsonlStore:
         path = self._path(conversation_id)
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, OSError):
-            data = b"".join(line + b"\n" for line in self._message_lines(items))
+            data = b"".join(line + b"\n" for line in self._message_lines(items, conversation_id))
             temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
             with self._locked(path, exclusive=True, create=True):
                 try:
@@ -245,14 +246,14 @@ class JsonlStore:
     def _path(self, conversation_id: str) -> Path:
         return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
 
-    def _message_lines(self, messages: list[Message]) -> list[bytes]:
+    def _message_lines(self, messages: list[Message], conversation_id: str) -> list[bytes]:
         if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold)
+            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
         return [message.model_dump_json().encode() for message in messages]
 
-    def _batch_line(self, messages: list[Message]) -> bytes:
+    def _batch_line(self, messages: list[Message], conversation_id: str) -> bytes:
         if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold)
+            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
         array = _messages_adapter().dump_json(messages)
         # pydantic writes compact JSON, so a one-message array is exactly "[" + object + "]".
         return (array[1:-1] if len(messages) == 1 else array) + b"\n"

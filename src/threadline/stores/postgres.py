@@ -256,7 +256,8 @@ class PostgresStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the server cannot be reached or refused the query, a row is
-                not a valid message, or a referenced blob is missing.
+                not a valid message, or a
+                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
         where = f"{self!r} could not load conversation {conversation_id!r}"
@@ -268,7 +269,7 @@ class PostgresStore:
                 return []
             messages = _messages_adapter().validate_json(payload)
         if self.blobs is not None and may_hold_references(payload.encode()):
-            messages = restore_files(messages, self.blobs, where)
+            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
         return messages
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -286,7 +287,7 @@ class PostgresStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with _driver_errors(action):
-            texts = _encode(items, self.blobs, self.blob_threshold)
+            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
             with self._connection() as connection:
                 connection.execute(self._sql.append, _append_params(conversation_id, texts))
 
@@ -302,7 +303,7 @@ class PostgresStore:
         items = as_message_list(messages, "PostgresStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with _driver_errors(action):
-            texts = _encode(items, self.blobs, self.blob_threshold)
+            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
             with self._connection() as connection, connection.transaction():
                 for query, params in _replace_steps(self._sql, conversation_id, texts):
                     connection.execute(query, params)
@@ -419,7 +420,8 @@ class AsyncPostgresStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the server cannot be reached or refused the query, a row is
-                not a valid message, or a referenced blob is missing.
+                not a valid message, or a
+                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
         where = f"{self!r} could not load conversation {conversation_id!r}"
@@ -431,7 +433,9 @@ class AsyncPostgresStore:
                 return []
             messages = _messages_adapter().validate_json(payload)
         if self.blobs is not None and may_hold_references(payload.encode()):
-            messages = await asyncio.to_thread(restore_files, messages, self.blobs, where)
+            messages = await asyncio.to_thread(
+                restore_files, messages, self.blobs, conversation_id, owner=self
+            )
         return messages
 
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -448,7 +452,7 @@ class AsyncPostgresStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with _driver_errors(action):
-            texts = await self._encode(items)
+            texts = await self._encode(items, conversation_id)
             async with self._connection() as connection:
                 await connection.execute(self._sql.append, _append_params(conversation_id, texts))
 
@@ -464,7 +468,7 @@ class AsyncPostgresStore:
         items = as_message_list(messages, "AsyncPostgresStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with _driver_errors(action):
-            texts = await self._encode(items)
+            texts = await self._encode(items, conversation_id)
             async with self._connection() as connection, connection.transaction():
                 for query, params in _replace_steps(self._sql, conversation_id, texts):
                     await connection.execute(query, params)
@@ -526,10 +530,12 @@ class AsyncPostgresStore:
                 self._schema_ready = True
             yield connection
 
-    async def _encode(self, messages: list[Message]) -> list[str]:
+    async def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
         if self.blobs is None:
-            return _encode(messages, None, self.blob_threshold)
-        return await asyncio.to_thread(_encode, messages, self.blobs, self.blob_threshold)
+            return _encode(messages, None, self.blob_threshold, conversation_id)
+        return await asyncio.to_thread(
+            _encode, messages, self.blobs, self.blob_threshold, conversation_id
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,9 +591,11 @@ def _check_size(max_connections: int) -> int:
     return max_connections
 
 
-def _encode(messages: list[Message], blobs: BlobStore | None, threshold: int) -> list[str]:
+def _encode(
+    messages: list[Message], blobs: BlobStore | None, threshold: int, conversation_id: str
+) -> list[str]:
     if blobs is not None:
-        messages = offload_files(messages, blobs, threshold)
+        messages = offload_files(messages, blobs, threshold, conversation_id)
     return [message.model_dump_json() for message in messages]
 
 

@@ -128,7 +128,8 @@ class RedisStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the server cannot be reached or refused the command, a
-                stored element is not a valid message, or a referenced blob is missing.
+                stored element is not a valid message, or a
+                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
         where = f"{self!r} could not load conversation {conversation_id!r}"
@@ -139,7 +140,7 @@ class RedisStore:
                 return []
             messages = _messages_adapter().validate_json(payload)
         if self.blobs is not None and may_hold_references(payload):
-            messages = restore_files(messages, self.blobs, where)
+            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
         return messages
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -157,7 +158,7 @@ class RedisStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
-            texts = _encode(items, self.blobs, self.blob_threshold)
+            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
             pipe = self._client.pipeline(transaction=True)
             pipe.rpush(self._key(conversation_id), *texts)
             pipe.zadd(self._index, {conversation_id: 0})
@@ -174,7 +175,7 @@ class RedisStore:
         items = as_message_list(messages, "RedisStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
-            texts = _encode(items, self.blobs, self.blob_threshold)
+            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
             key = self._key(conversation_id)
             pipe = self._client.pipeline(transaction=True)
             pipe.delete(key)
@@ -277,7 +278,8 @@ class AsyncRedisStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the server cannot be reached or refused the command, a
-                stored element is not a valid message, or a referenced blob is missing.
+                stored element is not a valid message, or a
+                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
         where = f"{self!r} could not load conversation {conversation_id!r}"
@@ -288,7 +290,9 @@ class AsyncRedisStore:
                 return []
             messages = _messages_adapter().validate_json(payload)
         if self.blobs is not None and may_hold_references(payload):
-            messages = await asyncio.to_thread(restore_files, messages, self.blobs, where)
+            messages = await asyncio.to_thread(
+                restore_files, messages, self.blobs, conversation_id, owner=self
+            )
         return messages
 
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -305,7 +309,7 @@ class AsyncRedisStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
-            texts = await self._encode(items)
+            texts = await self._encode(items, conversation_id)
             pipe = self._client.pipeline(transaction=True)
             pipe.rpush(self._key(conversation_id), *texts)
             pipe.zadd(self._index, {conversation_id: 0})
@@ -322,7 +326,7 @@ class AsyncRedisStore:
         items = as_message_list(messages, "AsyncRedisStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
-            texts = await self._encode(items)
+            texts = await self._encode(items, conversation_id)
             key = self._key(conversation_id)
             pipe = self._client.pipeline(transaction=True)
             pipe.delete(key)
@@ -368,10 +372,12 @@ class AsyncRedisStore:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _encode(self, messages: list[Message]) -> list[str]:
+    async def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
         if self.blobs is None:
-            return _encode(messages, None, self.blob_threshold)
-        return await asyncio.to_thread(_encode, messages, self.blobs, self.blob_threshold)
+            return _encode(messages, None, self.blob_threshold, conversation_id)
+        return await asyncio.to_thread(
+            _encode, messages, self.blobs, self.blob_threshold, conversation_id
+        )
 
     def _key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "conv", conversation_id)
@@ -434,9 +440,11 @@ def _redacted(url: str) -> str:
         return "<unparsable url>"
 
 
-def _encode(messages: list[Message], blobs: BlobStore | None, threshold: int) -> list[str]:
+def _encode(
+    messages: list[Message], blobs: BlobStore | None, threshold: int, conversation_id: str
+) -> list[str]:
     if blobs is not None:
-        messages = offload_files(messages, blobs, threshold)
+        messages = offload_files(messages, blobs, threshold, conversation_id)
     return [message.model_dump_json() for message in messages]
 
 

@@ -110,7 +110,8 @@ class SQLiteStore:
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the database cannot be read, a row is not a valid message,
-                or a referenced blob is missing.
+                or a referenced blob is corrupt or unreadable (a missing one loads as a
+                placeholder).
         """
         validate_conversation_id(conversation_id)
         where = f"{self!r} could not load conversation {conversation_id!r}"
@@ -130,7 +131,7 @@ class SQLiteStore:
             payload = b"[" + b",".join([row[0] for row in rows]) + b"]"
             messages = _messages_adapter().validate_json(payload)
         if self.blobs is not None and may_hold_references(payload):
-            messages = restore_files(messages, self.blobs, where)
+            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
         return messages
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -146,7 +147,7 @@ class SQLiteStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._encode(items)
+            texts = self._encode(items, conversation_id)
             with self._db.transaction() as connection:
                 (last,) = connection.execute(
                     "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?",
@@ -173,7 +174,7 @@ class SQLiteStore:
         items = as_message_list(messages, "SQLiteStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._encode(items)
+            texts = self._encode(items, conversation_id)
             with self._db.transaction() as connection:
                 self._delete(connection, conversation_id)
                 if texts:
@@ -227,9 +228,9 @@ class SQLiteStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _encode(self, messages: list[Message]) -> list[str]:
+    def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
         if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold)
+            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
         return [message.model_dump_json() for message in messages]
 
     @staticmethod
