@@ -193,6 +193,7 @@ def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix:
             ("conversation_id", "text", "C"),
             ("seq", "bigint", None),
             ("message", "text", None),
+            ("message_id", "text", None),
         ],
     }
     assert schema_sql() == SCHEMA_SQL

@@ -156,8 +156,13 @@ def test_keys_are_a_list_per_conversation_and_a_sorted_index(redis_url: str, pre
             f"{prefix}conv:a-1".encode(),
             f"{prefix}conv:b-2".encode(),
             f"{prefix}conversations".encode(),
+            f"{prefix}ids:a-1".encode(),
+            f"{prefix}ids:b-2".encode(),
         ]
         assert client.type(f"{prefix}conv:b-2") == b"list"
+        assert sorted(client.hkeys(f"{prefix}ids:b-2")) == sorted(
+            m.id.encode() for m in batch(0, 0, 2)
+        )
         stored = client.lrange(f"{prefix}conv:b-2", 0, -1)
         assert [tl.Message.model_validate_json(item) for item in stored] == batch(0, 0, 2)
         assert client.zrange(f"{prefix}conversations", 0, -1, withscores=True) == [

@@ -36,12 +36,19 @@ def test_the_documented_layout(path: Path) -> None:
         ("conversation_id", "TEXT", 1),
         ("seq", "INTEGER", 2),
         ("message", "TEXT", 0),
+        ("message_id", "TEXT", 0),
     ]
+    indexes = rows(path, "SELECT name FROM pragma_index_list('threadline_messages') ORDER BY 1")
+    assert ("threadline_messages_by_id",) in indexes
     stored = rows(
-        path, "SELECT conversation_id, seq, message FROM threadline_messages ORDER BY 1, 2"
+        path,
+        "SELECT conversation_id, seq, message, message_id FROM threadline_messages ORDER BY 1, 2",
     )
-    expected = [("c", i, m.model_dump_json()) for i, m in enumerate(msgs("a", 2) + msgs("b", 1))]
-    assert stored == [*expected, ("d", 0, msgs("x", 1)[0].model_dump_json())]
+    expected = [
+        ("c", i, m.model_dump_json(), m.id) for i, m in enumerate(msgs("a", 2) + msgs("b", 1))
+    ]
+    (x,) = msgs("x", 1)
+    assert stored == [*expected, ("d", 0, x.model_dump_json(), x.id)]
     assert rows(path, "SELECT * FROM threadline_conversations") == [("c",), ("d",)]
     assert rows(path, "SELECT * FROM threadline_meta") == [("schema_version", "1")]
     assert rows(path, "PRAGMA journal_mode") == [("wal",)]
@@ -148,7 +155,7 @@ def test_a_row_that_is_not_a_message_is_a_store_error(path: Path) -> None:
         store.append("c", msgs("a", 1))
     with sqlite3.connect(path) as connection:
         connection.execute(
-            "INSERT INTO threadline_messages VALUES ('c', 1, '{\"role\": \"wizard\"}')"
+            "INSERT INTO threadline_messages VALUES ('c', 1, '{\"role\": \"wizard\"}', 'w')"
         )
     with SQLiteStore(path) as store, pytest.raises(tl.StoreError, match="could not load") as e:
         store.load("c")
