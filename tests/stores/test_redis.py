@@ -525,3 +525,18 @@ def _check_whole_batches(
     assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
     assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
     assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
+
+
+def test_a_long_batch_sent_again_goes_through_the_script_in_slices(
+    redis_url: str, prefix: str
+) -> None:
+    many = [tl.user_message(f"m{i}", id=f"m{i}") for i in range(2_503)]
+    with RedisStore(redis_url, prefix=prefix) as store:
+        store.append("c", many[:1_200])
+        store.append("c", many)
+        assert store.load("c") == many
+        store.replace("c", [*many[:3], *many[:3]])
+        assert store.load("c") == many[:3]
+        with pytest.raises(tl.ValidationError, match="m2"):
+            store.append("c", [tl.user_message("new"), tl.user_message("not m2", id="m2")])
+        assert store.load("c") == many[:3]
