@@ -636,7 +636,8 @@ class History:
                 deeper than 190 levels.
 
         Raises:
-            threadline.ValidationError: ``message`` is not a valid message; nothing changes.
+            threadline.ValidationError: ``message`` is not a valid message, or (bound to a
+                store) its id is the id of a message in the conversation; nothing changes.
             threadline.LimitExceededError: ``message`` exceeds ``limits``; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write it; nothing
                 changes.
@@ -692,8 +693,8 @@ class History:
 
         Raises:
             threadline.ValidationError: an item is not a valid message (every problem is
-                listed with its path, such as ``messages[2].parts[0].arguments``); nothing
-                changes.
+                listed with its path, such as ``messages[2].parts[0].arguments``), or (bound
+                to a store) a message's id is taken; nothing changes.
             threadline.LimitExceededError: the batch exceeds ``limits``; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
                 nothing changes.
@@ -762,7 +763,8 @@ class History:
 
         Raises:
             threadline.LimitExceededError: ``messages`` exceed ``limits``; nothing changes.
-            threadline.ValidationError: an item is not a valid message; nothing changes.
+            threadline.ValidationError: an item is not a valid message, or (bound to a
+                store) two items share an id; nothing changes.
             threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
                 changes.
         """
@@ -934,6 +936,12 @@ class History:
         when it is loaded. A write that fails raises from the mutation, which is then not
         applied, so memory and store always agree.
 
+        Message ids are unique within a stored conversation (that is how a store recognises
+        a write sent again after a lost reply, and skips it). So a bound history refuses, with
+        :class:`~threadline.ValidationError` and before anything is written, a message whose
+        id the conversation already holds; after a write that raised, appending the same
+        message again is always safe.
+
         Returns the history, so ``history = History(max_tokens=...).bind(store, "c1")`` works.
         Copies and pickles of a bound history are not bound.
 
@@ -945,7 +953,8 @@ class History:
         Raises:
             RuntimeError: the history is bound already.
             TypeError: ``store`` is an async store.
-            threadline.ValidationError: the store refuses ``conversation_id``.
+            threadline.ValidationError: the store refuses ``conversation_id``, or the history
+                (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
         if _is_async_store(store):
@@ -958,11 +967,13 @@ class History:
         measured = self._measure_all(loaded) if loaded else None
         with self._lock:
             self._check_unbound()
+            start = loaded if measured is not None else list(self._view())
             if measured is not None:
                 self._replace_all(loaded, *measured, write=False)
-            elif len(self._view()):
-                store.replace(conversation_id, list(self._view()))
-            self._binding = _Binding(store, conversation_id, asynchronous=False)
+            elif start:
+                _refuse_taken_ids(start, set(), conversation_id)
+                store.replace(conversation_id, start)
+            self._binding = _Binding(store, conversation_id, asynchronous=False, messages=start)
         if self._pending:
             self._deliver()
         return self
@@ -974,6 +985,8 @@ class History:
         awaiting the store. From then on mutations are applied in memory at once and their
         writes are queued, in order; :meth:`flush` sends them. Call ``await history.flush()``
         after each step of your loop (or before answering a request). Trims are not written.
+        Message ids are kept unique as with :meth:`bind`: a message whose id is taken is
+        refused when it is appended, not when it is flushed.
 
         Args:
             store: an :class:`~threadline.stores.AsyncStore`.
@@ -982,7 +995,8 @@ class History:
         Raises:
             RuntimeError: the history is bound already.
             TypeError: ``store`` is a blocking store (use :meth:`bind`).
-            threadline.ValidationError: the store refuses ``conversation_id``.
+            threadline.ValidationError: the store refuses ``conversation_id``, or the history
+                (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
         if not _is_async_store(store):
@@ -997,7 +1011,7 @@ class History:
             with self._lock:
                 self._check_unbound()
                 self._replace_all(loaded, *measured, write=False)
-                self._binding = _Binding(store, conversation_id, asynchronous=True)
+                self._binding = _Binding(store, conversation_id, asynchronous=True, messages=loaded)
             if self._pending:
                 self._deliver()
             return self
@@ -1006,11 +1020,14 @@ class History:
             # while that write was awaited, write again, so that nothing escapes the store.
             current = self.snapshot()
             if current:
+                _refuse_taken_ids(current, set(), conversation_id)
                 await store.replace(conversation_id, list(current))
             with self._lock:
                 self._check_unbound()
                 if self._version == current.version:
-                    self._binding = _Binding(store, conversation_id, asynchronous=True)
+                    self._binding = _Binding(
+                        store, conversation_id, asynchronous=True, messages=current
+                    )
                     return self
 
     async def flush(self) -> None:
@@ -1019,8 +1036,12 @@ class History:
         Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
         before it unnecessary, so they are skipped. If a write fails, its error is raised here
         and it stays queued, with everything after it, for the next ``flush``: nothing is
-        lost from memory, and nothing reaches the store out of order. Does nothing for an
-        unbound history or one bound with :meth:`bind` (its writes are never queued).
+        lost from memory, and nothing reaches the store out of order. This holds when a flush
+        is cancelled, or fails, after the store applied the write but before it replied: the
+        next flush sends the write again, and the store skips the messages it holds already
+        (their ids are taken, by the same messages), so each is stored once, in order. Does
+        nothing for an unbound history or one bound with :meth:`bind` (its writes are never
+        queued).
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).
@@ -1489,32 +1510,74 @@ class History:
 
 
 class _Binding:
-    """A history's store binding: where writes go, and (async) the writes not sent yet."""
+    """A history's store binding: where writes go, and (async) the writes not sent yet.
 
-    __slots__ = ("asynchronous", "conversation_id", "flushing", "queue", "store")
+    It also knows the conversation's message ids: stores keep them unique (so that a write
+    sent again is recognised as a replay), and a bound history refuses a message whose id is
+    taken before anything is written, so memory and store never disagree.
+    """
 
-    def __init__(self, store: Any, conversation_id: str, *, asynchronous: bool) -> None:
+    __slots__ = ("asynchronous", "conversation_id", "flushing", "ids", "queue", "store")
+
+    def __init__(
+        self,
+        store: Any,
+        conversation_id: str,
+        *,
+        asynchronous: bool,
+        messages: Sequence[Message] = (),
+    ) -> None:
         self.store = store
         self.conversation_id = conversation_id
         self.asynchronous = asynchronous
+        self.ids = {message.id for message in messages}
         self.queue: deque[tuple[Literal["append", "replace"], list[Message]]] = deque()
         import asyncio  # only async bindings need it; importing it costs ~15 ms at startup
 
         self.flushing = asyncio.Lock()  # serializes flushes (binds to a loop on first use)
 
     def appended(self, messages: Sequence[Message]) -> None:
-        """Under the history's lock, before the append is applied: write or queue it."""
+        """Under the history's lock, before the append is applied: write or queue it.
+
+        Raises:
+            threadline.ValidationError: a message's id is in the conversation already.
+        """
+        _refuse_taken_ids(messages, self.ids, self.conversation_id)
         if self.asynchronous:
             self.queue.append(("append", list(messages)))
         else:
             self.store.append(self.conversation_id, list(messages))
+        self.ids.update(message.id for message in messages)
 
     def replaced(self, messages: Sequence[Message]) -> None:
-        """Under the history's lock, before a reset or restore is applied: write or queue it."""
+        """Under the history's lock, before a reset or restore is applied: write or queue it.
+
+        Raises:
+            threadline.ValidationError: two of the messages share an id.
+        """
+        _refuse_taken_ids(messages, set(), self.conversation_id)
         if self.asynchronous:
             self.queue.append(("replace", list(messages)))
         else:
             self.store.replace(self.conversation_id, list(messages))
+        self.ids = {message.id for message in messages}
+
+
+def _refuse_taken_ids(messages: Sequence[Message], taken: set[str], conversation_id: str) -> None:
+    """Raise when a message's id is in ``taken`` or earlier in ``messages``."""
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if message.id in taken or message.id in seen:
+            detail = ErrorDetail(
+                f"messages[{index}].id",
+                f"{message.id!r} is already the id of a message in conversation "
+                f"{conversation_id!r}; a bound history keeps message ids unique, as its store "
+                "does (a store skips a message it holds already, as a replay). Give the "
+                "message its own id (leave id out to get a new one); nothing changed",
+                "duplicate_id",
+            )
+            raise ValidationError(f"invalid messages: {detail}", [detail])
+        seen.add(message.id)
 
 
 def _is_async_store(store: object) -> bool:

@@ -21,6 +21,7 @@ LAYOUT_WORDS = [
     "conv",
     "Conv",
     "conversations",
+    "ids",
     "index",
     "42",
     "%3A",

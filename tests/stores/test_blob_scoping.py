@@ -145,7 +145,7 @@ def test_a_conversation_file_copied_under_another_id_does_not_read_the_originals
 ) -> None:
     store = jsonl_with_files(tmp_path)
     store_secret(store)
-    shutil.copy(tmp_path / "j" / "conv-A.jsonl", tmp_path / "j" / "conv-B.jsonl")
+    shutil.copy(store.path("conv-A"), store.path("conv-B"))
     with pytest.warns(tl.StoreRecoveryWarning, match="not stored for this conversation"):
         assert not holds_bytes(store.load("conv-B"), SECRET)
     # Moving a conversation the supported way (load, then write) stores its files anew.

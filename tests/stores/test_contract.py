@@ -12,7 +12,7 @@ import pytest
 
 from tests.stores._helpers import KINDS, ThreadedAsyncStore, store_factory
 from threadline import Message
-from threadline.stores import AsyncStore, MemoryStore, Store
+from threadline.stores import AsyncStore, MemoryStore, Store, validate_conversation_id
 from threadline.stores._contract import check_async_store, check_store
 from threadline.testing import ConformanceError
 
@@ -97,6 +97,26 @@ class ReplayKeepingStore(_Broken):
             self._conversations.setdefault(conversation_id, []).extend(messages)
 
 
+class DuplicatingStore(_Broken):
+    """Stores a batch sent again a second time (no id check)."""
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        validate_conversation_id(conversation_id)
+        if messages:
+            with self._lock:
+                self._conversations.setdefault(conversation_id, []).extend(
+                    m.model_copy(update={"replay": False}) for m in messages
+                )
+
+
+class OverwritingStore(_Broken):
+    """Skips every message whose id is stored, even when it is a different message."""
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        held = {m.id for m in self.load(conversation_id)}
+        super().append(conversation_id, [m for m in messages if m.id not in held])
+
+
 class ListsEmptyStore(_Broken):
     def list_conversations(self) -> list[str]:
         return [*super().list_conversations(), "ghost"]
@@ -123,6 +143,8 @@ class HangingStore(_Broken):
         (TornReplaceStore, "atomic_replace"),
         (ReplayKeepingStore, "round_trip"),
         (ListsEmptyStore, "empty"),
+        (DuplicatingStore, "replays"),
+        (OverwritingStore, "replays"),
     ],
 )
 def test_check_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:
@@ -137,6 +159,8 @@ def test_check_store_names_the_broken_promise(store_class: type[Store], check: s
         (LaxIdStore, "ids"),
         (LossyStore, "concurrent_writers"),
         (ListsEmptyStore, "empty"),
+        (DuplicatingStore, "replays"),
+        (OverwritingStore, "replays"),
     ],
 )
 def test_check_async_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:

@@ -228,3 +228,39 @@ def test_a_writer_waiting_on_a_swapped_file_writes_to_the_new_one(
     assert not errors
     expected = msgs("r", 1) + msgs("b", 1) if swap == "replace" else msgs("b", 1)
     assert store.load("c") == expected
+
+
+def test_a_replay_is_recognised_after_another_store_appended(store: JsonlStore) -> None:
+    other = JsonlStore(store.directory)  # another process's view of the same files
+    store.append("c", msgs("a", 2))
+    other.append("c", msgs("b", 2))
+    store.append("c", [*msgs("b", 2), *msgs("c", 1)])  # sent again, after another's append
+    other.append("c", msgs("a", 2))
+    assert store.load("c") == [*msgs("a", 2), *msgs("b", 2), *msgs("c", 1)]
+    with pytest.raises(tl.ValidationError, match="'b1' already names a different message"):
+        store.append("c", [tl.user_message("not b1", id="b1")])
+
+
+def test_the_id_index_follows_replace_and_delete(store: JsonlStore) -> None:
+    store.append("c", msgs("a", 3))
+    store.replace("c", msgs("b", 1))
+    store.append("c", [tl.user_message("a0 again", id="a0")])  # a0 left with the replace
+    store.delete("c")
+    store.append("c", msgs("b", 1))
+    store.append("c", [tl.user_message("a0 again", id="a0")])
+    assert store.load("c") == [*msgs("b", 1), tl.user_message("a0 again", id="a0")]
+    # the file made again by another store (the index must notice it is a new file)
+    other = JsonlStore(store.directory)
+    other.delete("c")
+    other.append("c", msgs("z", 1))
+    store.append("c", [tl.user_message("b0 is free again", id="b0")])
+    assert store.load("c") == [*msgs("z", 1), tl.user_message("b0 is free again", id="b0")]
+
+
+def test_a_damaged_line_stops_an_append_naming_it(store: JsonlStore) -> None:
+    store.append("c", msgs("a", 1))
+    path = store.directory / "c.jsonl"
+    path.write_bytes(b"{not json\n" + path.read_bytes())
+    fresh = JsonlStore(store.directory)
+    with pytest.raises(tl.StoreError, match="byte 0 is not JSON"):
+        fresh.append("c", msgs("b", 1))

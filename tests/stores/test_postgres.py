@@ -193,6 +193,7 @@ def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix:
             ("conversation_id", "text", "C"),
             ("seq", "bigint", None),
             ("message", "text", None),
+            ("message_id", "text", None),
         ],
     }
     assert schema_sql() == SCHEMA_SQL
@@ -676,3 +677,46 @@ def _check_whole_batches(
     assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
     assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
     assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
+
+
+def test_tables_an_older_threadline_created_get_message_ids(postgres_dsn: str, prefix: str) -> None:
+    old = [tl.user_message(f"old {i}", id=f"old{i}") for i in range(2)]
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:  # the earlier layout
+        connection.execute(
+            f'CREATE TABLE {prefix}conversations (conversation_id text COLLATE "C" PRIMARY KEY,'
+            " next_seq bigint NOT NULL)"
+        )
+        connection.execute(
+            f'CREATE TABLE {prefix}messages (conversation_id text COLLATE "C" NOT NULL,'
+            " seq bigint NOT NULL, message text NOT NULL, PRIMARY KEY (conversation_id, seq))"
+        )
+        connection.execute(f"INSERT INTO {prefix}conversations VALUES ('c', 2)")
+        for seq, message in enumerate(old):
+            connection.execute(
+                f"INSERT INTO {prefix}messages VALUES ('c', %s, %s)",
+                (seq, message.model_dump_json()),
+            )
+    new = [tl.user_message(f"new {i}", id=f"new{i}") for i in range(2)]
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        store.append("c", new)
+        store.append("c", new)  # sent again
+        assert store.load("c") == [*old, *new]
+        with pytest.raises(tl.ValidationError, match="new1"):
+            store.append("c", [tl.user_message("other", id="new1")])
+        assert store.load("c") == [*old, *new]
+
+
+def test_concurrent_replays_from_threads_store_once(postgres_dsn: str, prefix: str) -> None:
+    batches = [[tl.user_message(f"{b}.{k}", id=f"b{b}-{k}") for k in range(3)] for b in range(6)]
+    with PostgresStore(postgres_dsn, table_prefix=prefix, max_connections=4) as store:
+
+        def send() -> None:
+            for batch in batches:
+                store.append("c", batch)
+
+        threads = [threading.Thread(target=send) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert store.load("c") == [m for batch in batches for m in batch]

@@ -155,9 +155,14 @@ def test_keys_are_a_list_per_conversation_and_a_sorted_index(redis_url: str, pre
         assert sorted(client.scan_iter(match=f"{prefix}*")) == [
             f"{prefix}conv:a-1".encode(),
             f"{prefix}conv:b-2".encode(),
+            f"{prefix}ids:a-1".encode(),
+            f"{prefix}ids:b-2".encode(),
             f"{prefix}index:conversations".encode(),
         ]
         assert client.type(f"{prefix}conv:b-2") == b"list"
+        assert sorted(client.hkeys(f"{prefix}ids:b-2")) == sorted(
+            m.id.encode() for m in batch(0, 0, 2)
+        )
         stored = client.lrange(f"{prefix}conv:b-2", 0, -1)
         assert [tl.Message.model_validate_json(item) for item in stored] == batch(0, 0, 2)
         assert client.zrange(f"{prefix}index:conversations", 0, -1, withscores=True) == [
@@ -520,3 +525,18 @@ def _check_whole_batches(
     assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
     assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
     assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
+
+
+def test_a_long_batch_sent_again_goes_through_the_script_in_slices(
+    redis_url: str, prefix: str
+) -> None:
+    many = [tl.user_message(f"m{i}", id=f"m{i}") for i in range(2_503)]
+    with RedisStore(redis_url, prefix=prefix) as store:
+        store.append("c", many[:1_200])
+        store.append("c", many)
+        assert store.load("c") == many
+        store.replace("c", [*many[:3], *many[:3]])
+        assert store.load("c") == many[:3]
+        with pytest.raises(tl.ValidationError, match="m2"):
+            store.append("c", [tl.user_message("new"), tl.user_message("not m2", id="m2")])
+        assert store.load("c") == many[:3]

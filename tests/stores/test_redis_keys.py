@@ -47,7 +47,11 @@ def store_with(prefix: str) -> RedisStore:
 def keys_of(prefix: str, cid: str) -> dict[str, tuple[str, ...]]:
     """Every key a store with ``prefix`` touches for ``cid``, and what it holds."""
     store = store_with(prefix)
-    return {store._key(cid): (prefix, "conversation", cid), store._index: (prefix, "index")}
+    return {
+        store._key(cid): (prefix, "conversation", cid),
+        store._ids_key(cid): (prefix, "ids", cid),
+        store._index: (prefix, "index"),
+    }
 
 
 @given(redis_prefixes, conversation_ids, redis_prefixes, conversation_ids)
@@ -68,7 +72,7 @@ def test_nested_prefixes_never_share_a_key(readings: list[tuple[str, str]]) -> N
 
 
 def test_no_key_is_shared_in_a_small_space_searched_exhaustively() -> None:
-    words = ["a", "conv", "conversations", "index", "Q"]
+    words = ["a", "conv", "conversations", "ids", "index", "Q"]
     prefixes = ["", *(name + ":" for name in small_names(words, 2))]
     seen: dict[str, tuple[str, ...]] = {}
     for prefix in prefixes:
@@ -166,6 +170,7 @@ def test_sync_and_async_stores_use_the_same_keys(redis_url: str, base: str) -> N
         try:
             assert sorted(client.scan_iter(match=f"{base}*")) == [
                 f"{base}conv:user%3A7".encode(),
+                f"{base}ids:user%3A7".encode(),
                 f"{base}index:conversations".encode(),
             ]
         finally:

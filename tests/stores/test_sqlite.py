@@ -36,12 +36,19 @@ def test_the_documented_layout(path: Path) -> None:
         ("conversation_id", "TEXT", 1),
         ("seq", "INTEGER", 2),
         ("message", "TEXT", 0),
+        ("message_id", "TEXT", 0),
     ]
+    indexes = rows(path, "SELECT name FROM pragma_index_list('threadline_messages') ORDER BY 1")
+    assert ("threadline_messages_by_id",) in indexes
     stored = rows(
-        path, "SELECT conversation_id, seq, message FROM threadline_messages ORDER BY 1, 2"
+        path,
+        "SELECT conversation_id, seq, message, message_id FROM threadline_messages ORDER BY 1, 2",
     )
-    expected = [("c", i, m.model_dump_json()) for i, m in enumerate(msgs("a", 2) + msgs("b", 1))]
-    assert stored == [*expected, ("d", 0, msgs("x", 1)[0].model_dump_json())]
+    expected = [
+        ("c", i, m.model_dump_json(), m.id) for i, m in enumerate(msgs("a", 2) + msgs("b", 1))
+    ]
+    (x,) = msgs("x", 1)
+    assert stored == [*expected, ("d", 0, x.model_dump_json(), x.id)]
     assert rows(path, "SELECT * FROM threadline_conversations") == [("c",), ("d",)]
     assert rows(path, "SELECT * FROM threadline_meta") == [("schema_version", "1")]
     assert rows(path, "PRAGMA journal_mode") == [("wal",)]
@@ -148,7 +155,7 @@ def test_a_row_that_is_not_a_message_is_a_store_error(path: Path) -> None:
         store.append("c", msgs("a", 1))
     with sqlite3.connect(path) as connection:
         connection.execute(
-            "INSERT INTO threadline_messages VALUES ('c', 1, '{\"role\": \"wizard\"}')"
+            "INSERT INTO threadline_messages VALUES ('c', 1, '{\"role\": \"wizard\"}', 'w')"
         )
     with SQLiteStore(path) as store, pytest.raises(tl.StoreError, match="could not load") as e:
         store.load("c")
@@ -171,3 +178,41 @@ def test_a_failed_transaction_appends_nothing(path: Path) -> None:
             connection.execute("DROP TRIGGER fail")
         store.append("c", msgs("b", 3))  # the failed batch left no lock and no rows behind
         assert store.load("c") == msgs("a", 1) + msgs("b", 3)
+
+
+def test_a_file_an_older_threadline_wrote_gets_message_ids(path: Path) -> None:
+    old = msgs("a", 3)
+    with sqlite3.connect(path) as connection:  # the layout before message_id existed
+        connection.executescript(
+            "CREATE TABLE threadline_meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)"
+            " WITHOUT ROWID;"
+            "INSERT INTO threadline_meta VALUES ('schema_version', '1');"
+            "CREATE TABLE threadline_messages (conversation_id TEXT NOT NULL,"
+            " seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (conversation_id, seq));"
+            "CREATE TABLE threadline_conversations (conversation_id TEXT PRIMARY KEY NOT NULL)"
+            " WITHOUT ROWID;"
+            "INSERT INTO threadline_conversations VALUES ('c');"
+        )
+        connection.executemany(
+            "INSERT INTO threadline_messages VALUES ('c', ?, ?)",
+            [(i, m.model_dump_json()) for i, m in enumerate(old)],
+        )
+    with SQLiteStore(path) as store:
+        store.append("c", [*old, *msgs("b", 1)])  # the old messages are recognised
+        assert store.load("c") == [*old, *msgs("b", 1)]
+        with pytest.raises(tl.ValidationError, match="a0"):
+            store.append("c", [tl.user_message("not a0", id="a0")])
+    assert rows(path, "SELECT message_id FROM threadline_messages ORDER BY seq") == [
+        ("a0",),
+        ("a1",),
+        ("a2",),
+        ("b0",),
+    ]
+
+
+def test_a_long_batch_sent_again_is_looked_up_in_chunks(path: Path) -> None:
+    many = msgs("m", 1_203)
+    with SQLiteStore(path) as store:
+        store.append("c", many[:700])
+        store.append("c", many)
+        assert store.load("c") == many

@@ -81,8 +81,11 @@ def check_store(store_factory: Callable[[], Store]) -> None:
 
     Checks: round trip of every part type (``replay`` comes back ``False``), ordering, empty
     batches, replace, delete, listing, id validation, a batch is atomic under concurrent reads,
-    replace is atomic under concurrent reads, and concurrent writers from threads lose no
-    message and never interleave inside a batch.
+    replace is atomic under concurrent reads, concurrent writers from threads lose no
+    message and never interleave inside a batch, and writes are idempotent: a batch sent
+    again (alone, merged with later messages, or by several threads at once) stores each
+    message once, in order, while a message reusing the id of a different one is refused
+    with a ``ValueError`` and nothing of its batch is written.
 
     Args:
         store_factory: returns a new, empty store each time it is called (for example on a new
@@ -316,8 +319,9 @@ def _check_order(store: Store) -> None:
     for message in messages:
         store.append("order", [message])
     _same(store.load("order"), messages, "messages appended one by one")
-    store.append("order", messages[:3])
-    _same(store.load("order"), messages + messages[:3], "appending after 40 messages")
+    more = _numbered("o2", 3)
+    store.append("order", more)
+    _same(store.load("order"), messages + more, "appending after 40 messages")
 
 
 def _check_empty_batch(store: Store) -> None:
@@ -468,6 +472,62 @@ def _check_concurrent_conversations(store: Store) -> None:
         _same(store.load(f"own-{w}"), expected, f"conversation own-{w}")
 
 
+def _refused(append: Callable[[], object], what: str) -> None:
+    try:
+        append()
+    except ValueError:
+        return
+    raise AssertionError(f"{what} was not refused with a ValueError")
+
+
+def _check_replays(store: Store) -> None:
+    sample = sample_conversation("rp")
+    store.append("sample", sample)
+    store.append("sample", sample)  # sent again: the reply to the first was lost
+    _same(store.load("sample"), _stored(sample), "the sample conversation sent twice")
+    first, more = _numbered("p", 3), _numbered("q", 2)
+    store.append("replay", first)
+    store.append("replay", first)
+    _same(store.load("replay"), first, "a batch sent again")
+    store.append("replay", [*first, *more])  # sent again, merged with what came after it
+    _same(store.load("replay"), [*first, *more], "a batch sent again with new messages")
+    store.append("replay", [*more[1:], *first[:1]])
+    _same(store.load("replay"), [*first, *more], "older messages sent again, out of order")
+    twice = _numbered("t", 1)
+    store.append("replay", [*twice, *twice])
+    expected = [*first, *more, *twice]
+    _same(store.load("replay"), expected, "one message twice in a batch")
+    clash = [user_message("new", id="n-0"), user_message("not p-1", id="p-1")]
+    _refused(lambda: store.append("replay", clash), "a message reusing a stored id")
+    _same(store.load("replay"), expected, "a refused batch wrote something")
+    inner = [user_message("a", id="z-0"), user_message("b", id="z-0")]
+    _refused(lambda: store.append("replay", inner), "two messages sharing an id in a batch")
+    _refused(lambda: store.replace("replay", inner), "a replace with two messages sharing an id")
+    _same(store.load("replay"), expected, "a refused batch or replace wrote something")
+    store.replace("replay", [*more, *more])
+    _same(store.load("replay"), more, "replace with each message twice")
+    reborn = user_message("p-0 again, after a replace dropped it", id="p-0")
+    store.append("replay", [reborn])  # the id left the conversation with the replace
+    _same(store.load("replay"), [*more, reborn], "an id reused after a replace dropped it")
+    store.delete("replay")
+    store.append("replay", [reborn, *first[1:]])
+    _same(store.load("replay"), [reborn, *first[1:]], "ids reused after a delete")
+
+
+def _check_concurrent_replays(store: Store) -> None:
+    writers, batches, size = 4, 8, 3
+    start = threading.Barrier(writers)
+    expected = [m for b in range(batches) for m in _batch(0, b, size)]
+
+    def write() -> None:
+        start.wait(_TIMEOUT)
+        for b in range(batches):
+            store.append("same", _batch(0, b, size))  # every thread sends the same batches
+
+    _run_threads(*(write for _ in range(writers)))
+    _same(store.load("same"), expected, "threads sending the same batches")
+
+
 _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     _check_empty,
     _check_round_trip,
@@ -481,6 +541,8 @@ _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     _check_atomic_replace,
     _check_concurrent_writers,
     _check_concurrent_conversations,
+    _check_replays,
+    _check_concurrent_replays,
 )
 
 
@@ -636,6 +698,46 @@ async def _acheck_concurrent_writers(store: AsyncStore) -> None:
     _check_batches(await store.load("shared"), writers, batches, size)
 
 
+async def _arefused(append: Callable[[], Awaitable[object]], what: str) -> None:
+    try:
+        await append()
+    except ValueError:
+        return
+    raise AssertionError(f"{what} was not refused with a ValueError")
+
+
+async def _acheck_replays(store: AsyncStore) -> None:
+    sample = sample_conversation("rp")
+    await store.append("sample", sample)
+    await store.append("sample", sample)
+    _same(await store.load("sample"), _stored(sample), "the sample conversation sent twice")
+    first, more = _numbered("p", 3), _numbered("q", 2)
+    await store.append("replay", first)
+    await store.append("replay", first)
+    _same(await store.load("replay"), first, "a batch sent again")
+    await store.append("replay", [*first, *more])
+    _same(await store.load("replay"), [*first, *more], "a batch sent again with new messages")
+    clash = [user_message("new", id="n-0"), user_message("not p-1", id="p-1")]
+    await _arefused(lambda: store.append("replay", clash), "a message reusing a stored id")
+    inner = [user_message("a", id="z-0"), user_message("b", id="z-0")]
+    await _arefused(lambda: store.append("replay", inner), "two messages sharing an id")
+    _same(await store.load("replay"), [*first, *more], "a refused batch wrote something")
+    await store.replace("replay", [*more, *more])
+    _same(await store.load("replay"), more, "replace with each message twice")
+
+
+async def _acheck_concurrent_replays(store: AsyncStore) -> None:
+    writers, batches, size = 4, 8, 3
+    expected = [m for b in range(batches) for m in _batch(0, b, size)]
+
+    async def write() -> None:
+        for b in range(batches):
+            await store.append("same", _batch(0, b, size))
+
+    await _gather(*(write() for _ in range(writers)))
+    _same(await store.load("same"), expected, "tasks sending the same batches")
+
+
 _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     _acheck_empty,
     _acheck_round_trip,
@@ -648,4 +750,6 @@ _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     _acheck_atomic_batches,
     _acheck_atomic_replace,
     _acheck_concurrent_writers,
+    _acheck_replays,
+    _acheck_concurrent_replays,
 )

@@ -16,7 +16,7 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -63,12 +63,20 @@ class SQLiteDatabase:
     Args:
         path: the database file (created when missing; its directory must exist).
         schema: the ``CREATE ... IF NOT EXISTS`` statements of the caller's tables.
+        migrate: brings tables an older threadline created up to date (run after ``schema``,
+            in the same transaction, once per store).
         timeout: seconds a writer waits for another writer's lock before failing.
         owner: how the owning store prints itself, for error messages.
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, schema: Sequence[str], timeout: float, owner: str
+        self,
+        path: str | os.PathLike[str],
+        *,
+        schema: Sequence[str],
+        timeout: float,
+        owner: str,
+        migrate: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         text = os.fspath(path)
         if text in ("", ":memory:") or text.startswith("file:"):
@@ -78,6 +86,7 @@ class SQLiteDatabase:
             )
         self.path = Path(text)
         self._schema = (*_META, *schema)
+        self._migrate = migrate
         self._timeout = timeout
         self._owner = owner
         self._local = threading.local()
@@ -174,6 +183,8 @@ class SQLiteDatabase:
             try:
                 for statement in self._schema:
                     connection.execute(statement)
+                if self._migrate is not None:
+                    self._migrate(connection)
                 row = connection.execute(
                     "SELECT value FROM threadline_meta WHERE key = 'schema_version'"
                 ).fetchone()

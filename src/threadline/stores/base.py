@@ -5,10 +5,15 @@ conversation id. Five operations make a store, the same for :class:`Store` (bloc
 :class:`AsyncStore` (coroutines):
 
 - ``load(cid)`` — the conversation's messages, oldest first (``[]`` when it does not exist);
-- ``append(cid, messages)`` — add a batch at the end, all of it or none of it;
+- ``append(cid, messages)`` — add a batch at the end, all of it or none of it (a message whose
+  id the conversation already holds is a replay: skipped when identical, refused otherwise);
 - ``replace(cid, messages)`` — swap the whole conversation at once (``[]`` deletes it);
 - ``delete(cid)`` — remove it (nothing happens when it does not exist);
 - ``list_conversations()`` — the ids that hold at least one message.
+
+Message ids are unique within a conversation, and that makes every write idempotent: a write
+whose reply was lost (a cancelled task, a connection dropped after the commit) can be sent again
+and stores nothing twice (see :func:`replayed`).
 
 Every store refuses a conversation id that does not match :data:`CONVERSATION_ID_PATTERN`, so no
 id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay printable.
@@ -17,9 +22,9 @@ id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay pr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from threadline.errors import ErrorDetail, StoreError, ValidationError
 from threadline.messages import Message
@@ -29,6 +34,8 @@ __all__ = [
     "AsyncStore",
     "Store",
     "as_message_list",
+    "replayed",
+    "reused_id",
     "validate_conversation_id",
     "wrap_driver_errors",
 ]
@@ -41,6 +48,8 @@ So an id is a safe file name (no ``/``, no leading dot, no ``..``), a safe key s
 printable. Map anything else (emails, UUIDs with braces, user input) to an id yourself, for
 example with a hash.
 """
+
+_K = TypeVar("_K")
 
 _CONVERSATION_ID = re.compile(CONVERSATION_ID_PATTERN)
 _RULE = (
@@ -60,6 +69,12 @@ class Store(Protocol):
     - ``append`` of a batch is atomic: a reader sees all of the batch or none of it, and
       concurrent writers never interleave inside a batch or lose a message.
     - ``replace`` is atomic: a reader sees the old or the new history, never a mix.
+    - Message ids are unique within a conversation, so a write can be retried: a message
+      whose id the conversation already holds (or that came earlier in the same batch) is
+      skipped when it is identical (the same JSON), and refused with
+      :class:`threadline.ValidationError` when it differs, in which case nothing of the batch
+      is written. The check is atomic with the write, so a retry racing the write it repeats
+      still stores each message once, at the position of the first write that held it.
     - A bad conversation id raises :class:`threadline.ValidationError` (a ``ValueError``);
       a failing driver raises :class:`threadline.StoreError` with the driver's error as
       ``__cause__``.
@@ -74,11 +89,18 @@ class Store(Protocol):
         ...
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add ``messages`` at the end of the conversation, atomically (all or none)."""
+        """Add ``messages`` at the end of the conversation, atomically (all or none).
+
+        Messages whose id the conversation already holds are replays: skipped when identical,
+        refused (:class:`threadline.ValidationError`, nothing written) when different.
+        """
         ...
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it."""
+        """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
+
+        An id repeated inside ``messages`` follows the rule of :meth:`append`.
+        """
         ...
 
     def delete(self, conversation_id: str) -> None:
@@ -102,7 +124,10 @@ class AsyncStore(Protocol):
         ...
 
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add ``messages`` at the end of the conversation, atomically (all or none)."""
+        """Add ``messages`` at the end of the conversation, atomically (all or none).
+
+        Replays are skipped and reused ids refused, as for :meth:`Store.append`.
+        """
         ...
 
     async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -195,3 +220,63 @@ def as_message_list(messages: object, where: str) -> list[Message]:
             )
             raise ValidationError(f"invalid messages: {detail}", [detail])
     return items
+
+
+def replayed(
+    conversation_id: str,
+    ids: Sequence[str],
+    keys: Sequence[_K],
+    stored: Mapping[str, _K],
+    where: str,
+) -> list[bool]:
+    """Which messages of a batch are replays to skip: their id is already held, identically.
+
+    The rule every store applies, atomically with its write: a message whose id is in
+    ``stored`` (the conversation's messages) or earlier in the batch is a replay when its key
+    (its JSON, or a digest of it) is the same, and is skipped; with a different key the batch
+    is refused. So a batch sent again after a lost reply stores nothing twice, and a batch
+    that repeats what was stored and adds more stores only the rest.
+
+    Args:
+        conversation_id: the conversation, for the message.
+        ids: the batch's message ids, in order.
+        keys: what identifies each message's content (``keys[i]`` for ``ids[i]``).
+        stored: key of each already-stored message the batch names, by id (others may be
+            left out).
+        where: the method, for the message (``"SQLiteStore.append"``).
+
+    Returns:
+        ``True`` at the positions to skip.
+
+    Raises:
+        threadline.ValidationError: an id is held by a different message; nothing may be
+            written. The message names the position and the id.
+    """
+    seen: dict[str, _K] = {}
+    skip: list[bool] = []
+    for index, (message_id, key) in enumerate(zip(ids, keys, strict=True)):
+        held = seen.get(message_id, stored.get(message_id, _ABSENT))
+        if held is _ABSENT:
+            seen[message_id] = key
+            skip.append(False)
+            continue
+        if held != key:
+            raise reused_id(conversation_id, index, message_id, where)
+        skip.append(True)
+    return skip
+
+
+def reused_id(conversation_id: str, index: int, message_id: str, where: str) -> ValidationError:
+    """The error for ``messages[index]`` reusing the id of a different message."""
+    detail = ErrorDetail(
+        f"messages[{index}].id",
+        f"{message_id!r} already names a different message in conversation "
+        f"{conversation_id!r}; {where} keeps message ids unique within a conversation (an "
+        "identical message is skipped as a replay). Give the new message its own id; nothing "
+        "was written",
+        "duplicate_id",
+    )
+    return ValidationError(f"invalid messages: {detail}", [detail])
+
+
+_ABSENT: Any = object()

@@ -26,6 +26,11 @@ Why it holds up (POSIX, on a local filesystem):
 - **Concurrent writers never interleave.** Writers (threads or processes) hold an exclusive
   ``flock`` on the file while writing; readers hold a shared one, so they never see a line
   being written.
+- **A retried write stores nothing twice.** Message ids are unique within a conversation:
+  under the lock, ``append`` looks the batch's ids up in an index of the file's ids (built
+  from the file once per process, then kept up to date from the lines appended since) and
+  skips the messages the file holds unchanged (a batch sent again after its reply was lost),
+  or refuses the batch when an id names a different message.
 - **``replace`` is atomic.** It writes a temporary file, fsyncs it, renames it over the old one
   (``os.replace``) and fsyncs the directory; a reader opens either the old file or the new one.
   Every locker re-checks after locking that the path still names the file it locked, so a
@@ -39,7 +44,9 @@ import contextlib
 import os
 import secrets
 import sys
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,7 +59,12 @@ from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
-from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.base import (
+    as_message_list,
+    replayed,
+    validate_conversation_id,
+    wrap_driver_errors,
+)
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
@@ -68,6 +80,8 @@ __all__ = ["JsonlStore"]
 
 _SUFFIX = ".jsonl"
 _CHUNK = 64 * 1024
+_INDEXED_FILES = 256  # files whose id index a store keeps (least recently appended dropped)
+_TAIL = 64  # bytes before an index's end that must still match for the index to be reused
 
 
 class JsonlStore:
@@ -102,6 +116,7 @@ class JsonlStore:
             raise StoreError("JsonlStore needs POSIX flock; on Windows use SQLiteStore")
         with wrap_driver_errors(f"{self!r} could not create its directory", OSError):
             self.directory.mkdir(parents=True, exist_ok=True)
+        self._ids = _IdIndexes()
 
     def __repr__(self) -> str:
         return f"JsonlStore({str(self.directory)!r})"
@@ -134,8 +149,12 @@ class JsonlStore:
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation as one line, fsynced.
 
+        A message whose id the file already holds, unchanged, is skipped (a batch sent again
+        after its reply was lost).
+
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
+                message reuses the id of a different one (nothing was appended).
             threadline.StoreError: the file cannot be written (nothing was appended).
         """
         validate_conversation_id(conversation_id)
@@ -145,16 +164,22 @@ class JsonlStore:
         path = self._path(conversation_id)
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, OSError):
-            line = self._batch_line(items, conversation_id)
+            items = self._offloaded(items, conversation_id)
             with self._locked(path, exclusive=True, create=True) as fd:
                 assert fd is not None  # create=True
                 size = _drop_torn_tail(fd, path)
+                index = self._ids.current(path, fd, size)
+                items = _without_replays(conversation_id, items, index, fd)
+                if not items:
+                    return
+                line = _batch_line(items)
                 try:
                     _write_all(fd, line, size)
                     os.fsync(fd)
                 except BaseException:
                     _truncate_quietly(fd, size)
                     raise
+                index.add(items, size, size + len(line), line)
                 if size == 0:  # a new file: make its directory entry durable too
                     fsync_directory(self.directory)
 
@@ -162,13 +187,20 @@ class JsonlStore:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
         The new history is written to a temporary file, fsynced and renamed over the old one.
+        A message repeating an earlier one's id, unchanged, is skipped.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
+                two different messages share an id (nothing changed).
             threadline.StoreError: the file cannot be written (nothing changed).
         """
         validate_conversation_id(conversation_id)
         items = as_message_list(messages, "JsonlStore.replace")
+        ids = [message.id for message in items]
+        if len(set(ids)) != len(ids):
+            texts = [message.model_dump_json() for message in items]
+            skip = replayed(conversation_id, ids, texts, {}, "JsonlStore.replace")
+            items = [m for m, skipped in zip(items, skip, strict=True) if not skipped]
         if not items:
             self.delete(conversation_id)
             return
@@ -186,6 +218,7 @@ class JsonlStore:
                     finally:
                         os.close(fd)
                     os.replace(temporary, path)
+                    self._ids.forget(path)
                 except BaseException:
                     temporary.unlink(missing_ok=True)
                     raise
@@ -205,6 +238,7 @@ class JsonlStore:
             if fd is None:
                 return
             path.unlink()
+            self._ids.forget(path)
             fsync_directory(self.directory)
 
     def list_conversations(self) -> list[str]:
@@ -247,16 +281,16 @@ class JsonlStore:
         return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
 
     def _message_lines(self, messages: list[Message], conversation_id: str) -> list[bytes]:
-        if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
-        return [message.model_dump_json().encode() for message in messages]
+        return [
+            message.model_dump_json().encode()
+            for message in self._offloaded(messages, conversation_id)
+        ]
 
-    def _batch_line(self, messages: list[Message], conversation_id: str) -> bytes:
-        if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
-        array = _messages_adapter().dump_json(messages)
-        # pydantic writes compact JSON, so a one-message array is exactly "[" + object + "]".
-        return (array[1:-1] if len(messages) == 1 else array) + b"\n"
+    def _offloaded(self, messages: list[Message], conversation_id: str) -> list[Message]:
+        """``messages`` as written: with large file bytes moved to the blob store."""
+        if self.blobs is None:
+            return messages
+        return offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
 
     @contextmanager
     def _locked(self, path: Path, *, exclusive: bool, create: bool = False) -> Iterator[int | None]:
@@ -273,6 +307,138 @@ class JsonlStore:
         finally:
             if fd is not None:
                 os.close(fd)  # also releases the lock
+
+
+def _batch_line(messages: list[Message]) -> bytes:
+    array = _messages_adapter().dump_json(messages)
+    # pydantic writes compact JSON, so a one-message array is exactly "[" + object + "]".
+    return (array[1:-1] if len(messages) == 1 else array) + b"\n"
+
+
+def _without_replays(
+    conversation_id: str, items: list[Message], index: _IdIndex, fd: int
+) -> list[Message]:
+    """``items`` without the messages the file (or the batch, earlier) holds unchanged.
+
+    Raises:
+        threadline.ValidationError: an id names a different message.
+    """
+    ids = [message.id for message in items]
+    known = [i for i in dict.fromkeys(ids) if i in index.lines]
+    if not known and len(set(ids)) == len(ids):
+        return items  # the usual case: every id is new
+    # Compared as JSON, as written: ``replay`` is runtime-only and never part of it.
+    held = {i: _stored_message(fd, index.lines[i], i).model_dump_json() for i in known}
+    texts = [message.model_dump_json() for message in items]
+    skip = replayed(conversation_id, ids, texts, held, "JsonlStore.append")
+    return [m for m, skipped in zip(items, skip, strict=True) if not skipped]
+
+
+def _stored_message(fd: int, offset: int, message_id: str) -> Message:
+    """The message with ``message_id`` on the line that starts at ``offset``."""
+    line = _read_line(fd, offset)
+    batch = _messages_adapter().validate_json(line if line[:1] == b"[" else b"[" + line + b"]")
+    return next(message for message in batch if message.id == message_id)
+
+
+def _read_line(fd: int, offset: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.pread(fd, _CHUNK, offset)
+        end = chunk.find(b"\n")
+        if end >= 0 or not chunk:
+            chunks.append(chunk if end < 0 else chunk[:end])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+class _IdIndex:
+    """The message ids one file holds, each with the offset of its line, up to ``size``.
+
+    ``tail`` (the bytes just before ``size``) tells a stale index from a current one when the
+    file was deleted and made again with the same inode number.
+    """
+
+    __slots__ = ("device", "inode", "lines", "size", "tail")
+
+    def __init__(self, device: int, inode: int) -> None:
+        self.device = device
+        self.inode = inode
+        self.lines: dict[str, int] = {}
+        self.size = 0
+        self.tail = b""
+
+    def matches(self, fd: int, stat: os.stat_result, size: int) -> bool:
+        if (self.device, self.inode) != (stat.st_dev, stat.st_ino) or self.size > size:
+            return False
+        return os.pread(fd, len(self.tail), self.size - len(self.tail)) == self.tail
+
+    def read(self, fd: int, size: int, path: Path) -> None:
+        """Index the lines from ``self.size`` to ``size`` (whole lines: the lock is held).
+
+        Raises:
+            threadline.StoreError: a line is not JSON (the file is damaged).
+        """
+        offset = self.size
+        data = os.pread(fd, size - offset, offset) if size > offset else b""
+        for line in data.split(b"\n"):
+            if line:
+                try:
+                    value = pydantic_core.from_json(line)
+                except ValueError as error:
+                    raise StoreError(
+                        f"{path}: the line at byte {offset} is not JSON ({error}), and it is "
+                        "not a torn last line but a damaged file; restore it from a backup or "
+                        "remove the line"
+                    ) from error
+                for item in value if isinstance(value, list) else [value]:
+                    if isinstance(item, dict) and isinstance(item.get("id"), str):
+                        self.lines.setdefault(item["id"], offset)
+            offset += len(line) + 1
+        self._end(fd, size, data[-_TAIL:] if len(data) >= _TAIL else None)
+
+    def add(self, items: list[Message], offset: int, size: int, line: bytes) -> None:
+        """Note a batch just written at ``offset`` as ``line``."""
+        for message in items:
+            self.lines.setdefault(message.id, offset)
+        self.size = size
+        self.tail = (self.tail + line)[-_TAIL:]
+
+    def _end(self, fd: int, size: int, tail: bytes | None) -> None:
+        self.size = size
+        if tail is None:
+            start = max(0, size - _TAIL)
+            tail = os.pread(fd, size - start, start)
+        self.tail = tail
+
+
+class _IdIndexes:
+    """A store's id index of each file it appended to recently (an LRU of them)."""
+
+    def __init__(self) -> None:
+        self._indexes: OrderedDict[Path, _IdIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def current(self, path: Path, fd: int, size: int) -> _IdIndex:
+        """The index of the file ``fd`` (locked exclusively) up to ``size``, brought up to date."""
+        stat = os.fstat(fd)
+        with self._lock:
+            index = self._indexes.pop(path, None)
+        if index is None or not index.matches(fd, stat, size):
+            index = _IdIndex(stat.st_dev, stat.st_ino)
+        if index.size < size:
+            index.read(fd, size, path)
+        with self._lock:
+            self._indexes[path] = index
+            while len(self._indexes) > _INDEXED_FILES:
+                self._indexes.popitem(last=False)
+        return index
+
+    def forget(self, path: Path) -> None:
+        """Drop the index of a file that was replaced or deleted."""
+        with self._lock:
+            self._indexes.pop(path, None)
 
 
 def _open_locked(path: Path, flags: int, operation: int) -> int | None:

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from threadline.messages import Message
-from threadline.stores.base import as_message_list, validate_conversation_id
+from threadline.stores.base import as_message_list, replayed, validate_conversation_id
 
 __all__ = ["MemoryStore"]
 
@@ -16,11 +16,13 @@ class MemoryStore:
 
     It keeps the same contract as the persistent stores, so code tested against it behaves the
     same on :class:`SQLiteStore`: lists are copied in and out (a caller changing its list changes
-    nothing stored), ``replay`` comes back ``False``, and ids are validated.
+    nothing stored), ``replay`` comes back ``False``, ids are validated, and a message whose id
+    the conversation already holds is skipped when equal and refused when not.
     """
 
     def __init__(self) -> None:
         self._conversations: dict[str, list[Message]] = {}
+        self._by_id: dict[str, dict[str, Message]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -39,29 +41,47 @@ class MemoryStore:
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, atomically.
 
+        A message whose id the conversation already holds is a replay: skipped when equal.
+
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
+                message reuses the id of a different one (nothing is appended).
         """
         validate_conversation_id(conversation_id)
         items = _stored(as_message_list(messages, "MemoryStore.append"))
         if not items:
             return
         with self._lock:
-            self._conversations.setdefault(conversation_id, []).extend(items)
+            by_id = self._by_id.get(conversation_id, {})
+            fresh = _fresh(conversation_id, items, by_id, "MemoryStore.append")
+            if not fresh:
+                return
+            self._conversations.setdefault(conversation_id, []).extend(fresh)
+            self._by_id.setdefault(conversation_id, by_id).update((m.id, m) for m in fresh)
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
+        A message repeating an earlier one's id is skipped when equal to it.
+
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
+                two different messages share an id (nothing changes).
         """
         validate_conversation_id(conversation_id)
-        items = _stored(as_message_list(messages, "MemoryStore.replace"))
+        items = _fresh(
+            conversation_id,
+            _stored(as_message_list(messages, "MemoryStore.replace")),
+            {},
+            "MemoryStore.replace",
+        )
         with self._lock:
             if items:
                 self._conversations[conversation_id] = items
+                self._by_id[conversation_id] = {m.id: m for m in items}
             else:
                 self._conversations.pop(conversation_id, None)
+                self._by_id.pop(conversation_id, None)
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation; deleting one that does not exist does nothing.
@@ -72,6 +92,7 @@ class MemoryStore:
         validate_conversation_id(conversation_id)
         with self._lock:
             self._conversations.pop(conversation_id, None)
+            self._by_id.pop(conversation_id, None)
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted."""
@@ -82,3 +103,15 @@ class MemoryStore:
 def _stored(messages: list[Message]) -> list[Message]:
     # replay is runtime-only: a persistent store never writes it, so this one must not keep it.
     return [m.model_copy(update={"replay": False}) if m.replay else m for m in messages]
+
+
+def _fresh(
+    conversation_id: str, items: list[Message], by_id: dict[str, Message], where: str
+) -> list[Message]:
+    """``items`` without the replays of messages in ``by_id`` or earlier in ``items``."""
+    ids = [m.id for m in items]
+    if len(set(ids)) == len(ids) and not any(i in by_id for i in ids):
+        return items  # the usual case: nothing to compare
+    held = {i: by_id[i] for i in ids if i in by_id}
+    skip = replayed(conversation_id, ids, items, held, where)
+    return [m for m, skipped in zip(items, skip, strict=True) if not skipped]

@@ -11,8 +11,11 @@ prefix; :data:`SCHEMA_SQL` is this one)::
         conversation_id text COLLATE "C" NOT NULL,
         seq             bigint NOT NULL,        -- 0, 1, 2... in conversation order
         message         text NOT NULL,          -- the message's JSON (Message.model_dump_json())
-        PRIMARY KEY (conversation_id, seq)
+        message_id      text,                   -- the message's id (NULL in rows written before
+        PRIMARY KEY (conversation_id, seq)      -- threadline kept it)
     );
+    CREATE UNIQUE INDEX threadline_messages_by_id
+        ON threadline_messages (conversation_id, message_id);
 
 Why it holds up:
 
@@ -22,6 +25,13 @@ Why it holds up:
   conversation waits on the lock and then reserves the numbers after it, so writers on any
   number of machines lose nothing and never interleave inside a batch, and batches commit in
   ``seq`` order. Nothing stored is rewritten: appending costs the same at any length.
+- **A retried write stores nothing twice.** Message ids are unique within a conversation (the
+  ``message_id`` index). An append whose ids are all new is still the one statement; one that
+  names an id already stored fails on the index and runs again as a transaction that locks the
+  conversation's row, looks the ids up, skips the messages stored with the same JSON (a batch
+  sent again after its reply was lost) and refuses the batch when an id names a different
+  message. Tables an older threadline created get the column and the index on first use; their
+  earlier rows have no ``message_id``, so a replay of those is not recognised.
 - **``replace`` and ``delete`` are one transaction each**, taking the same row lock first, so
   they never mix with a concurrent append.
 - **``load`` is one statement**, so it reads one snapshot: whole batches, and the old or the new
@@ -59,10 +69,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from threadline.errors import StoreError
+from threadline.errors import StoreError, ValidationError
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
-from threadline.stores.base import as_message_list, validate_conversation_id
+from threadline.stores.base import as_message_list, replayed, validate_conversation_id
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
@@ -116,7 +126,7 @@ def schema_sql(table_prefix: str = DEFAULT_TABLE_PREFIX) -> str:
     return ";\n".join(_schema_statements(_check_prefix(table_prefix))) + ";\n"
 
 
-def _schema_statements(prefix: str) -> tuple[str, str]:
+def _schema_statements(prefix: str) -> tuple[str, ...]:
     return (
         f"CREATE TABLE IF NOT EXISTS {prefix}conversations (\n"
         '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
@@ -126,8 +136,13 @@ def _schema_statements(prefix: str) -> tuple[str, str]:
         '    conversation_id text COLLATE "C" NOT NULL,\n'
         "    seq             bigint NOT NULL,\n"
         "    message         text NOT NULL,\n"
+        "    message_id      text,\n"
         "    PRIMARY KEY (conversation_id, seq)\n"
         ")",
+        # Tables an older threadline created lack the column; both statements are no-ops later.
+        f"ALTER TABLE {prefix}messages ADD COLUMN IF NOT EXISTS message_id text",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {prefix}messages_by_id\n"
+        f"    ON {prefix}messages (conversation_id, message_id)",
     )
 
 
@@ -151,7 +166,7 @@ class _Queries:
 
     def __init__(self, prefix: str) -> None:
         conversations, messages = f"{prefix}conversations", f"{prefix}messages"
-        self.tables = (conversations, messages)
+        self.tables = (conversations, messages, f"{prefix}messages_by_id")
         self.create = _schema_statements(prefix)
         # The upsert reserves the batch's seq numbers and locks the conversation's row until
         # commit; the outer INSERT writes the batch at those numbers, all in one statement.
@@ -162,18 +177,30 @@ class _Queries:
             f" ON CONFLICT (conversation_id)"
             f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
             f" RETURNING next_seq - %(count)s AS first)"
-            f" INSERT INTO {messages} (conversation_id, seq, message)"
-            f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message"
-            f" FROM reserved, unnest(%(messages)s::text[]) WITH ORDINALITY AS batch(message, ord)"
+            f" INSERT INTO {messages} (conversation_id, seq, message, message_id)"
+            f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message, batch.message_id"
+            f" FROM reserved, unnest(%(messages)s::text[], %(ids)s::text[])"
+            f" WITH ORDINALITY AS batch(message, message_id, ord)"
+        )
+        # For an append that names a stored id: lock the row first (a new statement, so the
+        # lookup after it sees every batch committed before the lock was granted).
+        self.lock_for_append = (
+            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, 0)"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = c.next_seq"
+        )
+        self.held = (
+            f"SELECT message_id, message FROM {messages}"
+            f" WHERE conversation_id = %s AND message_id = ANY(%s::text[])"
         )
         self.lock_for_replace = (
             f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, %s)"
             f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = EXCLUDED.next_seq"
         )
         self.insert_all = (
-            f"INSERT INTO {messages} (conversation_id, seq, message)"
-            f" SELECT %s, batch.ord - 1, batch.message"
-            f" FROM unnest(%s::text[]) WITH ORDINALITY AS batch(message, ord)"
+            f"INSERT INTO {messages} (conversation_id, seq, message, message_id)"
+            f" SELECT %s, batch.ord - 1, batch.message, batch.message_id"
+            f" FROM unnest(%s::text[], %s::text[])"
+            f" WITH ORDINALITY AS batch(message, message_id, ord)"
         )
         self.delete_conversation = f"DELETE FROM {conversations} WHERE conversation_id = %s"
         self.delete_messages = f"DELETE FROM {messages} WHERE conversation_id = %s"
@@ -182,7 +209,10 @@ class _Queries:
             f" WHERE conversation_id = %s"
         )
         self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
-        self.exists = "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+        self.exists = (
+            "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+            " AND to_regclass(%s) IS NOT NULL"
+        )
         self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
         self.schema_lock_key = f"threadline schema {prefix}"
 
@@ -279,7 +309,9 @@ class PostgresStore:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
             threadline.StoreError: the server cannot be reached or refused the statement. If
                 the connection dropped while committing, the batch may have been stored
-                (whole); otherwise nothing was.
+                (whole); otherwise nothing was. Either way, sending it again is safe.
+            threadline.ValidationError: (also) a message reuses the id of a different one;
+                nothing was appended.
         """
         validate_conversation_id(conversation_id)
         items = as_message_list(messages, "PostgresStore.append")
@@ -288,8 +320,21 @@ class PostgresStore:
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with _driver_errors(action):
             texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
+            ids = [message.id for message in items]
             with self._connection() as connection:
-                connection.execute(self._sql.append, _append_params(conversation_id, texts))
+                try:
+                    connection.execute(
+                        self._sql.append, _append_params(conversation_id, texts, ids)
+                    )
+                    return
+                except psycopg.errors.UniqueViolation:
+                    pass  # an id is stored already: look at what holds it
+                with connection.transaction():
+                    connection.execute(self._sql.lock_for_append, (conversation_id,))
+                    held = connection.execute(self._sql.held, (conversation_id, ids)).fetchall()
+                    fresh = _fresh(conversation_id, texts, ids, held, "PostgresStore.append")
+                    if fresh is not None:
+                        connection.execute(self._sql.append, fresh)
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
@@ -305,7 +350,8 @@ class PostgresStore:
         with _driver_errors(action):
             texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
             with self._connection() as connection, connection.transaction():
-                for query, params in _replace_steps(self._sql, conversation_id, texts):
+                steps = _replace_steps(self._sql, conversation_id, items, texts, "PostgresStore")
+                for query, params in steps:
                     connection.execute(query, params)
 
     def delete(self, conversation_id: str) -> None:
@@ -445,6 +491,8 @@ class AsyncPostgresStore:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
             threadline.StoreError: the server cannot be reached or refused the statement (see
                 :meth:`PostgresStore.append`).
+            threadline.ValidationError: (also) a message reuses the id of a different one;
+                nothing was appended.
         """
         validate_conversation_id(conversation_id)
         items = as_message_list(messages, "AsyncPostgresStore.append")
@@ -453,8 +501,21 @@ class AsyncPostgresStore:
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with _driver_errors(action):
             texts = await self._encode(items, conversation_id)
+            ids = [message.id for message in items]
             async with self._connection() as connection:
-                await connection.execute(self._sql.append, _append_params(conversation_id, texts))
+                params = _append_params(conversation_id, texts, ids)
+                try:
+                    await connection.execute(self._sql.append, params)
+                    return
+                except psycopg.errors.UniqueViolation:
+                    pass  # an id is stored already: look at what holds it
+                async with connection.transaction():
+                    await connection.execute(self._sql.lock_for_append, (conversation_id,))
+                    cursor = await connection.execute(self._sql.held, (conversation_id, ids))
+                    held = await cursor.fetchall()
+                    fresh = _fresh(conversation_id, texts, ids, held, "AsyncPostgresStore.append")
+                    if fresh is not None:
+                        await connection.execute(self._sql.append, fresh)
 
     async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
@@ -470,7 +531,10 @@ class AsyncPostgresStore:
         with _driver_errors(action):
             texts = await self._encode(items, conversation_id)
             async with self._connection() as connection, connection.transaction():
-                for query, params in _replace_steps(self._sql, conversation_id, texts):
+                steps = _replace_steps(
+                    self._sql, conversation_id, items, texts, "AsyncPostgresStore"
+                )
+                for query, params in steps:
                     await connection.execute(query, params)
 
     async def delete(self, conversation_id: str) -> None:
@@ -547,7 +611,9 @@ def _driver_errors(action: str) -> Iterator[None]:
     """psycopg's errors (and invalid stored JSON) as :class:`StoreError`, the original as cause."""
     try:
         yield
-    except psycopg.errors.UndefinedTable as error:
+    except ValidationError:
+        raise  # the caller's messages, not the driver: a ValueError to keep as it is
+    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn) as error:
         raise StoreError(
             f"{action}: {type(error).__name__}: {error}. The store's tables do not exist: "
             "call create_schema(), apply threadline.stores.postgres.schema_sql(), or leave "
@@ -599,13 +665,33 @@ def _encode(
     return [message.model_dump_json() for message in messages]
 
 
-def _append_params(conversation_id: str, texts: list[str]) -> dict[str, object]:
-    return {"cid": conversation_id, "count": len(texts), "messages": texts}
+def _append_params(conversation_id: str, texts: list[str], ids: list[str]) -> dict[str, object]:
+    return {"cid": conversation_id, "count": len(texts), "messages": texts, "ids": ids}
+
+
+def _fresh(
+    conversation_id: str, texts: list[str], ids: list[str], held: list[Any], where: str
+) -> dict[str, object] | None:
+    """The append's parameters for the messages that are not replays (``None`` when none are).
+
+    Raises:
+        threadline.ValidationError: an id names a different message (stored or in the batch).
+    """
+    skip = replayed(conversation_id, ids, texts, dict(held), where)
+    kept = [i for i, skipped in enumerate(skip) if not skipped]
+    if not kept:
+        return None
+    return _append_params(conversation_id, [texts[i] for i in kept], [ids[i] for i in kept])
 
 
 def _replace_steps(
-    sql: _Queries, conversation_id: str, texts: list[str]
+    sql: _Queries, conversation_id: str, items: list[Message], texts: list[str], store: str
 ) -> list[tuple[str, tuple[object, ...]]]:
+    ids = [message.id for message in items]
+    if len(set(ids)) != len(ids):
+        skip = replayed(conversation_id, ids, texts, {}, f"{store}.replace")
+        ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
+        texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
     # Lock the conversation's row before deleting: a writer holding it commits first, and the
     # DELETE (a new statement, so a new snapshot) then sees its rows.
     steps: list[tuple[str, tuple[object, ...]]] = [
@@ -613,7 +699,7 @@ def _replace_steps(
         (sql.delete_messages, (conversation_id,)),
     ]
     if texts:
-        steps.append((sql.insert_all, (conversation_id, texts)))
+        steps.append((sql.insert_all, (conversation_id, texts, ids)))
     else:
         steps.append((sql.delete_conversation, (conversation_id,)))
     return steps

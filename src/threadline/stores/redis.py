@@ -6,22 +6,30 @@ Layout, for the default ``prefix="threadline:"``::
                                               (Message.model_dump_json())
     threadline:index:conversations      ZSET  the ids holding messages, all with score 0, so
                                               ZRANGE returns them sorted
+    threadline:ids:<conversation id>    HASH  message id -> a digest of its JSON, for every
+                                              message the list holds
 
 Why it holds up:
 
 - **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or
-  ends with ``:``, the kind is a fixed word (``conv``, ``index``) and the name is
+  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``) and the name is
   percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from the right,
   a key has one reading: the name after the last ``:``, the kind before it, the prefix the rest.
   So stores with different prefixes never touch each other's keys, however the prefixes nest
   (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
 
-- **A batch is atomic.** ``append`` is one ``MULTI`` / ``EXEC``: ``RPUSH`` of the batch's JSON
-  strings and ``ZADD`` to the index. Redis runs ``EXEC`` as one step, so no reader sees part of
-  a batch and no other writer gets between its messages, in any process on any machine. The
-  list and the index change together.
+- **A batch is atomic.** ``append`` is one Lua script and ``replace`` one ``MULTI`` /
+  ``EXEC``: the list, the id hash and the index change together, Redis runs either as one step,
+  so no reader sees part of a batch and no other writer gets between its messages, in any
+  process on any machine.
+- **A retried write stores nothing twice.** ``append`` runs as one Lua script: it looks the
+  batch's message ids up in the conversation's id hash, skips the messages stored with the same
+  JSON (a batch sent again after its reply was lost), refuses the batch when an id names a
+  different message, and pushes the rest, all in one atomic step. (Conversations an older
+  threadline wrote have no id hash for their earlier messages: a replay of those is not
+  recognised.)
 - **``replace`` and ``delete`` are atomic.** ``MULTI``, ``DEL`` and ``RPUSH`` (or ``ZREM`` for
-  ``[]``), ``EXEC``.
+  ``[]``), ``EXEC``, the id hash with them.
 - **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
   array and validated in a single pydantic call.
 - **A write is never retried behind the caller's back.** When the connection drops after
@@ -41,13 +49,20 @@ The driver (``redis``, the extra ``threadline[redis]``) is imported with this mo
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
-from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.base import (
+    as_message_list,
+    replayed,
+    reused_id,
+    validate_conversation_id,
+    wrap_driver_errors,
+)
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
@@ -118,6 +133,7 @@ class RedisStore:
         if client is None:
             client = redis.Redis.from_url(cast(str, url), **_CLIENT_OPTIONS)
         self._client: redis.Redis = client
+        self._append = client.register_script(_APPEND)
 
     def __repr__(self) -> str:
         return _describe("RedisStore", self._url, self._client, self.prefix)
@@ -149,8 +165,10 @@ class RedisStore:
         Raises:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
             threadline.StoreError: the server cannot be reached or refused the command. If
-                the connection dropped after ``EXEC`` was sent, the batch may have been
-                stored (whole); otherwise nothing was.
+                the connection dropped after the script was sent, the batch may have been
+                stored (whole); otherwise nothing was. Either way, sending it again is safe.
+            threadline.ValidationError: (also) a message reuses the id of a different one;
+                nothing was appended.
         """
         validate_conversation_id(conversation_id)
         items = as_message_list(messages, "RedisStore.append")
@@ -159,10 +177,8 @@ class RedisStore:
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
-            pipe = self._client.pipeline(transaction=True)
-            pipe.rpush(self._key(conversation_id), *texts)
-            pipe.zadd(self._index, {conversation_id: 0})
-            pipe.execute()
+            batch = _Batch(conversation_id, items, texts, "RedisStore.append")
+            batch.check(self._append(keys=self._keys(conversation_id), args=batch.args()))
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
@@ -176,14 +192,9 @@ class RedisStore:
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
-            key = self._key(conversation_id)
+            batch = _Batch(conversation_id, items, texts, "RedisStore.replace")
             pipe = self._client.pipeline(transaction=True)
-            pipe.delete(key)
-            if texts:
-                pipe.rpush(key, *texts)
-                pipe.zadd(self._index, {conversation_id: 0})
-            else:
-                pipe.zrem(self._index, conversation_id)
+            _queue_replace(pipe, self._keys(conversation_id), batch)
             pipe.execute()
 
     def delete(self, conversation_id: str) -> None:
@@ -197,7 +208,7 @@ class RedisStore:
         action = f"{self!r} could not delete conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             pipe = self._client.pipeline(transaction=True)
-            pipe.delete(self._key(conversation_id))
+            pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
             pipe.zrem(self._index, conversation_id)
             pipe.execute()
 
@@ -223,6 +234,13 @@ class RedisStore:
 
     def _key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "conv", conversation_id)
+
+    def _ids_key(self, conversation_id: str) -> str:
+        return _make_key(self.prefix, "ids", conversation_id)
+
+    def _keys(self, conversation_id: str) -> list[str]:
+        """The keys a write touches: the list, the id hash, the index."""
+        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
 
     @property
     def _index(self) -> str:
@@ -268,6 +286,7 @@ class AsyncRedisStore:
         if client is None:
             client = redis.asyncio.Redis.from_url(cast(str, url), **_ASYNC_CLIENT_OPTIONS)
         self._client: redis.asyncio.Redis = client
+        self._append = client.register_script(_APPEND)
 
     def __repr__(self) -> str:
         return _describe("AsyncRedisStore", self._url, self._client, self.prefix)
@@ -302,6 +321,8 @@ class AsyncRedisStore:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
             threadline.StoreError: the server cannot be reached or refused the command (see
                 :meth:`RedisStore.append`).
+            threadline.ValidationError: (also) a message reuses the id of a different one;
+                nothing was appended.
         """
         validate_conversation_id(conversation_id)
         items = as_message_list(messages, "AsyncRedisStore.append")
@@ -310,10 +331,8 @@ class AsyncRedisStore:
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             texts = await self._encode(items, conversation_id)
-            pipe = self._client.pipeline(transaction=True)
-            pipe.rpush(self._key(conversation_id), *texts)
-            pipe.zadd(self._index, {conversation_id: 0})
-            await pipe.execute()
+            batch = _Batch(conversation_id, items, texts, "AsyncRedisStore.append")
+            batch.check(await self._append(keys=self._keys(conversation_id), args=batch.args()))
 
     async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
@@ -327,14 +346,9 @@ class AsyncRedisStore:
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             texts = await self._encode(items, conversation_id)
-            key = self._key(conversation_id)
+            batch = _Batch(conversation_id, items, texts, "AsyncRedisStore.replace")
             pipe = self._client.pipeline(transaction=True)
-            pipe.delete(key)
-            if texts:
-                pipe.rpush(key, *texts)
-                pipe.zadd(self._index, {conversation_id: 0})
-            else:
-                pipe.zrem(self._index, conversation_id)
+            _queue_replace(pipe, self._keys(conversation_id), batch)
             await pipe.execute()
 
     async def delete(self, conversation_id: str) -> None:
@@ -348,7 +362,7 @@ class AsyncRedisStore:
         action = f"{self!r} could not delete conversation {conversation_id!r}"
         with wrap_driver_errors(action, redis.RedisError):
             pipe = self._client.pipeline(transaction=True)
-            pipe.delete(self._key(conversation_id))
+            pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
             pipe.zrem(self._index, conversation_id)
             await pipe.execute()
 
@@ -382,6 +396,13 @@ class AsyncRedisStore:
     def _key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "conv", conversation_id)
 
+    def _ids_key(self, conversation_id: str) -> str:
+        return _make_key(self.prefix, "ids", conversation_id)
+
+    def _keys(self, conversation_id: str) -> list[str]:
+        """The keys a write touches: the list, the id hash, the index."""
+        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
+
     @property
     def _index(self) -> str:
         return _make_key(self.prefix, "index", "conversations")
@@ -391,6 +412,92 @@ class AsyncRedisStore:
 # could store a batch twice (see the module docstring).
 _CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.retry.Retry(NoBackoff(), 0)}
 _ASYNC_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.asyncio.retry.Retry(NoBackoff(), 0)}
+
+
+# KEYS: the list, the id hash, the index. ARGV: the conversation id, n, then n message ids, n
+# digests of their JSON, n JSON texts. Returns the number of messages pushed, or -i when
+# message i (1-based) reuses a stored id with another digest (nothing is written then).
+_APPEND = """
+local n = tonumber(ARGV[2])
+local seen = {}
+local texts = {}
+local fields = {}
+for i = 1, n do
+    local id, digest = ARGV[2 + i], ARGV[2 + n + i]
+    local held = seen[id]
+    if held == nil then
+        held = redis.call('HGET', KEYS[2], id)
+    end
+    if held then
+        if held ~= digest then
+            return -i
+        end
+    else
+        seen[id] = digest
+        texts[#texts + 1] = ARGV[2 + 2 * n + i]
+        fields[#fields + 1] = id
+        fields[#fields + 1] = digest
+    end
+end
+-- unpack() is bounded by the Lua stack, so long batches go in slices
+for first = 1, #texts, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(texts, first, math.min(first + 999, #texts)))
+end
+for first = 1, #fields, 2000 do
+    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
+end
+if #texts > 0 then
+    redis.call('ZADD', KEYS[3], 0, ARGV[1])
+end
+return #texts
+"""
+
+
+class _Batch:
+    """A batch's ids, JSON texts and their digests, as the append script takes them."""
+
+    def __init__(
+        self, conversation_id: str, items: list[Message], texts: list[str], where: str
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.where = where
+        self.ids = [message.id for message in items]
+        self.texts = texts
+        self.digests = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
+        self.repeats = len(set(self.ids)) != len(self.ids)
+
+    def args(self) -> list[str | int]:
+        """The script's ARGV; raises first when two different messages in it share an id."""
+        if self.repeats:
+            replayed(self.conversation_id, self.ids, self.digests, {}, self.where)
+        return [self.conversation_id, len(self.ids), *self.ids, *self.digests, *self.texts]
+
+    def check(self, result: object) -> None:
+        """Raise what the script found: an id stored with a different message."""
+        if isinstance(result, int) and result < 0:
+            index = -result - 1
+            raise reused_id(self.conversation_id, index, self.ids[index], self.where)
+
+    def unique(self) -> list[tuple[str, str, str]]:
+        """``(id, digest, JSON)`` of each message, without replays of one earlier in the batch."""
+        rows = list(zip(self.ids, self.digests, self.texts, strict=True))
+        if not self.repeats:
+            return rows
+        skip = replayed(self.conversation_id, self.ids, self.digests, {}, self.where)
+        return [row for row, skipped in zip(rows, skip, strict=True) if not skipped]
+
+
+def _queue_replace(pipe: Any, keys: list[str], batch: _Batch) -> None:
+    """Queue a replace on a transaction pipeline: the list, the id hash and the index."""
+    key, ids_key, index = keys
+    rows = batch.unique()
+    pipe.delete(key, ids_key)
+    if rows:
+        pipe.rpush(key, *[text for _, _, text in rows])
+        pipe.hset(ids_key, mapping={message_id: digest for message_id, digest, _ in rows})
+        pipe.zadd(index, {batch.conversation_id: 0})
+    else:
+        pipe.zrem(index, batch.conversation_id)
 
 
 def _check_arguments(name: str, url: object, client: object, prefix: object) -> None:

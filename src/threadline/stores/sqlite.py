@@ -7,8 +7,11 @@ an application's own database)::
         conversation_id TEXT NOT NULL,
         seq             INTEGER NOT NULL,   -- 0, 1, 2... in conversation order
         message         TEXT NOT NULL,      -- the message's JSON, as Message.model_dump_json()
+        message_id      TEXT,               -- the message's id (NULL only in rows an older
+                                            -- threadline wrote after this one opened the file)
         PRIMARY KEY (conversation_id, seq)
     );
+    CREATE INDEX threadline_messages_by_id ON threadline_messages (conversation_id, message_id);
     CREATE TABLE threadline_conversations (  -- the index list_conversations() reads
         conversation_id TEXT PRIMARY KEY NOT NULL
     ) WITHOUT ROWID;
@@ -20,6 +23,12 @@ Why it holds up:
 - **Append is O(1) in the conversation's length.** A batch is one ``BEGIN IMMEDIATE``
   transaction that reads ``MAX(seq)`` through the primary-key index and inserts one row per
   message; nothing already stored is rewritten.
+- **A retried write stores nothing twice.** Message ids are unique within a conversation: in
+  the same transaction, ``append`` looks the batch's ids up through the ``message_id`` index
+  and skips the messages already stored with the same JSON (a batch sent again after its
+  reply was lost), or refuses the batch when an id names a different message. A file an
+  older threadline wrote gets the column and the index (filled from the stored JSON) when
+  this version first opens it.
 - **Batches and replaces are atomic.** Each is one transaction; readers run on WAL snapshots,
   so a ``load`` sees every committed batch or replace entirely, or not at all.
 - **Writers in other threads and processes wait, they do not fail.** ``BEGIN IMMEDIATE`` takes
@@ -43,7 +52,12 @@ from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.serialization import _messages_adapter
 from threadline.stores._sqlite import SQLiteDatabase
-from threadline.stores.base import as_message_list, validate_conversation_id, wrap_driver_errors
+from threadline.stores.base import (
+    as_message_list,
+    replayed,
+    validate_conversation_id,
+    wrap_driver_errors,
+)
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
@@ -59,12 +73,35 @@ _SCHEMA = (
     " conversation_id TEXT NOT NULL,"
     " seq INTEGER NOT NULL,"
     " message TEXT NOT NULL,"
+    " message_id TEXT,"
     " PRIMARY KEY (conversation_id, seq))",
     "CREATE TABLE IF NOT EXISTS threadline_conversations ("
     " conversation_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID",
 )
-_INSERT = "INSERT INTO threadline_messages (conversation_id, seq, message) VALUES (?, ?, ?)"
 _MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
+_INSERT = (
+    "INSERT INTO threadline_messages (conversation_id, seq, message, message_id)"
+    " VALUES (?, ?, ?, ?)"
+)
+_HELD = (
+    "SELECT message_id, message FROM threadline_messages"
+    " WHERE conversation_id = ? AND message_id IN ({})"
+)
+_LOOKUP_CHUNK = 500  # ids per lookup: far below SQLite's limit on bound parameters
+
+
+def _add_message_ids(connection: sqlite3.Connection) -> None:
+    """Give a table an older threadline created its ``message_id`` column, filled, and index."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(threadline_messages)")}
+    if "message_id" not in columns:
+        connection.execute("ALTER TABLE threadline_messages ADD COLUMN message_id TEXT")
+        connection.execute(
+            "UPDATE threadline_messages SET message_id = json_extract(message, '$.id')"
+        )
+    connection.execute(
+        "CREATE INDEX IF NOT EXISTS threadline_messages_by_id"
+        " ON threadline_messages (conversation_id, message_id)"
+    )
 
 
 class SQLiteStore:
@@ -99,7 +136,9 @@ class SQLiteStore:
         self.path = Path(path)
         self.blobs = blobs
         self.blob_threshold = blob_threshold
-        self._db = SQLiteDatabase(path, schema=_SCHEMA, timeout=timeout, owner=repr(self))
+        self._db = SQLiteDatabase(
+            path, schema=_SCHEMA, timeout=timeout, owner=repr(self), migrate=_add_message_ids
+        )
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -137,8 +176,12 @@ class SQLiteStore:
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
 
+        A message whose id the conversation already holds with the same JSON is skipped (a
+        batch sent again after its reply was lost).
+
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
+                message reuses the id of a different one (nothing was appended).
             threadline.StoreError: the database cannot be written (nothing was appended).
         """
         validate_conversation_id(conversation_id)
@@ -148,7 +191,15 @@ class SQLiteStore:
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._encode(items, conversation_id)
+            ids = [message.id for message in items]
             with self._db.transaction() as connection:
+                held = _held(connection, conversation_id, ids)
+                if held or len(set(ids)) != len(ids):
+                    skip = replayed(conversation_id, ids, texts, held, "SQLiteStore.append")
+                    ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
+                    texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
+                    if not texts:
+                        return
                 (last,) = connection.execute(
                     "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?",
                     (conversation_id,),
@@ -156,7 +207,10 @@ class SQLiteStore:
                 start = _next_seq(last, len(texts), conversation_id, self)
                 connection.executemany(
                     _INSERT,
-                    [(conversation_id, start + i, text) for i, text in enumerate(texts)],
+                    [
+                        (conversation_id, start + i, text, message_id)
+                        for i, (text, message_id) in enumerate(zip(texts, ids, strict=True))
+                    ],
                 )
                 connection.execute(
                     "INSERT OR IGNORE INTO threadline_conversations (conversation_id) VALUES (?)",
@@ -166,8 +220,11 @@ class SQLiteStore:
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
+        A message repeating an earlier one's id with the same JSON is skipped.
+
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
+                two different messages share an id (nothing changed).
             threadline.StoreError: the database cannot be written (nothing changed).
         """
         validate_conversation_id(conversation_id)
@@ -175,12 +232,13 @@ class SQLiteStore:
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._encode(items, conversation_id)
+            rows = _unique_rows(conversation_id, items, texts, "SQLiteStore.replace")
             with self._db.transaction() as connection:
                 self._delete(connection, conversation_id)
-                if texts:
+                if rows:
                     connection.executemany(
                         _INSERT,
-                        [(conversation_id, i, text) for i, text in enumerate(texts)],
+                        [(conversation_id, i, text, mid) for i, (mid, text) in enumerate(rows)],
                     )
                     connection.execute(
                         "INSERT INTO threadline_conversations (conversation_id) VALUES (?)",
@@ -264,3 +322,26 @@ def _next_seq(last: object, count: int, conversation_id: str, store: SQLiteStore
         "threadline_messages rows were edited outside threadline. Renumber them (seq 0, 1, 2... "
         "in order) or replace() the conversation"
     )
+
+
+def _held(connection: sqlite3.Connection, conversation_id: str, ids: list[str]) -> dict[str, str]:
+    """The stored JSON of the conversation's messages whose id is in ``ids``, by id."""
+    held: dict[str, str] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), _LOOKUP_CHUNK):
+        chunk = unique[start : start + _LOOKUP_CHUNK]
+        query = _HELD.format(",".join("?" * len(chunk)))
+        held.update(connection.execute(query, (conversation_id, *chunk)).fetchall())
+    return held
+
+
+def _unique_rows(
+    conversation_id: str, items: list[Message], texts: list[str], where: str
+) -> list[tuple[str, str]]:
+    """``(id, JSON)`` of each message, without the replays of an earlier one in the batch."""
+    ids = [message.id for message in items]
+    if len(set(ids)) == len(ids):
+        return list(zip(ids, texts, strict=True))
+    skip = replayed(conversation_id, ids, texts, {}, where)
+    rows = zip(ids, texts, strict=True)
+    return [row for row, skipped in zip(rows, skip, strict=True) if not skipped]

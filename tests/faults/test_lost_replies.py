@@ -1,0 +1,170 @@
+"""Writes whose reply was lost, then sent again: a retry never stores a message twice.
+
+When a write reaches the server but its reply never comes back (the caller's task is cancelled
+while it waits, the connection drops after ``EXEC`` / ``COMMIT``), the caller cannot tell
+whether the batch was stored, so it sends it again: ``History.flush`` keeps the batch queued and
+the next flush sends it (merged with what was appended since). Stores treat a message id the
+conversation already holds, with the same content, as a replay and skip it, so every retry
+stores each message exactly once, in the order the history holds them.
+
+``LostReply`` wraps a real store: its ``append`` awaits the real write, then raises
+``CancelledError`` as if the task had been cancelled while waiting for the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+import threadline as tl
+
+pytestmark = pytest.mark.requires_server
+
+ROUNDS = 50
+HANG_GUARD = 120.0  # seconds: only against a deadlock, never a performance assertion
+
+
+@pytest.fixture(params=["redis", "postgres"])
+def async_store(request: pytest.FixtureRequest) -> Any:
+    """A fresh async store on a shared server (closed by the test)."""
+    if request.param == "redis":
+        from threadline.stores.redis import AsyncRedisStore
+
+        url = request.getfixturevalue("redis_url")
+        return AsyncRedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
+    from threadline.stores.postgres import AsyncPostgresStore
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    prefix = request.getfixturevalue("postgres_prefix")
+    return AsyncPostgresStore(dsn, table_prefix=prefix, max_connections=3)
+
+
+@pytest.fixture(params=["redis", "postgres"])
+def server_store(request: pytest.FixtureRequest) -> Any:
+    """A fresh blocking store on a shared server (closed by the test)."""
+    if request.param == "redis":
+        from threadline.stores.redis import RedisStore
+
+        url = request.getfixturevalue("redis_url")
+        return RedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
+    from threadline.stores.postgres import PostgresStore
+
+    dsn = request.getfixturevalue("postgres_dsn")
+    prefix = request.getfixturevalue("postgres_prefix")
+    return PostgresStore(dsn, table_prefix=prefix, max_connections=3)
+
+
+class LostReply:
+    """An async store whose ``append`` is applied by the server, but whose reply is lost."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.lose = True
+
+    async def load(self, conversation_id: str) -> list[tl.Message]:
+        return list(await self.store.load(conversation_id))
+
+    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+        await self.store.append(conversation_id, messages)
+        if self.lose:
+            raise asyncio.CancelledError  # cancelled while waiting for the reply
+
+    async def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+        await self.store.replace(conversation_id, messages)
+
+    async def delete(self, conversation_id: str) -> None:
+        await self.store.delete(conversation_id)
+
+    async def list_conversations(self) -> list[str]:
+        return list(await self.store.list_conversations())
+
+
+class LostSyncReply:
+    """A blocking store whose ``append`` is applied, then fails as a dropped connection does."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.lose = True
+
+    def load(self, conversation_id: str) -> list[tl.Message]:
+        return list(self.store.load(conversation_id))
+
+    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+        self.store.append(conversation_id, messages)
+        if self.lose:
+            raise tl.StoreError("the connection dropped after the write was sent")
+
+    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+        self.store.replace(conversation_id, messages)
+
+    def delete(self, conversation_id: str) -> None:
+        self.store.delete(conversation_id)
+
+    def list_conversations(self) -> list[str]:
+        return list(self.store.list_conversations())
+
+
+def numbered(count: int) -> list[tl.Message]:
+    return [tl.user_message(f"message {i}", id=f"m{i}") for i in range(count)]
+
+
+def test_flushes_whose_reply_was_lost_store_each_message_once(async_store: Any) -> None:
+    messages = numbered(ROUNDS)
+
+    async def run() -> list[tl.Message]:
+        async with async_store:
+            flaky = LostReply(async_store)
+            history = await tl.History().abind(flaky, "c")
+            for message in messages:
+                history.append(message)
+                with pytest.raises(asyncio.CancelledError):
+                    await history.flush()
+            flaky.lose = False
+            await history.flush()
+            assert history.pending_writes == 0
+            return list(await async_store.load("c"))
+
+    loaded = asyncio.run(asyncio.wait_for(run(), HANG_GUARD))
+    assert [m.id for m in loaded] == [m.id for m in messages]
+    assert loaded == messages
+
+
+def test_flushes_cancelled_anywhere_store_each_message_once(async_store: Any) -> None:
+    messages = numbered(ROUNDS)
+    chance = random.Random(19)  # seeded: the same spread of timeouts on every run
+
+    async def run() -> tuple[int, list[tl.Message]]:
+        async with async_store:
+            history = await tl.History().abind(async_store, "c")
+            cancelled = 0
+            for message in messages:
+                history.append(message)
+                try:
+                    await asyncio.wait_for(history.flush(), 10 ** chance.uniform(-5, -2.5))
+                except asyncio.TimeoutError:
+                    cancelled += 1
+            await history.flush()
+            return cancelled, list(await async_store.load("c"))
+
+    cancelled, loaded = asyncio.run(asyncio.wait_for(run(), HANG_GUARD))
+    assert cancelled, "no flush was cancelled: the fault never happened"
+    assert [m.id for m in loaded] == [m.id for m in messages]
+
+
+def test_a_blocking_append_whose_reply_was_lost_can_be_retried(server_store: Any) -> None:
+    messages = numbered(10)
+    with server_store:
+        flaky = LostSyncReply(server_store)
+        history = tl.History().bind(flaky, "c")
+        for message in messages:
+            with pytest.raises(tl.StoreError):
+                history.append(message)  # stored, but the caller is told it failed
+            flaky.lose = False
+            history.append(message)  # so it tries again
+            flaky.lose = True
+        assert list(history) == messages
+        assert server_store.load("c") == messages
