@@ -28,7 +28,7 @@ from pydantic import ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandl
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, check_json_value
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, check_json_value, has_lone_escape
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 
@@ -70,8 +70,21 @@ Metadata: TypeAlias = FrozenJsonMap
 # defer_build: the validators and serializers are built on first use, not at import. Building
 # them is cheap, but the first build in a process makes pydantic scan every installed
 # distribution for plugins (tens of milliseconds), which `import threadline` should not pay.
+#
+# str_min_length=0 constrains nothing, but it makes pydantic-core validate every ``str`` of a
+# message or part (text, ids, names, media types, metadata keys...) as a constrained string,
+# which it reads as UTF-8: a Python string holding a lone surrogate ("\ud800", which
+# ``json.loads`` produces) is refused in Rust with the error ``string_unicode``, at no cost a
+# Python check per field would add. Such a string could not be dumped, stored or sealed (UTF-8
+# cannot encode it), so no message may hold one. JSON values inside messages (metadata values,
+# tool arguments, hook state) are checked by ``check_json_value``; JSON text never yields one
+# (its parser refuses an unpaired ``\ud800`` escape). tests/unit/test_surrogates.py holds it.
+_STRICT_TEXT = ConfigDict(str_min_length=0)
 _PART_CONFIG = ConfigDict(
-    extra="forbid", json_schema_serialization_defaults_required=True, defer_build=True
+    extra="forbid",
+    json_schema_serialization_defaults_required=True,
+    defer_build=True,
+    **_STRICT_TEXT,
 )
 
 
@@ -546,6 +559,7 @@ class Message(pydantic.BaseModel):
         extra="forbid",
         json_schema_serialization_defaults_required=True,
         defer_build=True,
+        **_STRICT_TEXT,
     )
 
     id: str = Field(default_factory=_new_message_id)
@@ -660,7 +674,9 @@ def _with_metadata(part: _P, mapping: Mapping[str, Any] | None, kv: Mapping[str,
 
 
 def _as_part(item: object) -> object:
-    return TextPart(text=item) if isinstance(item, str) else item
+    # A mapping, not a TextPart: validated with the message (or result) it goes into, so that a
+    # bad string's error names its place (``parts[1].text``).
+    return {"type": "text", "text": item} if isinstance(item, str) else item
 
 
 def _message(
@@ -799,8 +815,9 @@ def tool_call_part(
 ) -> ToolCallPart:
     """A tool call. ``arguments`` is a mapping, or the JSON text a model emitted.
 
-    Text that does not parse to a JSON object is kept in ``raw_arguments`` with
-    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs).
+    Text that does not parse to a JSON object (an escaped surrogate without its pair,
+    ``"\\ud800"``, is not JSON) is kept in ``raw_arguments`` with ``arguments={}`` (an invalid
+    call that :func:`~threadline.prepare_messages` repairs).
 
     Raises:
         threadline.ValidationError: ``id`` or ``name`` is not a string, or an argument value
@@ -810,7 +827,8 @@ def tool_call_part(
     parsed: Mapping[str, Any] | None
     if isinstance(arguments, str):
         try:
-            decoded = json.loads(arguments)
+            # An escaped surrogate without its pair is not JSON, though json.loads reads it.
+            decoded = None if has_lone_escape(arguments) else json.loads(arguments)
         except ValueError:
             decoded = None
         if isinstance(decoded, dict):

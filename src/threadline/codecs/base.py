@@ -38,7 +38,7 @@ from typing import Any, Literal, NoReturn, Protocol, TypeAlias, TypeGuard, TypeV
 
 import pydantic
 
-from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map, has_lone_escape
 from threadline._validation import translate_errors
 from threadline.errors import CodecError, ErrorDetail, UnsupportedContentError, ValidationError
 from threadline.integrity import _as_messages as as_messages
@@ -757,6 +757,8 @@ def read_payload(
 
     Raises:
         threadline.LimitExceededError: the payload exceeds a limit (``what`` names the codec).
+        threadline.ValidationError: a string or key of the payload is not Unicode text (a lone
+            surrogate, as ``json.loads`` reads ``"\\ud800"``), which no message can hold.
     """
     checked = resolve_limits(limits)
     if not isinstance(payload, (str, bytes, bytearray)):
@@ -785,6 +787,8 @@ def read_response(
 
     Raises:
         threadline.LimitExceededError: the response exceeds a limit.
+        threadline.ValidationError: a string in ``response`` is not Unicode text (a lone
+            surrogate), which no message can hold.
         threadline.CodecError: ``response`` is text that is not JSON.
     """
     checked = resolve_limits(limits)
@@ -796,6 +800,8 @@ def read_response(
     except LimitExceededError:
         raise
     except ValidationError as error:  # text that is not JSON
+        if error.errors and error.errors[0].type == "string_unicode":
+            raise  # a string no message can hold, as from decode
         detail = error.errors[0].message if error.errors else str(error)
         raise CodecError(f"not a valid {format_name} response: {detail}") from None
     message = read(document)
@@ -1040,9 +1046,12 @@ def response_message(parts: Sequence[object], path: str, metadata: Mapping[str, 
 def parse_arguments(text: str) -> dict[str, Any] | None:
     """Tool arguments as a JSON object, or ``None`` when ``text`` is not one.
 
-    Strict JSON: ``NaN`` and ``Infinity`` (which :func:`json.loads` accepts) make the text
-    unparseable, so it is kept raw instead of failing validation later.
+    Strict JSON: ``NaN`` and ``Infinity`` and an escaped surrogate without its pair
+    (``"\\ud800"``), which :func:`json.loads` accepts, make the text unparseable, so it is
+    kept raw instead of failing validation later.
     """
+    if has_lone_escape(text):
+        return None
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except ValueError:
