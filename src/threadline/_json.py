@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import PydanticCustomError, core_schema, from_json
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue] | None"
 """A value that JSON can hold."""
@@ -93,9 +93,7 @@ def find_not_unicode_in_text(text: str) -> tuple[str, str] | None:
             cleaned = cleaned[:start] + marker + cleaned[end:]
         cleaned = _SURROGATE.sub(marker, cleaned)
         try:
-            import pydantic_core
-
-            found = find_in_value(pydantic_core.from_json(cleaned), marker)
+            found = find_in_value(from_json(cleaned), marker)
         except ValueError:  # broken elsewhere too, or nested too deep to parse
             found = None
     what = "a string"
