@@ -11,12 +11,13 @@ Values read from JSON are JSON by construction, so the check runs only for Pytho
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any, NoReturn, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import PydanticCustomError, core_schema, from_json
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue] | None"
 """A value that JSON can hold."""
@@ -27,8 +28,157 @@ __all__ = [
     "FrozenJsonMap",
     "JsonValue",
     "check_json_value",
+    "find_in_value",
+    "find_not_unicode_in_text",
     "freeze_json_map",
+    "lone_surrogate",
+    "not_unicode",
 ]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+NOT_UNICODE_HINT = (
+    "which UTF-8 cannot encode, so it could be neither stored nor sealed; fix the text "
+    "encoding of the client that sent it (a character outside the BMP is one code point, "
+    "not two surrogates)"
+)
+"""The end of every error about a lone surrogate: why it is refused and what to fix."""
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first surrogate code point (U+D800 to U+DFFF) in ``text``, or ``None``.
+
+    In a Python ``str`` every surrogate is lone: JSON text's escaped pair (``"\\ud83e\\uddf5"``)
+    is read as the one character it stands for, so only a broken escape or a lenient reader
+    (``json.loads``, ``bytes.decode(..., "surrogateescape")``) leaves one. Such a string is not
+    Unicode text: UTF-8 cannot encode it.
+    """
+    if text.isascii():
+        return None
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
+def not_unicode(what: str, text: str, index: int) -> str:
+    """The error message for ``text`` (described by ``what``) with a surrogate at ``index``."""
+    return (
+        f"{what} is not valid Unicode text: it holds a lone surrogate "
+        f"({ascii(text[index])[1:-1]}) at index {index}, {NOT_UNICODE_HINT}"
+    )
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_MARKERS = ("\ue000\uf8ff\ue000", "\uf8ff\ue000\uf8ff\ue001", "\ue001\uf8fe\ue001\uf8fe\ue002")
+
+
+def find_not_unicode_in_text(text: str) -> tuple[str, str] | None:
+    """Where JSON ``text`` holds a string that is not Unicode: ``(path, message)``, else None.
+
+    Finds a lone surrogate written raw (a ``str`` can hold one) or as an escape without its
+    pair (``"\\ud800"``), and names the string or key holding it by its JSON path from the
+    top of the document (``["messages"][0]...`` as ``messages[0].parts[0].text``). For error
+    paths only: it parses the text again.
+    """
+    raw = lone_surrogate(text)
+    lone = _lone_escapes(text) if "\\ud" in text or "\\uD" in text else []
+    if raw is None and not lone:
+        return None
+    marker = next((marker for marker in _MARKERS if marker not in text), None)
+    found = None
+    if marker is not None:
+        cleaned = text
+        for start, end in reversed(lone):
+            cleaned = cleaned[:start] + marker + cleaned[end:]
+        cleaned = _SURROGATE.sub(marker, cleaned)
+        try:
+            found = find_in_value(from_json(cleaned), marker)
+        except ValueError:  # broken elsewhere too, or nested too deep to parse
+            found = None
+    what = "a string"
+    if found is not None:
+        path, is_key = found
+        what = f"the key at {path}" if is_key else f"the string at {path}"
+    else:
+        path = ""
+    escape = text[lone[0][0] : lone[0][1]] if lone else ascii(text[raw or 0])[1:-1]
+    return path, (
+        f"{what} is not valid Unicode text: it holds a lone surrogate ({escape}), "
+        f"{NOT_UNICODE_HINT}"
+    )
+
+
+def _dotted(node: _PathNode) -> str:
+    """A path as ``messages[0].parts[1].text``; a key that is not an identifier in brackets."""
+    keys: list[str | int] = []
+    while node is not None:
+        node, key = node
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        if isinstance(key, int):
+            path += f"[{key}]"
+        elif key.isidentifier():
+            path = f"{path}.{key}" if path else key
+        else:
+            shown = ascii(key) if len(key) <= 40 else ascii(key[:40])[:-1] + "...'"
+            path += f"[{shown}]"
+    return path
+
+
+def _lone_escapes(text: str) -> list[tuple[int, int]]:
+    """The spans of ``\\uXXXX`` escapes of a surrogate without its pair, in order."""
+    spans: list[tuple[int, int]] = []
+    high: tuple[int, int] | None = None
+    for match in _ESCAPE.finditer(text):
+        code = match.group(1)
+        value = -1 if code is None else int(code, 16)
+        if high is not None:
+            paired = 0xDC00 <= value <= 0xDFFF and match.start() == high[1]
+            if not paired:
+                spans.append(high)
+            high = None
+            if paired:
+                continue
+        if 0xD800 <= value <= 0xDBFF:
+            high = match.span()
+        elif 0xDC00 <= value <= 0xDFFF:
+            spans.append(match.span())
+    if high is not None:
+        spans.append(high)
+    return spans
+
+
+def find_in_value(value: Any, needle: str | None = None) -> tuple[str, bool] | None:
+    """The JSON path of the first string or key in ``value`` that holds ``needle`` (or, for
+    ``None``, a surrogate), and whether it is a key; ``None`` if there is none.
+
+    Iterative, in document order; visits mappings, lists and tuples (a model dumped in
+    Python mode), and stops at :data:`MAX_JSON_DEPTH` levels.
+    """
+
+    def holds(text: str) -> bool:
+        return needle in text if needle is not None else lone_surrogate(text) is not None
+
+    stack: list[tuple[Any, _PathNode, int]] = [(value, None, 0)]
+    while stack:
+        item, node, depth = stack.pop()
+        if isinstance(item, str):
+            if holds(item):
+                return _dotted(node), False
+        elif depth < MAX_JSON_DEPTH and isinstance(item, Mapping):
+            for key in item:
+                if isinstance(key, str) and holds(key):
+                    return _dotted(node), True
+            stack.extend(
+                (member, (node, key), depth + 1) for key, member in reversed(list(item.items()))
+            )
+        elif depth < MAX_JSON_DEPTH and isinstance(item, (list, tuple)):
+            stack.extend(
+                (member, (node, index), depth + 1)
+                for index, member in reversed(list(enumerate(item)))
+            )
+    return None
 
 
 def _readonly(self: FrozenJsonMap, *args: object, **kwargs: object) -> NoReturn:
@@ -161,6 +311,8 @@ def check_json_value(value: Any, path: str = "") -> Any:
                             {"key": repr(key), "where": _path_text(path, node) or "the top level"},
                         )
                     key = str(key)
+                if not key.isascii():
+                    _check_text(key, node, path, key=True)
                 converted = _leaf(item, (node, key), path)
                 if type(converted) in _COPIES:
                     stack.append((item, converted, (node, key), depth + 1))
@@ -202,6 +354,8 @@ def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
         return value
     kind = type(value)
     if kind is str:
+        if not value.isascii():
+            _check_text(value, node, prefix)
         return value
     if kind is int:
         if -_TOO_LONG < value < _TOO_LONG:
@@ -216,7 +370,7 @@ def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
     if kind is dict or kind is FrozenJsonMap or isinstance(value, Mapping):
         return {}
     if isinstance(value, str):
-        return str(value)
+        return _leaf(str(value), node, prefix)
     if isinstance(value, bool):
         return bool(value)
     if isinstance(value, int):
@@ -225,6 +379,22 @@ def _leaf(value: Any, node: _PathNode, prefix: str) -> Any:
         return _leaf(float(value), node, prefix)
     return _not_json(
         value, _path_text(prefix, node), "use None, bool, int, float, str, list or a str-keyed dict"
+    )
+
+
+def _check_text(text: str, node: _PathNode, prefix: str, *, key: bool = False) -> None:
+    index = lone_surrogate(text)
+    if index is None:
+        return
+    where = _path_text(prefix, node)
+    if key:
+        shown = ascii(text) if len(text) <= 40 else ascii(text[:40])[:-1] + "...'"
+        what = f"the key {shown} at {where or 'the top level'}"
+    else:
+        what = f"the string at {where}" if where else "the string"
+    # Through the context: a key's braces must not be read as a placeholder.
+    raise PydanticCustomError(
+        "string_unicode", "{message}", {"message": not_unicode(what, text, index)}
     )
 
 

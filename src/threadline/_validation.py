@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pydantic
 
+from threadline._json import NOT_UNICODE_HINT
 from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = ["format_path", "translate_errors"]
@@ -24,7 +25,12 @@ _PART_TAGS = frozenset(
         "provider_tool_result",
     }
 )
-_UNION_NOISE = frozenset({"str", "tuple[...]", "function-after[_decode_base64(), str]", "bytes"})
+_UNION_NOISE = frozenset(
+    {"str", "constrained-str", "tuple[...]", "function-after[_decode_base64(), str]", "bytes"}
+)
+_NOT_UNICODE = (
+    "not valid Unicode text: it holds a lone surrogate (such as \\ud800), " + NOT_UNICODE_HINT
+)
 
 
 def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
@@ -32,6 +38,8 @@ def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
 
     ``("messages", 3, "parts", 0, "tool_call", "arguments")`` → ``messages[3].parts[0].arguments``.
     """
+    if "[key]" in loc:  # a bad object key: the path is the object's, the message names the key
+        loc = loc[: loc.index("[key]") - 1]
     path = prefix
     previous: int | str | None = None
     for item in loc:
@@ -40,11 +48,14 @@ def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
         elif (
             (isinstance(previous, int) and item in _PART_TAGS)
             or item in _UNION_NOISE
-            or item.startswith(("function-", "tagged-union["))
+            or item.startswith(("function-", "tagged-union[", "tuple["))
         ):
             pass
-        else:
+        elif item.isprintable():
             path = f"{path}.{item}" if path else item
+        else:  # a key of a JSON value holding control characters or a lone surrogate: escaped
+            shown = ascii(item) if len(item) <= 40 else ascii(item[:40])[:-1] + "...'"
+            path = f"{path}[{shown}]"
         previous = item
     return path
 
@@ -57,10 +68,17 @@ def translate_errors(
     seen: set[tuple[str, str]] = set()
     items = error.errors(include_url=False, include_input=False)
     paths = [format_path(item["loc"], prefix) for item in items]
+    # A string that is not Unicode fails each branch of a union (``str | tuple[...]``): the
+    # other branches' errors ("should be a valid tuple") only confuse.
+    not_unicode = {
+        path for item, path in zip(items, paths, strict=True) if item["type"] == "string_unicode"
+    }
     for item, path in zip(items, paths, strict=True):
         kind = item["type"]
         if kind == "too_short" and any(other.startswith(path + "[") for other in paths):
             continue  # "no parts left" only because a part was invalid: that error says why
+        if kind != "string_unicode" and path in not_unicode:
+            continue
         if kind == "role_part":
             path = f"{path}[{item.get('ctx', {}).get('index')}]"
         message = _friendly(kind, item["msg"], path)
@@ -80,4 +98,6 @@ def _friendly(kind: str, message: str, path: str) -> str:
         return "unknown field; check the spelling (messages and parts forbid extra fields)"
     if kind.startswith("value_error") and message.startswith("Value error, "):
         return message[len("Value error, ") :]
+    if kind == "string_unicode" and message.startswith("Input should be"):
+        return _NOT_UNICODE  # pydantic-core's words, for a field or an object key
     return message

@@ -45,7 +45,7 @@ from typing import Any
 
 import pydantic_core
 
-from threadline._json import FrozenJsonMap
+from threadline._json import FrozenJsonMap, find_not_unicode_in_text, lone_surrogate, not_unicode
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.messages import (
     FilePart,
@@ -393,13 +393,19 @@ def parse_json(
     check_size(data, limits, what=what, path=path)
     try:
         return pydantic_core.from_json(data, allow_inf_nan=allow_inf_nan)
+    except TypeError:  # a str holding a lone surrogate, which the parser cannot read as UTF-8
+        if not isinstance(data, str):
+            raise
+        raise _not_unicode_text(data, what) from None
     except ValueError as error:
+        if "surrogate" in str(error) or "hex escape" in str(error):
+            text = data if isinstance(data, str) else bytes(data).decode("utf-8", "replace")
+            if find_not_unicode_in_text(text) is not None:
+                raise _not_unicode_text(text, what) from None
         too_deep = parser_depth_error(str(error), limits, what=what, path=path)
         if too_deep is not None:
             raise too_deep from None
         problem = f"not valid JSON: {error}"
-    except TypeError:  # pydantic-core's answer to a str holding a lone surrogate
-        problem = "not valid JSON: the text holds a lone surrogate, which is not Unicode"
     where = f" at {path}" if path else ""
     detail = ErrorDetail(path, problem, "json_invalid")
     raise ValidationError(f"{what}{where}: {problem}", [detail]) from None
@@ -488,6 +494,12 @@ def parse_arguments(
     except ValidationError:
         return None
     return value if type(value) is dict else None
+
+
+def _not_unicode_text(text: str, what: str) -> ValidationError:
+    found = find_not_unicode_in_text(text)
+    path, message = found if found is not None else ("", "the text is not valid Unicode")
+    return ValidationError(f"{what}: {message}", [ErrorDetail(path, message, "string_unicode")])
 
 
 def parser_depth_error(
@@ -730,7 +742,11 @@ def _run(
     strings = check_strings and limits.max_string is not None
     max_string = _UNLIMITED if limits.max_string is None or not strings else limits.max_string
     budget = limits.max_bytes if estimate_size else None
-    check_keys = strings or budget is not None
+    # Python values (not read from JSON text, whose parser refuses them, nor built messages,
+    # which validation checked) may hold strings that are not Unicode: refused here, before
+    # anything is validated, with their path.
+    check_text = estimate_size
+    check_keys = strings or budget is not None or check_text
     size = 0
     while containers:
         value = containers.pop()
@@ -756,6 +772,8 @@ def _run(
                         if len(key) > max_string:
                             found = _locate(root, path, depth, value, None)
                             raise _string_error(what, limits, key, found)
+                        if check_text and not key.isascii():
+                            _check_text(key, what, root, path, depth, value, None)
                         size += len(key) + 3
         else:
             members = enumerate(value)  # a list or tuple subclass
@@ -765,6 +783,8 @@ def _run(
                 if len(item) > max_string:
                     found = _locate(root, path, depth, value, key)
                     raise _string_error(what, limits, item, found)
+                if check_text and not item.isascii():
+                    _check_text(item, what, root, path, depth, value, key)
                 size += len(item) + 2
             elif kind in _CONTAINERS:
                 if inner > max_depth:  # an empty container nests too
@@ -946,6 +966,24 @@ def _check_scalar(value: Any, limits: Limits, what: str, path: str) -> None:
         maximum = limits.max_string
         if maximum is not None and len(value) > maximum:
             raise _string_error(what, limits, value, path)
+
+
+def _check_text(
+    text: str, what: str, root: Any, path: str, depth: int, parent: Any, key: Any
+) -> None:
+    """Raise for ``text`` (a member of ``parent``, or with ``key=None`` one of its keys) if it
+    holds a lone surrogate."""
+    index = lone_surrogate(text)
+    if index is None:
+        return
+    where = _locate(root, path, depth, parent, key)
+    if key is None:
+        shown = ascii(text) if len(text) <= 40 else ascii(text[:40])[:-1] + "...'"
+        subject = f"the key {shown} at {where or 'the top level'}"
+    else:
+        subject = f"the string at {where}"
+    message = f"{what}: {not_unicode(subject, text, index)}"
+    raise ValidationError(message, [ErrorDetail(where, message, "string_unicode")])
 
 
 def _string_error(what: str, limits: Limits, value: Any, path: str) -> LimitExceededError:

@@ -70,8 +70,21 @@ Metadata: TypeAlias = FrozenJsonMap
 # defer_build: the validators and serializers are built on first use, not at import. Building
 # them is cheap, but the first build in a process makes pydantic scan every installed
 # distribution for plugins (tens of milliseconds), which `import threadline` should not pay.
+#
+# str_min_length=0 constrains nothing, but it makes pydantic-core validate every ``str`` of a
+# message or part (text, ids, names, media types, metadata keys...) as a constrained string,
+# which it reads as UTF-8: a Python string holding a lone surrogate ("\ud800", which
+# ``json.loads`` produces) is refused in Rust with the error ``string_unicode``, at no cost a
+# Python check per field would add. Such a string could not be dumped, stored or sealed (UTF-8
+# cannot encode it), so no message may hold one. JSON values inside messages (metadata values,
+# tool arguments, hook state) are checked by ``check_json_value``; JSON text never yields one
+# (its parser refuses an unpaired ``\ud800`` escape). tests/unit/test_surrogates.py holds it.
+_STRICT_TEXT = ConfigDict(str_min_length=0)
 _PART_CONFIG = ConfigDict(
-    extra="forbid", json_schema_serialization_defaults_required=True, defer_build=True
+    extra="forbid",
+    json_schema_serialization_defaults_required=True,
+    defer_build=True,
+    **_STRICT_TEXT,
 )
 
 
@@ -563,6 +576,7 @@ class Message(pydantic.BaseModel):
         extra="forbid",
         json_schema_serialization_defaults_required=True,
         defer_build=True,
+        **_STRICT_TEXT,
     )
 
     id: str = Field(default_factory=_new_message_id)
@@ -677,7 +691,9 @@ def _with_metadata(part: _P, mapping: Mapping[str, Any] | None, kv: Mapping[str,
 
 
 def _as_part(item: object) -> object:
-    return TextPart(text=item) if isinstance(item, str) else item
+    # A mapping, not a TextPart: validated with the message (or result) it goes into, so that a
+    # bad string's error names its place (``parts[1].text``).
+    return {"type": "text", "text": item} if isinstance(item, str) else item
 
 
 def _message(
@@ -818,8 +834,9 @@ def tool_call_part(
 
     Text that does not parse to a JSON object is kept in ``raw_arguments`` with
     ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs); so
-    is an object holding a number JSON cannot carry back (``NaN``, ``1e999``). The text is
-    parsed by the bounded parser every reader uses, never by recursion.
+    is an object holding a number JSON cannot carry back (``NaN``, ``1e999``) or an escaped
+    surrogate without its pair (``"\\ud800"``). The text is parsed by the bounded parser every
+    reader uses, never by recursion.
 
     Raises:
         threadline.ValidationError: ``id`` or ``name`` is not a string, an argument value

@@ -21,6 +21,14 @@ Sorted keys make the encoding independent of the order the client's JSON listed 
 lengths in front of every item make the byte string unambiguous, so no edit can move bytes
 from one message (or from the conversation id) into another.
 
+The canonical JSON is written by :mod:`json` from the message's own values (file bytes as
+standard base64, times as ``dump_json`` writes them) and encoded as strict UTF-8, so distinct
+messages never give the same bytes. A string that is not Unicode text (a lone surrogate such as
+``"\\ud800"``, which ``json.loads`` reads from a client's ``"\\ud800"``) has no UTF-8 form:
+it is refused with :class:`~threadline.ValidationError`, by message validation first and by the
+encoding again, never replaced (pydantic's JSON mode writes such an object key as U+FFFD, which
+let two different keys seal alike).
+
 The seal is ``v1.<key id>.<message count>.<MAC, base64url without padding>``, for example
 ``v1.2025-06.14.tQ3...``. The key id names the key in the server's key ring, so keys can be
 rotated: seal with the new key, verify with both until the old seals have expired. A seal made
@@ -45,9 +53,13 @@ import hmac
 import json
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from threadline.errors import ThreadlineError
+import pydantic_core
+
+from threadline._json import find_in_value, lone_surrogate, not_unicode
+from threadline.errors import ErrorDetail, ThreadlineError, ValidationError
 from threadline.integrity import _as_messages as as_messages
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -76,6 +88,7 @@ _COUNT = re.compile(r"0|[1-9][0-9]{0,17}")
 _MAC_LENGTH = 43  # 32 bytes in base64url without padding
 _MAX_SEAL_LENGTH = 3 + 64 + 1 + 18 + 1 + _MAC_LENGTH
 _DEFAULT_LIMITS = Limits()
+_UNTRUSTED_LIMITS = Limits.untrusted()
 
 
 class SealError(ThreadlineError, ValueError):
@@ -126,7 +139,7 @@ def seal(
     _check_key_id(name)
     _check_key(key, name)
     _check_conversation_id(conversation_id)
-    items = _as_messages(messages, "seal")
+    items = _as_messages(messages, "seal", None, default=_DEFAULT_LIMITS)
     mac = _mac(key, name, conversation_id, items)
     return f"{_VERSION}.{name}.{len(items)}.{_encode_mac(mac)}"
 
@@ -137,6 +150,7 @@ def verify(
     keys: Mapping[str, bytes] | bytes,
     *,
     conversation_id: str,
+    limits: Limits | None = None,
 ) -> None:
     """Check that ``messages`` are exactly the history that was sealed for the conversation.
 
@@ -151,14 +165,21 @@ def verify(
             ``{"default": key}``.
         conversation_id: the conversation the request is for (from the server's routing or
             session, not from the client's body).
+        limits: how much to read, checked before anything is validated. ``None`` means
+            :meth:`Limits.untrusted() <threadline.Limits.untrusted>` when ``messages`` holds
+            mappings (a client's request body) and no limits for ``Message`` objects (the
+            server's own); given, it is checked in both cases.
 
     Raises:
         threadline.SealError: the seal cannot be read, its key is unknown, or the history is
             not exactly what was sealed for this conversation; ``reason`` says which.
-        threadline.ValidationError: an item of ``messages`` is not a valid message.
+        threadline.LimitExceededError: ``messages`` exceed ``limits``.
+        threadline.ValidationError: an item of ``messages`` is not a valid message (a string
+            that is not Unicode text included).
         TypeError: ``keys`` or ``conversation_id`` has the wrong type.
+        ValueError: ``conversation_id`` is empty or not Unicode text.
     """
-    items = _as_messages(messages, "verify")
+    items = _as_messages(messages, "verify", limits)
     _check(items, seal, keys, conversation_id, extended=False)
 
 
@@ -169,6 +190,7 @@ def verify_prefix(
     *,
     conversation_id: str,
     tail_roles: Sequence[str] = ("user",),
+    limits: Limits | None = None,
 ) -> tuple[list[Message], list[Message]]:
     """Check a history that the client extended after the sealed part; split it.
 
@@ -184,6 +206,8 @@ def verify_prefix(
         keys: the key ring, key id → key (or one ``bytes`` key for ``default``).
         conversation_id: the conversation the request is for.
         tail_roles: the roles a message after the sealed ones may have.
+        limits: as :func:`verify`: ``None`` means :meth:`Limits.untrusted()
+            <threadline.Limits.untrusted>` for mappings.
 
     Returns:
         ``(sealed, tail)``: the verified messages and the client's additions.
@@ -191,10 +215,11 @@ def verify_prefix(
     Raises:
         threadline.SealError: as :func:`verify`, with ``count`` when there are fewer messages
             than were sealed, and ``unsealed-role`` when the tail holds another role.
+        threadline.LimitExceededError: ``messages`` exceed ``limits``.
         threadline.ValidationError: an item of ``messages`` is not a valid message.
     """
     roles = (tail_roles,) if isinstance(tail_roles, str) else tuple(tail_roles)
-    items = _as_messages(messages, "verify_prefix")
+    items = _as_messages(messages, "verify_prefix", limits)
     count = _check(items, seal, keys, conversation_id, extended=True)
     sealed, tail = items[:count], items[count:]
     for offset, message in enumerate(tail):
@@ -210,14 +235,52 @@ def verify_prefix(
 
 def canonical_message(message: Message) -> bytes:
     """The canonical JSON of one message, as sealed: every field ``dump_json`` writes, keys
-    sorted, no whitespace, UTF-8."""
-    return json.dumps(
-        message.model_dump(mode="json"),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
-    ).encode("utf-8", "surrogatepass")
+    sorted, no whitespace, UTF-8.
+
+    Written from the message's own values, not from pydantic's JSON mode (which writes an
+    object key that is not Unicode as U+FFFD, so that two keys would give the same bytes).
+
+    Raises:
+        threadline.ValidationError: a string or key of the message is not Unicode text (it
+            holds a lone surrogate); validation refuses those, so only a message built around
+            it (``model_construct``) can.
+    """
+    document = message.model_dump(mode="python")
+    text = _CANONICAL(document)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _not_unicode_message(document) from None
+
+
+def _canonical_scalar(value: object) -> str:
+    """The JSON form of the values :mod:`json` has none for, as ``dump_json`` writes them."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")  # FilePart.data: standard base64
+    if isinstance(value, datetime):
+        text: str = pydantic_core.to_jsonable_python(value)
+        return text
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+    default=_canonical_scalar,
+).encode
+
+
+def _not_unicode_message(document: object) -> ValidationError:
+    found = find_in_value(document)
+    path, is_key = found if found is not None else ("", False)
+    subject = f"the {'key' if is_key else 'string'} at {path or 'the top level'}"
+    message = (
+        f"cannot seal the message: {subject} is not valid Unicode text: it holds a lone "
+        "surrogate, which UTF-8 cannot encode; fix the text encoding of the client that sent it"
+    )
+    return ValidationError(message, [ErrorDetail(path, message, "string_unicode")])
 
 
 def _check(
@@ -262,7 +325,7 @@ def _check(
 def _mac(key: bytes, key_id: str, conversation_id: str, messages: Sequence[Message]) -> bytes:
     mac = hmac.new(key, _DOMAIN, hashlib.sha256)
     mac.update(_frame(key_id.encode("ascii")))
-    mac.update(_frame(conversation_id.encode("utf-8", "surrogatepass")))
+    mac.update(_frame(conversation_id.encode("utf-8")))
     mac.update(len(messages).to_bytes(8, "big"))
     for message in messages:
         mac.update(_frame(canonical_message(message)))
@@ -337,11 +400,19 @@ def _check_conversation_id(conversation_id: object) -> None:
         raise TypeError(f"conversation_id must be a str, not {type(conversation_id).__name__}")
     if not conversation_id:
         raise ValueError("conversation_id must not be empty: a seal binds a conversation")
+    index = lone_surrogate(conversation_id)
+    if index is not None:
+        raise ValueError(not_unicode("conversation_id", conversation_id, index))
 
 
-def _as_messages(messages: object, function: str) -> list[Message]:
-    # Mappings come from clients: bound them before pydantic validates them.
-    mappings = isinstance(messages, Sequence) and not all(
-        type(item) is Message for item in messages
-    )
-    return as_messages(messages, function, limits=_DEFAULT_LIMITS if mappings else None)
+def _as_messages(
+    messages: object, function: str, limits: Limits | None, *, default: Limits = _UNTRUSTED_LIMITS
+) -> list[Message]:
+    # Mappings come from clients (to verify) or the server's own JSON (to seal): bound them
+    # before pydantic validates them. Message objects are bounded only when asked.
+    if limits is None:
+        mappings = isinstance(messages, Sequence) and not all(
+            type(item) is Message for item in messages
+        )
+        limits = default if mappings else None
+    return as_messages(messages, function, limits=limits)

@@ -24,6 +24,7 @@ import pydantic_core
 from typing_extensions import TypedDict
 
 from threadline._blob_marks import blob_mark_errors, may_hold_blob_marks
+from threadline._json import find_not_unicode_in_text
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
 from threadline.limits import (
@@ -259,6 +260,9 @@ def _diagnose(
 ) -> ValidationError:
     """Explain why validation failed: a limit exceeded (which says more about hostile input
     than its first bad field), not JSON, not an envelope, a newer version, or bad fields."""
+    not_unicode = _not_unicode_error(data, bare=bare)
+    if not_unicode is not None:
+        return not_unicode
     exceeded = _limit_error(data, limits, bare=bare)
     if exceeded is not None:
         return exceeded
@@ -293,6 +297,27 @@ def _diagnose(
     if type(version) is not int or version != FORMAT_VERSION:
         return _version_error(version)
     return translate_errors(error, "invalid threadline JSON")
+
+
+def _not_unicode_error(data: bytes | bytearray | str, *, bare: bool) -> ValidationError | None:
+    """The error for text holding a lone surrogate, raw (a ``str`` can hold one; so can bytes
+    encoded with ``surrogatepass``) or escaped without its pair (``"\\ud800"``), naming the
+    field; ``None`` for text without one."""
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = bytes(data).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return None  # not UTF-8 for another reason: the JSON error says where
+    found = find_not_unicode_in_text(text)
+    if found is None:
+        return None
+    path, message = found
+    if bare:
+        path = "messages" + path
+    detail = ErrorDetail(path, message, "string_unicode")
+    return ValidationError(f"cannot load threadline JSON: {message}", [detail])
 
 
 def _limit_error(

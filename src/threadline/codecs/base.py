@@ -784,6 +784,8 @@ def read_payload(
 
     Raises:
         threadline.LimitExceededError: the payload exceeds a limit (``what`` names the codec).
+        threadline.ValidationError: a string or key of the payload is not Unicode text (a lone
+            surrogate, as ``json.loads`` reads ``"\\ud800"``), which no message can hold.
     """
     checked = resolve_limits(limits)
     if not isinstance(payload, (str, bytes, bytearray)):
@@ -814,6 +816,8 @@ def read_response(
 
     Raises:
         threadline.LimitExceededError: the response exceeds a limit.
+        threadline.ValidationError: a string in ``response`` is not Unicode text (a lone
+            surrogate), which no message can hold.
         threadline.CodecError: ``response`` is text that is not JSON.
     """
     checked = resolve_limits(limits)
@@ -825,6 +829,8 @@ def read_response(
     except LimitExceededError:
         raise
     except ValidationError as error:  # text that is not JSON
+        if error.errors and error.errors[0].type == "string_unicode":
+            raise  # a string no message can hold, as from decode
         detail = error.errors[0].message if error.errors else str(error)
         raise CodecError(f"not a valid {format_name} response: {detail}") from None
     with _reading(checked, what):
