@@ -11,7 +11,9 @@ from threadline.errors import (
     CodecError,
     ErrorDetail,
     IntegrityError,
+    LimitExceededError,
     PluginError,
+    SealError,
     StoreError,
     StoreRecoveryWarning,
     ThreadlineError,
@@ -31,7 +33,7 @@ from threadline.integrity import (
     repair_messages,
     sanitize_untrusted,
 )
-from threadline.limits import LimitExceededError, Limits
+from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -58,7 +60,7 @@ from threadline.messages import (
     use_id_factory,
     user_message,
 )
-from threadline.sealing import SealError, seal, verify, verify_prefix
+from threadline.sealing import seal, verify, verify_prefix
 from threadline.serialization import dump_json, json_schema, load_json
 from threadline.tokens import TokenCounter, estimate_tokens
 

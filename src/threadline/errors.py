@@ -7,18 +7,22 @@ code that does not know threadline::
     ├── ValidationError (ValueError)        bad messages or JSON given to threadline
     │   ├── UnsupportedVersionError         JSON written by a newer threadline
     │   └── LimitExceededError              input larger, deeper or longer than its Limits
-    │                                       (defined in threadline.limits)
     ├── IntegrityError (ValueError)         a history that cannot be sent to a model as it is
     ├── CodecError                          a provider payload threadline cannot read or write
     │   ├── UnknownProviderError (LookupError)
     │   └── UnsupportedContentError (ValueError)
     ├── SealError (ValueError)              a history does not match its seal
-    │                                       (defined in threadline.sealing)
     ├── StoreError                          a store's driver failed (the driver error is __cause__)
     └── PluginError                         a context plugin failed
 
     ThreadlineWarning (UserWarning)
     └── StoreRecoveryWarning                a store skipped a record it could not read
+
+    ConformanceError (AssertionError)       an extension broke a contract (threadline.testing)
+
+The classes are also importable where they are used: :class:`LimitExceededError` from
+``threadline.limits``, :class:`SealError` from ``threadline.sealing``,
+:class:`ConformanceError` from ``threadline.testing``, and all but the last from ``threadline``.
 
 Calling pydantic directly (``Message(...)``, ``Message.model_validate``) raises pydantic's own
 ``ValidationError``, which is also a ``ValueError``; threadline's entry points (constructors,
@@ -36,9 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CodecError",
+    "ConformanceError",
     "ErrorDetail",
     "IntegrityError",
+    "LimitExceededError",
     "PluginError",
+    "SealError",
     "StoreError",
     "StoreRecoveryWarning",
     "ThreadlineError",
@@ -92,6 +99,34 @@ class UnsupportedVersionError(ValidationError):
         self.version = version
 
 
+class LimitExceededError(ValidationError):
+    """Input exceeds one of the :class:`~threadline.Limits` of the call that read it.
+
+    A :class:`~threadline.ValidationError`, so code that handles bad input handles this too; a
+    server can catch it first to answer "413 Payload Too Large" instead of "400 Bad Request".
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        limit: str = "",
+        maximum: int = 0,
+        actual: int | None = None,
+        path: str = "",
+    ) -> None:
+        super().__init__(message, [ErrorDetail(path, message, limit)])
+        self.limit = limit
+        """The name of the limit: ``max_bytes``, ``max_messages``, ``max_parts``,
+        ``max_depth`` or ``max_string``."""
+        self.maximum = maximum
+        """The limit's value."""
+        self.actual = actual
+        """What the input holds (at least), when it was measured."""
+        self.path = path
+        """The JSON path where the limit was crossed (``""`` for the whole input)."""
+
+
 class IntegrityError(ThreadlineError, ValueError):
     """A history breaks a pairing or ordering rule that repair may not (or was told not to) fix.
 
@@ -131,6 +166,23 @@ class UnsupportedContentError(CodecError, ValueError):
         self.part_index = part_index
 
 
+class SealError(ThreadlineError, ValueError):
+    """A history does not match its seal, or the seal cannot be read.
+
+    Treat it as tampering: refuse the request. ``reason`` says what failed, as a stable
+    string: ``malformed`` (not a seal this library writes), ``unknown-key`` (the key id is not
+    among the keys given: a retired key, or a forged seal), ``count`` (more or fewer messages
+    than were sealed: truncated or extended), ``mismatch`` (a message was changed, added,
+    removed or reordered, or the history was sealed for another conversation or with another
+    key), ``unsealed-role`` (:func:`~threadline.sealing.verify_prefix` only: a message after
+    the sealed ones has a role the client may not add).
+    """
+
+    def __init__(self, message: str, *, reason: str = "mismatch") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class StoreError(ThreadlineError):
     """A store could not load or write a conversation. The driver's error is ``__cause__``."""
 
@@ -145,3 +197,11 @@ class ThreadlineWarning(UserWarning):
 
 class StoreRecoveryWarning(ThreadlineWarning):
     """A store skipped a record it could not read (for example a line torn by a crash)."""
+
+
+class ConformanceError(AssertionError):
+    """An extension broke a law of the contract its kit in :mod:`threadline.testing` checks.
+
+    An ``AssertionError``, so every test runner reports it as a failure; not a
+    :class:`ThreadlineError`, because the library itself never raises it.
+    """

@@ -46,7 +46,7 @@ from typing import Any
 import pydantic_core
 
 from threadline._json import FrozenJsonMap, find_not_unicode_in_text, lone_surrogate, not_unicode
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail, LimitExceededError, ValidationError
 from threadline.messages import (
     FilePart,
     HookPart,
@@ -91,34 +91,6 @@ levels (envelope, messages, message, parts, a tool result, its content, a file i
 file's metadata), so anything less would refuse every history."""
 
 _MIB = 1024 * 1024
-
-
-class LimitExceededError(ValidationError):
-    """Input exceeds one of the :class:`Limits` of the call that read it.
-
-    A :class:`~threadline.ValidationError`, so code that handles bad input handles this too; a
-    server can catch it first to answer "413 Payload Too Large" instead of "400 Bad Request".
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        limit: str = "",
-        maximum: int = 0,
-        actual: int | None = None,
-        path: str = "",
-    ) -> None:
-        super().__init__(message, [ErrorDetail(path, message, limit)])
-        self.limit = limit
-        """The name of the limit: ``max_bytes``, ``max_messages``, ``max_parts``,
-        ``max_depth`` or ``max_string``."""
-        self.maximum = maximum
-        """The limit's value."""
-        self.actual = actual
-        """What the input holds (at least), when it was measured."""
-        self.path = path
-        """The JSON path where the limit was crossed (``""`` for the whole input)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,7 +59,7 @@ from typing import Any
 import pydantic_core
 
 from threadline._json import find_in_value, lone_surrogate, not_unicode
-from threadline.errors import ErrorDetail, ThreadlineError, ValidationError
+from threadline.errors import ErrorDetail, SealError, ValidationError
 from threadline.integrity import _as_messages as as_messages
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -89,23 +89,6 @@ _MAC_LENGTH = 43  # 32 bytes in base64url without padding
 _MAX_SEAL_LENGTH = 3 + 64 + 1 + 18 + 1 + _MAC_LENGTH
 _DEFAULT_LIMITS = Limits()
 _UNTRUSTED_LIMITS = Limits.untrusted()
-
-
-class SealError(ThreadlineError, ValueError):
-    """A history does not match its seal, or the seal cannot be read.
-
-    Treat it as tampering: refuse the request. ``reason`` says what failed, as a stable
-    string: ``malformed`` (not a seal this library writes), ``unknown-key`` (the key id is not
-    among the keys given: a retired key, or a forged seal), ``count`` (more or fewer messages
-    than were sealed: truncated or extended), ``mismatch`` (a message was changed, added,
-    removed or reordered, or the history was sealed for another conversation or with another
-    key), ``unsealed-role`` (:func:`verify_prefix` only: a message after the sealed ones has a
-    role the client may not add).
-    """
-
-    def __init__(self, message: str, *, reason: str = "mismatch") -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def seal(

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from threadline._testing_data import hostile_id_conversation, sample_conversations
-from threadline.errors import CodecError, UnsupportedContentError
+from threadline.errors import CodecError, ConformanceError, UnsupportedContentError
 from threadline.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json
 from threadline.stores._contract import check_async_store, check_store
@@ -53,10 +53,6 @@ _OPTION_SETS: tuple[dict[str, Any], ...] = (
 _PLACEHOLDER = re.compile(r"\[[^\[\]]+ omitted: not supported by [a-z_]+\]")
 _NOT_PAYLOADS: tuple[Any, ...] = (42, None, "not a payload", [42], [[]], {"zzz": []})
 _NOT_RESPONSES: tuple[Any, ...] = (42, None, {}, [], "{not json")
-
-
-class ConformanceError(AssertionError):
-    """An extension broke a law of the contract its kit checks."""
 
 
 def check_codec(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
+import re
 import subprocess
 import sys
 import types
@@ -34,11 +37,14 @@ def test_all_is_sorted_and_exactly_the_public_names() -> None:
 def test_error_tree() -> None:
     assert issubclass(threadline.ValidationError, ValueError)
     assert issubclass(threadline.UnsupportedVersionError, threadline.ValidationError)
+    assert issubclass(threadline.LimitExceededError, threadline.ValidationError)
     assert issubclass(threadline.IntegrityError, ValueError)
     assert issubclass(threadline.UnknownProviderError, threadline.CodecError)
     assert issubclass(threadline.UnknownProviderError, LookupError)
     assert issubclass(threadline.UnsupportedContentError, threadline.CodecError)
     assert issubclass(threadline.UnsupportedContentError, ValueError)
+    assert issubclass(threadline.SealError, threadline.ThreadlineError)
+    assert issubclass(threadline.SealError, ValueError)
     assert issubclass(threadline.StoreRecoveryWarning, threadline.ThreadlineWarning)
     for name in errors.__all__:
         item = getattr(errors, name)
@@ -46,11 +52,86 @@ def test_error_tree() -> None:
             isinstance(item, type)
             and issubclass(item, Exception)
             and item is not errors.ThreadlineError
+            and item is not errors.ConformanceError
         ):
             assert issubclass(item, (errors.ThreadlineError, errors.ThreadlineWarning)), name
-    for name in errors.__all__:
-        if name not in ("ErrorDetail",):
-            assert name in (errors.__doc__ or ""), f"{name} missing from the drawn tree"
+
+
+# Exceptions that never leave threadline, so they are no part of the tree users catch from.
+NOT_RAISED_TO_CALLERS = {"threadline.cli.CliError"}
+"""``CliError`` is how the command line's parts report a one-line problem to ``cli.main``,
+which turns it into a message and an exit status."""
+
+
+def defined_exception_classes() -> dict[str, type[BaseException]]:
+    """Every exception and warning class any module of threadline defines, by qualified name."""
+    found: dict[str, type[BaseException]] = {}
+    for module_info in pkgutil.walk_packages(threadline.__path__, "threadline."):
+        if module_info.name == "threadline.__main__":  # runs the command line when imported
+            continue
+        module = importlib.import_module(module_info.name)
+        for item in vars(module).values():
+            if (
+                isinstance(item, type)
+                and issubclass(item, BaseException)
+                and item.__module__ == module.__name__
+            ):
+                found[f"{item.__module__}.{item.__qualname__}"] = item
+    return found
+
+
+def drawn_tree(doc: str) -> dict[str, list[str]]:
+    """The classes drawn in ``doc``'s literal blocks, each with the bases the drawing gives it:
+    its parent in the tree, then any builtins named in parentheses."""
+    drawn: dict[str, list[str]] = {}
+    node = re.compile(r"(?P<name>[A-Z]\w*)(?: \((?P<builtins>\w+(?:, \w+)*)\))?(?: |$)")
+    for block in re.findall(r"::\n\n((?:    .*\n|\n)+)", doc):
+        parents: list[str] = []
+        for line in block.splitlines():
+            line = line[4:]
+            if not line.strip():
+                continue
+            connector = line.find("── ")
+            if connector == -1 and line[0] in " │":
+                continue  # a description running on under its class
+            depth = 0 if connector == -1 else connector // 4 + 1
+            match = node.match(line[connector + 3 :] if connector != -1 else line)
+            assert match, f"cannot read the drawn tree line {line!r}"
+            name = match["name"]
+            assert name not in drawn, f"{name} is drawn twice"
+            del parents[depth:]
+            drawn[name] = parents[-1:] + (match["builtins"] or "").split(", ") * bool(
+                match["builtins"]
+            )
+            parents.append(name)
+    return drawn
+
+
+def test_drawn_error_tree_is_every_exception_threadline_defines() -> None:
+    drawn = drawn_tree(errors.__doc__ or "")
+    defined = defined_exception_classes()
+    for qualified in NOT_RAISED_TO_CALLERS:
+        assert defined.pop(qualified), f"{qualified} is gone: drop it from NOT_RAISED_TO_CALLERS"
+    outside = sorted(name for name, item in defined.items() if item.__module__ != errors.__name__)
+    assert not outside, f"define these in threadline.errors and re-export them: {outside}"
+    real = {
+        item.__name__: [base.__name__ for base in item.__bases__ if base is not Exception]
+        for item in defined.values()
+    }
+    assert drawn == real, "the tree drawn in the errors docstring differs from the classes"
+    assert errors.__all__ == sorted([*drawn, "ErrorDetail"])
+    # Each is importable from ``threadline`` too, but the kits' error, which only tests meet.
+    assert set(errors.__all__) - set(threadline.__all__) == {"ConformanceError"}
+
+
+def test_drawn_tree_reader_sees_a_missing_or_misplaced_class() -> None:
+    doc = errors.__doc__ or ""
+    assert drawn_tree(doc)["LimitExceededError"] == ["ValidationError"]
+    assert drawn_tree(doc)["UnknownProviderError"] == ["CodecError", "LookupError"]
+    without = re.sub(r"\n.*── LimitExceededError.*", "", doc)
+    assert "LimitExceededError" not in drawn_tree(without)
+    moved = doc.replace("│   └── LimitExceededError", "├── LimitExceededError")
+    assert drawn_tree(moved)["LimitExceededError"] == ["ThreadlineError"]
 
 
 def test_import_threadline_imports_no_optional_dependency() -> None:
