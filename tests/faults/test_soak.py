@@ -19,7 +19,7 @@ import pytest
 import threadline as tl
 from tests.faults._workers import append_to_both, open_store
 from threadline.stores import SQLiteStore
-from threadline.stores._contract import _check_batches
+from threadline.testing._store_kit import _check_batches
 
 HANG_GUARD = 120.0  # seconds: only against a deadlock, never a performance assertion
 

@@ -13,8 +13,7 @@ import pytest
 from tests.stores._helpers import KINDS, ThreadedAsyncStore, store_factory
 from threadline import Message
 from threadline.stores import AsyncStore, MemoryStore, Store, validate_conversation_id
-from threadline.stores._contract import check_async_store, check_store
-from threadline.testing import ConformanceError
+from threadline.testing import ConformanceError, check_async_store, check_store
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -179,12 +178,12 @@ def test_a_failing_store_operation_fails_the_check_with_its_error() -> None:
 
 
 def test_a_hanging_store_fails_instead_of_hanging(monkeypatch: pytest.MonkeyPatch) -> None:
-    from threadline.stores import _contract
+    from threadline.testing import _store_kit
 
-    monkeypatch.setattr(_contract, "_TIMEOUT", 0.5)
+    monkeypatch.setattr(_store_kit, "_TIMEOUT", 0.5)
     store = HangingStore()
     try:
         with pytest.raises(AssertionError, match="still running"):
-            _contract._check_concurrent_writers(store)
+            _store_kit._check_concurrent_writers(store)
     finally:
         store.release.set()

@@ -10,7 +10,7 @@ import pytest
 import threadline as tl
 from tests.stores._helpers import KINDS, store_factory
 from threadline.stores import CONVERSATION_ID_PATTERN, validate_conversation_id
-from threadline.stores._contract import INVALID_IDS, VALID_IDS
+from threadline.testing._store_kit import INVALID_IDS, VALID_IDS
 
 
 @pytest.mark.parametrize("cid", VALID_IDS)

@@ -34,7 +34,7 @@ import threadline as tl
 from tests.stores._helpers import SMALL_THRESHOLD
 from tests.support import require_module, unavailable
 from threadline.stores import AsyncStore, FileBlobStore, Store
-from threadline.stores._contract import _check_batches, check_async_store, check_store
+from threadline.testing._store_kit import _check_batches, check_async_store, check_store
 
 try:
     import psycopg

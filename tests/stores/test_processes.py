@@ -14,7 +14,7 @@ import pytest
 import threadline as tl
 from tests.stores._workers import append_batches, append_until_killed, batch, open_store
 from threadline.stores import Store
-from threadline.stores._contract import _check_batches
+from threadline.testing._store_kit import _check_batches
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and flock")
 

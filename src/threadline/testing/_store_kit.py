@@ -1,4 +1,4 @@
-"""The store contract as code: ``check_store`` and ``check_async_store``.
+"""The store kit: the store contract as code, ``check_store`` and ``check_async_store``.
 
 Every store threadline ships runs this suite, and so can a third party's::
 
@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+from threadline.errors import ConformanceError
 from threadline.messages import (
     Message,
     ProviderToolCallPart,
@@ -132,10 +133,7 @@ async def check_async_store(
             await _aclose(store)
 
 
-def _failure(check: Callable[..., object], store: object, error: Exception) -> AssertionError:
-    # Imported here: threadline.testing re-exports this module's kits.
-    from threadline.testing import ConformanceError
-
+def _failure(check: Callable[..., object], store: object, error: Exception) -> ConformanceError:
     name = check.__name__.removeprefix("_check_").removeprefix("_acheck_")
     detail = str(error) if isinstance(error, AssertionError) else f"{type(error).__name__}: {error}"
     return ConformanceError(f"store contract check {name!r} failed for {store!r}: {detail}")

@@ -1,32 +1,6 @@
-"""Conformance kits: run threadline's own contract suites against your extension.
+"""The codec kit: the codec contract as code, ``check_codec``.
 
-``check_codec(module)`` holds a wire-format codec (ours or a third party's) to the codec
-contract; a store kit joins it here. Each kit raises :class:`ConformanceError` (an
-``AssertionError``, so every test runner reports it as a failure) naming the law that broke,
-the example and the first difference. They need no test dependency::
-
-    from threadline.codecs import anthropic
-    from threadline.testing import check_codec
-
-
-    def test_anthropic_codec() -> None:
-        check_codec(anthropic)
-
-How a codec declares its losses
--------------------------------
-A round trip ``decode(encode(m))`` may lose only what DESIGN allows: message ids,
-``created_at``, message metadata the format has no place for, how parts are grouped into
-messages, where system text sits, reasoning per the reasoning policy and parts per the
-unsupported policy. ``check_codec`` ignores the first four itself (it compares the sequence of
-``(role, part)`` pairs). Everything else a format changes, the module declares in one function
-that says, in threadline's terms, what reading back its own output gives::
-
-    def normalize_for_round_trip(
-        messages, *, model=None, reasoning="auto", unsupported="placeholder"
-    ) -> list[Message]: ...
-
-It receives prepared messages (the output of ``prepare_messages``) and the options ``encode``
-got. A module without it declares a lossless format.
+What a codec may lose, and how it declares it, is in the :mod:`threadline.testing` docstring.
 """
 
 from __future__ import annotations
@@ -36,13 +10,12 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from threadline._testing_data import hostile_id_conversation, sample_conversations
 from threadline.errors import CodecError, ConformanceError, UnsupportedContentError
 from threadline.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
 from threadline.serialization import dump_json
-from threadline.stores._contract import check_async_store, check_store
+from threadline.testing._conversations import hostile_id_conversation, sample_conversations
 
-__all__ = ["ConformanceError", "check_async_store", "check_codec", "check_store"]
+__all__ = ["check_codec"]
 
 _OPTION_SETS: tuple[dict[str, Any], ...] = (
     {},
