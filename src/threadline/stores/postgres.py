@@ -470,7 +470,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: the id is invalid.
+            threadline.ValidationError: as for :meth:`PostgresStore.load`.
             threadline.StoreError: as for :meth:`PostgresStore.load`.
         """
         validate_conversation_id(conversation_id)
@@ -485,10 +485,8 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """Add ``messages`` at the end of the conversation, in one transaction.
 
         Raises:
-            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
-                message reuses the id of a different one (nothing was appended).
-            threadline.StoreError: the server cannot be reached or refused the statement (see
-                :meth:`PostgresStore.append`).
+            threadline.ValidationError: as for :meth:`PostgresStore.append`.
+            threadline.StoreError: as for :meth:`PostgresStore.append`.
         """
         items = self._items(conversation_id, messages, "append")
         if not items:
@@ -513,9 +511,8 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused a statement
-                (nothing changed).
+            threadline.ValidationError: as for :meth:`PostgresStore.replace`.
+            threadline.StoreError: as for :meth:`PostgresStore.replace`.
         """
         items = self._items(conversation_id, messages, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
@@ -724,19 +721,36 @@ def _reusable(connection: _Connection | _AsyncConnection) -> bool:
 _INHERITED: list[object] = []
 
 
-class _Pool:
+class _PoolLimits:
+    """What both pools share: the bound, the wait, and the errors of a closed or busy pool."""
+
+    def __init__(self, size: int, timeout: float, owner: str) -> None:
+        self._size = size
+        self._timeout = timeout
+        self._owner = owner
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self._owner} is closed")
+
+    def _busy(self) -> StoreError:
+        return StoreError(
+            f"{self._owner}: all {self._size} connections stayed busy for "
+            f"{self._timeout:g} s; raise max_connections or timeout"
+        )
+
+
+class _Pool(_PoolLimits):
     """At most ``size`` connections of one store; idle ones are reused, stale ones replaced."""
 
     def __init__(
         self, connect: Callable[[], _Connection], size: int, timeout: float, owner: str
     ) -> None:
+        super().__init__(size, timeout, owner)
         self._connect = connect
-        self._size = size
-        self._timeout = timeout
-        self._owner = owner
         self._lock = threading.Lock()
         self._reset()
-        self._closed = False
 
     def _reset(self) -> None:
         self._pid = os.getpid()
@@ -752,18 +766,14 @@ class _Pool:
             threadline.StoreError: the store is closed, or every connection stayed busy for
                 ``timeout`` seconds.
         """
-        if self._closed:
-            raise StoreError(f"{self._owner} is closed")
+        self._check_open()
         with self._lock:
             if self._pid != os.getpid():
                 _INHERITED.extend(self._idle)
                 self._reset()
             slots = self._slots
         if not slots.acquire(timeout=self._timeout):
-            raise StoreError(
-                f"{self._owner}: all {self._size} connections stayed busy for "
-                f"{self._timeout:g} s; raise max_connections or timeout"
-            )
+            raise self._busy()
         try:
             connection = self._take()
             try:
@@ -806,7 +816,7 @@ class _Pool:
             _INHERITED.append(connection)
 
 
-class _AsyncPool:
+class _AsyncPool(_PoolLimits):
     """The async :class:`_Pool`: at most ``size`` connections, idle ones reused."""
 
     def __init__(
@@ -816,35 +826,23 @@ class _AsyncPool:
         timeout: float,
         owner: str,
     ) -> None:
+        super().__init__(size, timeout, owner)
         self._connect = connect
-        self._size = size
-        self._timeout = timeout
-        self._owner = owner
         self._slots = asyncio.Semaphore(size)
         self._idle: list[_AsyncConnection] = []
-        self._closed = False
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[_AsyncConnection]:
-        """A connection for one call, returned to the pool afterwards.
-
-        Raises:
-            psycopg.Error: a connection could not be opened.
-            threadline.StoreError: the store is closed, or every connection stayed busy for
-                ``timeout`` seconds.
-        """
-        if self._closed:
-            raise StoreError(f"{self._owner} is closed")
+        """A connection for one call, returned to the pool afterwards (as :meth:`_Pool.connection`
+        raises)."""
+        self._check_open()
         try:
             if self._slots.locked():  # wait_for only when waiting: it costs a task
                 await asyncio.wait_for(self._slots.acquire(), self._timeout)
             else:
                 await self._slots.acquire()
         except asyncio.TimeoutError:
-            raise StoreError(
-                f"{self._owner}: all {self._size} connections stayed busy for "
-                f"{self._timeout:g} s; raise max_connections or timeout"
-            ) from None
+            raise self._busy() from None
         try:
             connection = await self._take()
             try:

@@ -296,8 +296,7 @@ class AsyncRedisStore(_RedisStoreBase):
         blob_threshold: file bytes longer than this go to ``blobs``.
 
     Raises:
-        ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
+        ValueError: as for :class:`RedisStore`.
     """
 
     _NAME = "AsyncRedisStore"
@@ -321,7 +320,7 @@ class AsyncRedisStore(_RedisStoreBase):
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: the id is invalid.
+            threadline.ValidationError: as for :meth:`RedisStore.load`.
             threadline.StoreError: as for :meth:`RedisStore.load`.
         """
         validate_conversation_id(conversation_id)
@@ -334,10 +333,8 @@ class AsyncRedisStore(_RedisStoreBase):
         """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
 
         Raises:
-            threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
-                message reuses the id of a different one (nothing was appended).
-            threadline.StoreError: the server cannot be reached or refused the command (see
-                :meth:`RedisStore.append`).
+            threadline.ValidationError: as for :meth:`RedisStore.append`.
+            threadline.StoreError: as for :meth:`RedisStore.append`.
         """
         items = self._items(conversation_id, messages, "append")
         if not items:
@@ -351,8 +348,8 @@ class AsyncRedisStore(_RedisStoreBase):
         """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused the command.
+            threadline.ValidationError: as for :meth:`RedisStore.replace`.
+            threadline.StoreError: as for :meth:`RedisStore.replace`.
         """
         items = self._items(conversation_id, messages, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
