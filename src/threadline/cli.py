@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, TextIO, TypeAlias
+from typing import Any, Final, TextIO, TypeAlias, cast
 
 import pydantic
 from typing_extensions import assert_never
@@ -71,6 +71,7 @@ from threadline.messages import (
     ToolResultPart,
 )
 from threadline.serialization import dump_json, load_json
+from threadline.stores.jsonl import read_batch_lines
 from threadline.tokens import estimate_tokens
 
 __all__ = ["EXIT_ISSUES", "EXIT_OK", "EXIT_UNREADABLE", "main"]
@@ -1059,24 +1060,25 @@ def _first_line_is_json(text: str) -> bool:
 
 
 def _load_jsonl(name: str, text: str) -> list[Message]:
-    """Messages from JSON Lines as ``JsonlStore`` writes them: one batch per line."""
-    lines = text.split("\n")
-    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    """Messages from JSON Lines as ``JsonlStore`` writes them: one batch per line, and a torn
+    last line skipped by the store's own rule (:func:`~threadline.stores.jsonl.read_batch_lines`).
+    """
+    numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+    values = read_batch_lines(
+        numbered,
+        lambda number, line: _parse(line, f"{name}:{number}"),
+        torn=lambda number, line: _warn(
+            f"{name}:{number}: skipped a torn last line ({len(line)} characters), left by "
+            "a write that was cut short, as JsonlStore does"
+        ),
+        damaged=lambda number, error: CliError(
+            # _parse lets no other ValueError through: a too long integer is a CliError
+            f"{name}:{number}: not JSON ({_json_problem(cast(json.JSONDecodeError, error))}), "
+            "and not the last line, so not a torn write: the file is damaged"
+        ),
+    )
     messages: list[Message] = []
-    for position, (number, line) in enumerate(numbered):
-        try:
-            value = _parse(line, f"{name}:{number}")
-        except json.JSONDecodeError as error:
-            if position == len(numbered) - 1:
-                _warn(
-                    f"{name}:{number}: skipped a torn last line ({len(line)} characters), left by "
-                    "a write that was cut short, as JsonlStore does"
-                )
-                break
-            raise CliError(
-                f"{name}:{number}: not JSON ({_json_problem(error)}), and not the last line, so "
-                "not a torn write: the file is damaged"
-            ) from error
+    for number, value in values:
         if not isinstance(value, (dict, list)):
             raise CliError(
                 f"{name}:{number}: expected a message object or an array of messages, "

@@ -39,7 +39,15 @@ from threadline.limits import (
 )
 from threadline.messages import Message
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "dump_json", "json_schema", "load_json"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "dump_json",
+    "json_schema",
+    "load_json",
+    "messages_from_json",
+    "messages_to_json",
+]
 
 FORMAT = "threadline"
 """The ``format`` value of the envelope."""
@@ -64,6 +72,43 @@ def _envelope_adapter() -> pydantic.TypeAdapter[_Envelope]:
 @cache
 def _messages_adapter() -> pydantic.TypeAdapter[list[Message]]:
     return pydantic.TypeAdapter(list[Message])
+
+
+def messages_to_json(messages: Iterable[Message]) -> bytes:
+    """Messages as a bare, compact JSON array (version 0 of the format: no envelope).
+
+    For code that keeps messages as JSON text of its own, such as a store: a one-message array
+    is exactly ``b"[" + message.model_dump_json().encode() + b"]"``, so rows holding one
+    message's JSON each can be joined with ``,`` into an array that :func:`messages_from_json`
+    reads in one call. To exchange or archive a conversation, write the versioned envelope with
+    :func:`dump_json` instead.
+
+    Args:
+        messages: the messages, in order.
+
+    Raises:
+        threadline.ValidationError: an item is not a :class:`Message`.
+    """
+    return _messages_adapter().dump_json(_message_list(messages))
+
+
+def messages_from_json(data: bytes | bytearray | str) -> list[Message]:
+    """Messages from a bare JSON array, validated in one call: what :func:`messages_to_json`
+    wrote, or rows of ``Message.model_dump_json()`` joined into an array.
+
+    For text this library or your own code wrote, such as a store's rows: there are no limits,
+    no migration and no check for blob references (a store that keeps file bytes in a blob
+    store restores them after). For text from anyone else, use :func:`load_json`.
+
+    Args:
+        data: the JSON array, as bytes (UTF-8) or str.
+
+    Raises:
+        pydantic.ValidationError: ``data`` is not a JSON array of valid messages (a
+            ``ValueError``, as ``Message.model_validate_json`` raises; a store reports it as
+            :class:`~threadline.StoreError` with this error as the cause).
+    """
+    return _messages_adapter().validate_json(data)
 
 
 @lru_cache(maxsize=8)
@@ -139,6 +184,14 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
     Raises:
         threadline.ValidationError: an item is not a :class:`Message`.
     """
+    items = _message_list(messages)
+    if indent is None:
+        return _PREFIX + _messages_adapter().dump_json(items) + b"}"
+    envelope = {"format": FORMAT, "version": FORMAT_VERSION, "messages": items}
+    return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
+
+
+def _message_list(messages: Iterable[Message]) -> list[Message]:
     items = messages if isinstance(messages, list) else list(messages)
     for index, item in enumerate(items):
         if not isinstance(item, Message):
@@ -147,10 +200,7 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
                 "build messages with user_message(...) etc. or Message.model_validate(...)",
                 [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
             )
-    if indent is None:
-        return _PREFIX + _messages_adapter().dump_json(items) + b"}"
-    envelope = {"format": FORMAT, "version": FORMAT_VERSION, "messages": items}
-    return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
+    return items
 
 
 def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) -> list[Message]:

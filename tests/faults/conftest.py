@@ -1,8 +1,8 @@
 """Fixtures for the fault tests: the shared servers, and private ones to kill.
 
-The shared servers' addresses and the private ``redis-server`` and PostgreSQL cluster come
-from the store tests (``tests/stores/test_redis.py``, ``tests/stores/test_postgres.py``), so
-both suites reach and restart servers the same way and never touch the shared ones.
+The shared servers' addresses come from the store tests (``tests/stores/test_redis.py``,
+``tests/stores/test_postgres.py``), so both suites reach them the same way; the private
+``redis-server`` and PostgreSQL cluster, the ones to crash, from ``tests/faults/_servers.py``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.stores.test_postgres import postgres_dsn, private_postgres
-from tests.stores.test_redis import private_redis, redis_url
+from tests.faults._servers import private_postgres, private_redis
+from tests.stores.test_postgres import postgres_dsn
+from tests.stores.test_redis import redis_url
 
 # Fixtures re-exported from the store tests (named here so pytest finds them in this directory).
 __all__ = ["postgres_dsn", "private_postgres", "private_redis", "redis_url"]

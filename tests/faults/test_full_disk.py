@@ -255,7 +255,7 @@ def test_redis_server_on_a_full_disk(small_disk: Path) -> None:
     room, it loads its file back: every acknowledged batch, the failed one whole or not at all.
     """
     require_module("redis", 'pip install "threadline[redis]"')
-    from tests.stores.test_redis import PrivateRedis
+    from tests.faults._servers import PrivateRedis
     from threadline.stores.redis import RedisStore
 
     executable = shutil.which("redis-server")
@@ -296,7 +296,7 @@ def test_postgres_server_on_a_full_disk() -> None:
     require_module("psycopg", 'pip install "threadline[postgres]"')
     import pwd
 
-    from tests.stores.test_postgres import PrivatePostgres
+    from tests.faults._servers import PrivatePostgres
     from threadline.stores.postgres import PostgresStore
 
     bindir = _postgres_bindir()

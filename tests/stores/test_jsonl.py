@@ -12,6 +12,7 @@ import pytest
 
 import threadline as tl
 from threadline.stores import JsonlStore
+from threadline.stores.jsonl import read_batch_lines
 
 
 def msgs(tag: str, count: int) -> list[tl.Message]:
@@ -264,3 +265,61 @@ def test_a_damaged_line_stops_an_append_naming_it(store: JsonlStore) -> None:
     fresh = JsonlStore(store.directory)
     with pytest.raises(tl.StoreError, match="byte 0 is not JSON"):
         fresh.append("c", msgs("b", 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# read_batch_lines: the torn-line rule, which the CLI shares
+
+
+def read_all(lines: list[tuple[int, str]]) -> tuple[list[tuple[int, object]], list[int]]:
+    torn: list[int] = []
+    values = list(
+        read_batch_lines(
+            lines,
+            lambda _, line: json.loads(line),
+            torn=lambda number, _: torn.append(number),
+            damaged=lambda number, error: tl.StoreError(f"line {number}: {error}"),
+        )
+    )
+    return values, torn
+
+
+def test_read_batch_lines_gives_each_value_with_its_number() -> None:
+    assert read_all([(1, "{}"), (3, "[1, 2]")]) == ([(1, {}), (3, [1, 2])], [])
+    assert read_all([]) == ([], [])
+
+
+def test_read_batch_lines_stops_at_a_torn_last_line() -> None:
+    assert read_all([(1, "{}"), (2, '{"id": ')]) == ([(1, {})], [2])
+    assert read_all([(4, "[")]) == ([], [4])
+
+
+def test_read_batch_lines_raises_for_a_damaged_line_before_the_last() -> None:
+    with pytest.raises(tl.StoreError, match="line 2: ") as caught:
+        read_all([(1, "{}"), (2, "{"), (3, "{}")])
+    assert isinstance(caught.value.__cause__, json.JSONDecodeError)
+
+
+def test_read_batch_lines_parses_as_values_are_asked_for() -> None:
+    parsed: list[int] = []
+
+    def parse(number: int, line: str) -> object:
+        parsed.append(number)
+        return json.loads(line)
+
+    values = read_batch_lines(
+        [(1, "{}"), (2, "{"), (3, "{}")],
+        parse,
+        torn=lambda number, line: None,
+        damaged=lambda number, error: tl.StoreError(str(number)),
+    )
+    assert next(values) == (1, {})
+    assert parsed == [1]  # a caller that stops at line 1's value never sees line 2's damage
+
+
+def test_read_batch_lines_lets_other_errors_through() -> None:
+    def parse(number: int, line: bytes) -> object:
+        raise KeyError(number)
+
+    with pytest.raises(KeyError):
+        list(read_batch_lines([(1, b"x")], parse, torn=print, damaged=tl.StoreError))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +50,19 @@ def test_lazy_names_load_on_first_access(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_unknown_names_raise_attribute_error() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'NoSuchStore'"):
         stores.NoSuchStore  # noqa: B018
+
+
+def test_stores_and_the_cli_import_no_private_name_of_a_public_module() -> None:
+    # They are built on what a third-party store can use too (serialization.messages_from_json,
+    # stores.jsonl.read_batch_lines...); private modules (threadline._x) are theirs to share.
+    source = Path(stores.__file__).parent
+    offenders = []
+    for path in [*source.glob("*.py"), source.parent / "cli.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                private_module = any(p.startswith("_") for p in node.module.split("."))
+                for alias in node.names:
+                    private = alias.name.startswith("_") and not alias.name.startswith("__")
+                    if private and not private_module:
+                        offenders.append(f"{path.name}: from {node.module} import {alias.name}")
+    assert offenders == []

@@ -1,24 +1,19 @@
 """``PostgresStore`` and ``AsyncPostgresStore`` against a real PostgreSQL server.
 
 The shared server comes from ``THREADLINE_POSTGRES_DSN`` (``eval "$(bash .ci/services.sh)"``);
-every store here gets its own table prefix, and its tables are dropped afterwards. The restart
-tests start a private cluster (``initdb``, ``pg_ctl``) so that crashing it disturbs nobody
-else. Locally a missing server skips; under ``THREADLINE_REQUIRE_ALL=1`` it fails.
+every store here gets its own table prefix, and its tables are dropped afterwards. A server
+restarted or crashed under the stores is in ``tests/faults/test_restarts.py``. Locally a missing
+server skips; under ``THREADLINE_REQUIRE_ALL=1`` it fails.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
-import glob
 import multiprocessing
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -496,187 +491,7 @@ def test_writer_processes_lose_nothing_and_never_interleave(postgres_dsn: str, p
 
 
 # ---------------------------------------------------------------------------------------------
-# A server restarted under a connected client
-
-
-class PrivatePostgres:
-    """A PostgreSQL cluster of this test's own, on a free loopback port, with trust auth."""
-
-    def __init__(self, bindir: Path, directory: Path, as_owner: list[str]) -> None:
-        self.bindir = bindir
-        self.directory = directory
-        self.as_owner = as_owner
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.dsn = f"postgresql://threadline@127.0.0.1:{self.port}/postgres"
-
-    def run(self, program: str, *args: str) -> None:
-        result = subprocess.run(
-            [*self.as_owner, str(self.bindir / program), *args],
-            capture_output=True,
-            text=True,
-            timeout=HANG_GUARD,
-        )
-        assert result.returncode == 0, f"{program} failed:\n{result.stdout}{result.stderr}"
-
-    def init(self) -> None:
-        data = str(self.directory / "data")
-        self.run(
-            "initdb", "-D", data, "-U", "threadline", "--auth=trust", "--no-sync", "-E", "UTF8"
-        )
-
-    def start(self) -> None:
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} -c fsync=off"
-        self.run(
-            "pg_ctl", "-D", str(self.directory / "data"), "-l", str(self.directory / "log"),
-            "-w", "-t", "60", "-o", options, "start",
-        )  # fmt: skip
-
-    def stop(self, mode: str) -> None:
-        """``immediate`` is a crash: no checkpoint, clients cut off, WAL replayed on start."""
-        self.run("pg_ctl", "-D", str(self.directory / "data"), "-m", mode, "-w", "stop")
-
-
-@pytest.fixture
-def private_postgres() -> Iterator[PrivatePostgres]:
-    if sys.platform == "win32":
-        pytest.skip("the restart tests run a private cluster with POSIX tools")
-    candidates = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-        key=lambda path: int(Path(path).parts[-3]) if Path(path).parts[-3].isdigit() else 0,
-    )
-    found = candidates[-1] if candidates else shutil.which("initdb")
-    if found is None:
-        unavailable("PostgreSQL's initdb is not installed (apt-get install postgresql)")
-        raise AssertionError("unreachable")
-    as_owner: list[str] = []
-    directory = Path(tempfile.mkdtemp(prefix="threadline-pg-"))
-    if os.geteuid() == 0:  # PostgreSQL refuses to run as root: run it as the postgres user
-        import pwd
-
-        try:
-            owner = pwd.getpwnam("postgres")
-        except KeyError:
-            unavailable("running as root and there is no postgres user to run a cluster as")
-        os.chown(directory, owner.pw_uid, owner.pw_gid)
-        as_owner = ["runuser", "-u", "postgres", "--"]
-    server = PrivatePostgres(Path(found).parent, directory, as_owner)
-    try:
-        server.init()
-        server.start()
-        yield server
-    finally:
-        with contextlib.suppress(AssertionError):
-            server.stop("immediate")
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-def test_a_restart_between_calls_costs_at_most_one_error(
-    private_postgres: PrivatePostgres,
-) -> None:
-    with PostgresStore(private_postgres.dsn) as store:
-        store.append("c", batch(0, 0, 2))
-        with store._pool.connection(), store._pool.connection(), store._pool.connection():
-            pass  # three pooled connections, all of which the restart will leave dead
-        private_postgres.stop("immediate")
-        private_postgres.start()
-
-        acknowledged, failed = [0], []
-        for number in range(1, 6):
-            try:
-                store.append("c", batch(0, number, 2))
-                acknowledged.append(number)
-            except tl.StoreError:
-                failed.append(number)
-        assert len(failed) <= 1, f"{len(failed)} calls failed after the restart"
-        _check_whole_batches(store.load("c"), acknowledged, failed, 2)
-        assert store.list_conversations() == ["c"]
-
-
-def test_an_async_store_survives_a_restart_between_calls(
-    private_postgres: PrivatePostgres,
-) -> None:
-    async def run() -> None:
-        async with AsyncPostgresStore(private_postgres.dsn) as store:
-            await asyncio.gather(*(store.append(f"c{i}", batch(i, 0, 1)) for i in range(3)))
-            private_postgres.stop("fast")
-            private_postgres.start()
-            failures = 0
-            for number in range(1, 4):
-                try:
-                    await store.append("c0", batch(0, number, 1))
-                except tl.StoreError:
-                    failures += 1
-            assert failures <= 1
-            loaded = await store.load("c0")
-            assert 4 - failures <= len(loaded) <= 4  # a failed append is whole or absent
-            assert await store.list_conversations() == ["c0", "c1", "c2"]
-
-    asyncio.run(run())
-
-
-def test_a_crash_mid_stream_leaves_whole_batches(private_postgres: PrivatePostgres) -> None:
-    size = 3
-    acknowledged: list[int] = []
-    failed: list[int] = []
-    unexpected: list[BaseException] = []
-    back, stop = threading.Event(), threading.Event()
-
-    with PostgresStore(private_postgres.dsn) as store:
-
-        def write() -> None:
-            number = 0
-            try:
-                while not stop.is_set():
-                    try:
-                        store.append("stream", batch(0, number, size))
-                        acknowledged.append(number)
-                    except tl.StoreError:
-                        failed.append(number)
-                        back.wait(HANG_GUARD)  # the server is down: wait until it is back
-                    number += 1
-            except BaseException as error:
-                unexpected.append(error)
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        try:
-            _wait_for(lambda: len(acknowledged) >= 30, "the writer got going")
-            private_postgres.stop("immediate")
-            private_postgres.start()
-            before = len(acknowledged)
-            back.set()
-            _wait_for(lambda: len(acknowledged) >= before + 30, "the writer carried on")
-        finally:
-            back.set()
-            stop.set()
-            writer.join(HANG_GUARD)
-        assert not unexpected, unexpected
-        assert len(failed) <= 1, f"{len(failed)} calls failed: {failed}"
-        _check_whole_batches(store.load("stream"), acknowledged, failed, size)
-
-
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
-
-
-def _check_whole_batches(
-    loaded: list[tl.Message], acknowledged: list[int], failed: list[int], size: int
-) -> None:
-    """Whole batches in order: every acknowledged one, and a failed one whole or not at all."""
-    assert len(loaded) % size == 0, f"{len(loaded)} messages: a batch was cut"
-    numbers = []
-    for start in range(0, len(loaded), size):
-        number = int(loaded[start].id.split("-")[1][1:])
-        assert loaded[start : start + size] == batch(0, number, size), f"batch {number} torn"
-        numbers.append(number)
-    assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
-    assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
-    assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
+# Message ids
 
 
 def test_tables_an_older_threadline_created_get_message_ids(postgres_dsn: str, prefix: str) -> None:

@@ -1,10 +1,9 @@
 """``RedisStore`` and ``AsyncRedisStore`` against a real Redis server.
 
 The shared server comes from ``THREADLINE_REDIS_URL`` (``eval "$(bash .ci/services.sh)"``);
-every store here gets its own key prefix, and every key under it is deleted afterwards. The
-restart tests start a private ``redis-server`` (append-only file, fsync on every write) so that
-killing it disturbs nobody else. Locally a missing server skips; under
-``THREADLINE_REQUIRE_ALL=1`` it fails.
+every store here gets its own key prefix, and every key under it is deleted afterwards. A
+server restarted or crashed under the stores is in ``tests/faults/test_restarts.py``. Locally a
+missing server skips; under ``THREADLINE_REQUIRE_ALL=1`` it fails.
 """
 
 from __future__ import annotations
@@ -12,13 +11,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -349,182 +343,7 @@ def test_writer_processes_lose_nothing_and_never_interleave(redis_url: str, pref
 
 
 # ---------------------------------------------------------------------------------------------
-# A server restarted under a connected client
-
-
-class PrivateRedis:
-    """A redis-server of this test's own on a free loopback port, persisting every write."""
-
-    def __init__(self, executable: str, directory: Path) -> None:
-        self.executable = executable
-        self.directory = directory
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [
-                self.executable,
-                *("--bind", "127.0.0.1", "--port", str(self.port)),
-                *("--dir", str(self.directory), "--logfile", "redis.log"),
-                *("--appendonly", "yes", "--appendfsync", "always", "--save", ""),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
-        deadline = time.monotonic() + HANG_GUARD
-        try:
-            while True:
-                try:
-                    if client.ping():  # LOADING until the append-only file is read back
-                        return
-                except redis.RedisError:
-                    pass
-                assert self.process.poll() is None, f"redis-server exited: {self.log()}"
-                assert time.monotonic() < deadline, f"redis-server did not start: {self.log()}"
-                time.sleep(0.05)
-        finally:
-            client.close()
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no final flush; clients see their connections drop."""
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(HANG_GUARD)
-
-    def log(self) -> str:
-        path = self.directory / "redis.log"
-        return path.read_text(errors="replace")[-2000:] if path.exists() else "(no log)"
-
-
-@pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
-    if sys.platform == "win32":
-        pytest.skip("the restart tests SIGKILL a redis-server (POSIX)")
-    executable = shutil.which("redis-server")
-    if executable is None:
-        unavailable("redis-server is not installed (apt-get install redis-server)")
-        raise AssertionError("unreachable")
-    server = PrivateRedis(executable, tmp_path)
-    server.start()
-    try:
-        yield server
-    finally:
-        if server.process is not None and server.process.poll() is None:
-            server.kill()
-
-
-def test_a_restart_between_calls_costs_at_most_one_error(private_redis: PrivateRedis) -> None:
-    with RedisStore(private_redis.url) as store:
-        # Several pooled connections, all of which the restart will leave dead.
-        threads = [
-            threading.Thread(target=store.append, args=(f"c{i}", batch(i, 0, 2))) for i in range(4)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(HANG_GUARD)
-        private_redis.kill()
-        private_redis.start()
-
-        acknowledged, failed = [0], []
-        for number in range(1, 6):
-            try:
-                store.append("c0", batch(0, number, 2))
-                acknowledged.append(number)
-            except tl.StoreError:
-                failed.append(number)
-        assert len(failed) <= 1, f"{len(failed)} calls failed after the restart"
-        _check_whole_batches(store.load("c0"), acknowledged, failed, 2)
-        assert store.list_conversations() == ["c0", "c1", "c2", "c3"]
-        assert store.load("c3") == batch(3, 0, 2)
-
-
-def test_an_async_store_survives_a_restart_between_calls(private_redis: PrivateRedis) -> None:
-    async def run() -> None:
-        async with AsyncRedisStore(private_redis.url) as store:
-            await asyncio.gather(*(store.append(f"c{i}", batch(i, 0, 1)) for i in range(3)))
-            private_redis.kill()
-            private_redis.start()
-            failures = 0
-            for number in range(1, 4):
-                try:
-                    await store.append("c0", batch(0, number, 1))
-                except tl.StoreError:
-                    failures += 1
-            assert failures <= 1
-            loaded = await store.load("c0")
-            assert 4 - failures <= len(loaded) <= 4  # a failed append is whole or absent
-            assert await store.list_conversations() == ["c0", "c1", "c2"]
-
-    asyncio.run(run())
-
-
-def test_a_restart_mid_stream_leaves_whole_batches(private_redis: PrivateRedis) -> None:
-    size = 3
-    acknowledged: list[int] = []
-    failed: list[int] = []
-    unexpected: list[BaseException] = []
-    back, stop = threading.Event(), threading.Event()
-
-    with RedisStore(private_redis.url) as store:
-
-        def write() -> None:
-            number = 0
-            try:
-                while not stop.is_set():
-                    try:
-                        store.append("stream", batch(0, number, size))
-                        acknowledged.append(number)
-                    except tl.StoreError:
-                        failed.append(number)
-                        back.wait(HANG_GUARD)  # the server is down: wait until it is back
-                    number += 1
-            except BaseException as error:
-                unexpected.append(error)
-
-        writer = threading.Thread(target=write, daemon=True)
-        writer.start()
-        try:
-            _wait_for(lambda: len(acknowledged) >= 30, "the writer got going")
-            private_redis.kill()
-            private_redis.start()
-            before = len(acknowledged)
-            back.set()
-            _wait_for(lambda: len(acknowledged) >= before + 30, "the writer carried on")
-        finally:
-            back.set()
-            stop.set()
-            writer.join(HANG_GUARD)
-        assert not unexpected, unexpected
-        assert len(failed) <= 1, f"{len(failed)} calls failed: {failed}"
-        _check_whole_batches(store.load("stream"), acknowledged, failed, size)
-
-
-def _wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + HANG_GUARD
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        time.sleep(0.01)
-
-
-def _check_whole_batches(
-    loaded: list[tl.Message], acknowledged: list[int], failed: list[int], size: int
-) -> None:
-    """Whole batches in order: every acknowledged one, and a failed one whole or not at all."""
-    assert len(loaded) % size == 0, f"{len(loaded)} messages: a batch was cut"
-    numbers = []
-    for start in range(0, len(loaded), size):
-        number = int(loaded[start].id.split("-")[1][1:])
-        assert loaded[start : start + size] == batch(0, number, size), f"batch {number} torn"
-        numbers.append(number)
-    assert numbers == sorted(set(numbers)), f"batches out of order or repeated: {numbers}"
-    assert set(acknowledged) <= set(numbers), "an acknowledged batch was lost"
-    assert set(numbers) <= set(acknowledged) | set(failed), "a batch appeared from nowhere"
+# Message ids
 
 
 def test_a_long_batch_sent_again_goes_through_the_script_in_slices(

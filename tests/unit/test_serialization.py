@@ -6,10 +6,16 @@ import json
 from datetime import datetime, timezone
 
 import jsonschema
+import pydantic
 import pytest
 
 import threadline as tl
-from threadline.serialization import FORMAT_VERSION, SCHEMA_ID
+from threadline.serialization import (
+    FORMAT_VERSION,
+    SCHEMA_ID,
+    messages_from_json,
+    messages_to_json,
+)
 
 
 @pytest.fixture
@@ -88,6 +94,41 @@ def test_dump_accepts_any_iterable(conversation: list[tl.Message]) -> None:
 def test_dump_rejects_non_messages() -> None:
     with pytest.raises(tl.ValidationError, match=r"messages\[1\] is a dict"):
         tl.dump_json([tl.user_message("x"), {"role": "user"}])  # type: ignore[list-item]
+
+
+# ---------------------------------------------------------------------------------------------
+# The bare array a store keeps: messages_to_json / messages_from_json
+
+
+def test_messages_to_json_is_the_bare_array_of_each_message_json(
+    conversation: list[tl.Message],
+) -> None:
+    data = messages_to_json(conversation)
+    rows = [message.model_dump_json().encode() for message in conversation]
+    assert data == b"[" + b",".join(rows) + b"]"  # so joined rows read back in one call
+    assert messages_to_json(conversation[:1]) == b"[" + rows[0] + b"]"
+    assert messages_to_json(iter(conversation)) == data
+    assert messages_to_json([]) == b"[]"
+
+
+def test_messages_round_trip_through_bytes_and_str(conversation: list[tl.Message]) -> None:
+    data = messages_to_json(conversation)
+    assert messages_from_json(data) == conversation
+    assert messages_from_json(data.decode()) == conversation
+    assert messages_from_json(bytearray(data)) == conversation
+    assert tl.load_json(data) == conversation  # version 0 of the format
+
+
+def test_messages_to_json_rejects_non_messages() -> None:
+    with pytest.raises(tl.ValidationError, match=r"messages\[1\] is a dict"):
+        messages_to_json([tl.user_message("x"), {"role": "user"}])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize("data", [b"[", b'{"format": "threadline"}', b'[{"role": "user"}]'])
+def test_messages_from_json_raises_pydantic_validation_error(data: bytes) -> None:
+    # A store reports it as StoreError, with this error as the cause.
+    with pytest.raises(pydantic.ValidationError):
+        messages_from_json(data)
 
 
 @pytest.mark.parametrize("data", [b"", b"{", b"[1,", "nope", b"\xff\xfe"])

@@ -47,9 +47,10 @@ import sys
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import pydantic
 import pydantic_core
@@ -57,8 +58,9 @@ import pydantic_core
 from threadline._validation import translate_errors
 from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
-from threadline.serialization import _messages_adapter
+from threadline.serialization import messages_from_json, messages_to_json
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
+from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
     replayed,
@@ -68,23 +70,24 @@ from threadline.stores.base import (
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
-    may_hold_references,
     offload_files,
-    restore_files,
 )
 
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["JsonlStore"]
+__all__ = ["JsonlStore", "read_batch_lines"]
 
 _SUFFIX = ".jsonl"
 _CHUNK = 64 * 1024
 _INDEXED_FILES = 256  # files whose id index a store keeps (least recently appended dropped)
 _TAIL = 64  # bytes before an index's end that must still match for the index to be reused
 
+_Line = TypeVar("_Line", str, bytes)
+_Value = TypeVar("_Value")
 
-class JsonlStore:
+
+class JsonlStore(JsonRows):
     """Conversations as JSON Lines files in a directory, one file per conversation.
 
     Needs POSIX file locks (Linux, macOS) on a local filesystem. Ids that differ only in case
@@ -142,9 +145,7 @@ class JsonlStore:
                     return []
                 data = _read_all(fd)
             messages = _decode(data, path)
-        if self.blobs is not None and may_hold_references(data):
-            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
-        return messages
+        return self._restored(messages, data, conversation_id)
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation as one line, fsynced.
@@ -281,10 +282,7 @@ class JsonlStore:
         return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
 
     def _message_lines(self, messages: list[Message], conversation_id: str) -> list[bytes]:
-        return [
-            message.model_dump_json().encode()
-            for message in self._offloaded(messages, conversation_id)
-        ]
+        return [row.encode() for row in self._rows(messages, conversation_id)]
 
     def _offloaded(self, messages: list[Message], conversation_id: str) -> list[Message]:
         """``messages`` as written: with large file bytes moved to the blob store."""
@@ -309,8 +307,52 @@ class JsonlStore:
                 os.close(fd)  # also releases the lock
 
 
+def read_batch_lines(
+    lines: Sequence[tuple[int, _Line]],
+    parse: Callable[[int, _Line], _Value],
+    *,
+    torn: Callable[[int, _Line], None],
+    damaged: Callable[[int, ValueError], Exception],
+) -> Iterator[tuple[int, _Value]]:
+    """Each line's JSON value, in order, under the rule for a write cut short: only the last
+    line can be torn.
+
+    :class:`JsonlStore` writes a batch as one line, so a crash mid-write can damage the last
+    line only. A line that ``parse`` refuses is therefore a torn write when it is the last of
+    ``lines``: ``torn(number, line)`` is called and reading stops, the batch dropped whole.
+    Anywhere else it is a damaged file: the exception ``damaged(number, error)`` returns is
+    raised, from the parse error. Lines are parsed as the values are asked for, so a caller
+    that validates each value as it comes reports the first problem in the file's order.
+
+    ``JsonlStore.load`` reads its files with it, and so does ``threadline check`` (and the
+    other commands) for JSON Lines input.
+
+    Args:
+        lines: the lines that hold a batch, each with its number in the file (from 1).
+        parse: reads the JSON value of line ``number``; raises ``ValueError`` when the line is
+            not JSON (any other exception goes to the caller as it is).
+        torn: called with a torn last line, before reading stops.
+        damaged: the error for a line that is not JSON and not the last.
+
+    Yields:
+        ``(number, value)`` of each line, up to a torn last one.
+
+    Raises:
+        Exception: what ``damaged`` returns, for a line before the last that is not JSON.
+    """
+    for position, (number, line) in enumerate(lines):
+        try:
+            value = parse(number, line)
+        except ValueError as error:
+            if position == len(lines) - 1:
+                torn(number, line)
+                return
+            raise damaged(number, error) from error
+        yield number, value
+
+
 def _batch_line(messages: list[Message]) -> bytes:
-    array = _messages_adapter().dump_json(messages)
+    array = messages_to_json(messages)
     # pydantic writes compact JSON, so a one-message array is exactly "[" + object + "]".
     return (array[1:-1] if len(messages) == 1 else array) + b"\n"
 
@@ -336,9 +378,13 @@ def _without_replays(
 
 def _stored_message(fd: int, offset: int, message_id: str) -> Message:
     """The message with ``message_id`` on the line that starts at ``offset``."""
-    line = _read_line(fd, offset)
-    batch = _messages_adapter().validate_json(line if line[:1] == b"[" else b"[" + line + b"]")
+    batch = _batch_messages(_read_line(fd, offset))
     return next(message for message in batch if message.id == message_id)
+
+
+def _batch_messages(line: bytes) -> list[Message]:
+    """The messages of a batch line: one message's object, or an array of them."""
+    return messages_from_json(line if line[:1] == b"[" else b"[" + line + b"]")
 
 
 def _read_line(fd: int, offset: int) -> bytes:
@@ -506,28 +552,30 @@ def _decode(data: bytes, path: Path) -> list[Message]:
     # check (never "[a,b}" read as "a,b" with its last byte dropped).
     items = [line[1:-1] if line[:1] == b"[" and line[-1:] == b"]" else line for line in lines]
     try:
-        return _messages_adapter().validate_json(b"[" + b",".join(filter(None, items)) + b"]")
+        return messages_from_json(b"[" + b",".join(filter(None, items)) + b"]")
     except pydantic.ValidationError:
         return _decode_lines(lines, path)  # find the bad line, and say which
 
 
 def _decode_lines(lines: list[bytes], path: Path) -> list[Message]:
     messages: list[Message] = []
-    for number, line in enumerate(lines, start=1):
+    values = read_batch_lines(
+        list(enumerate(lines, start=1)),
+        lambda _, line: pydantic_core.from_json(line),
+        # A last line that is complete, but whose bytes never reached the disk whole. The
+        # warning points at load's caller: _warn_torn, this lambda, read_batch_lines,
+        # _decode_lines, _decode and load come first.
+        torn=lambda number, line: _warn_torn(path, number, len(line), stacklevel=7),
+        damaged=lambda number, error: StoreError(
+            f"{path}:{number}: the line is not JSON ({error}), and it is not the last line, "
+            "so it is not a torn write but a damaged file; restore it from a backup or "
+            "remove the line"
+        ),
+    )
+    for number, value in values:
+        line = lines[number - 1]
         try:
-            value = pydantic_core.from_json(line)
-        except ValueError as error:
-            if number == len(lines):  # complete, but its bytes never reached the disk whole
-                _warn_torn(path, number, len(line), stacklevel=5)
-                break
-            raise StoreError(
-                f"{path}:{number}: the line is not JSON ({error}), and it is not the last line, "
-                "so it is not a torn write but a damaged file; restore it from a backup or "
-                "remove the line"
-            ) from error
-        batch = value if isinstance(value, list) else [value]
-        try:
-            messages.extend(_messages_adapter().validate_python(batch))
+            messages.extend(messages_from_json(line if isinstance(value, list) else b"[%s]" % line))
         except pydantic.ValidationError as error:
             raise StoreError(
                 f"{path}:{number}: the line holds an invalid message (written by another "

@@ -66,20 +66,14 @@ import select
 import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
+from typing import Any, ClassVar
 
 from threadline.errors import StoreError, ValidationError
 from threadline.messages import Message
-from threadline.serialization import _messages_adapter
+from threadline.stores._rows import JsonRows
 from threadline.stores.base import as_message_list, replayed, validate_conversation_id
-from threadline.stores.blobs import (
-    DEFAULT_BLOB_THRESHOLD,
-    BlobStore,
-    may_hold_references,
-    offload_files,
-    restore_files,
-)
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 
 try:
     import psycopg
@@ -217,7 +211,82 @@ class _Queries:
         self.schema_lock_key = f"threadline schema {prefix}"
 
 
-class PostgresStore:
+class _PostgresStoreBase(JsonRows):
+    """What :class:`PostgresStore` and :class:`AsyncPostgresStore` share: the arguments, the
+    SQL, the batches and the errors. The twins only open connections and run the statements.
+    """
+
+    _NAME: ClassVar[str]
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        table_prefix: str = DEFAULT_TABLE_PREFIX,
+        auto_create_schema: bool = True,
+        blobs: BlobStore | None = None,
+        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        max_connections: int = 10,
+        timeout: float = 30.0,
+        connect_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.table_prefix = _check_prefix(table_prefix)
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self.auto_create_schema = auto_create_schema
+        self._where = _describe(dsn)
+        self._sql = _Queries(table_prefix)
+        self._schema_ready = False
+        options = _connect_options(dsn, connect_kwargs)
+        self._open_pool(dsn, options, _check_size(max_connections), timeout)
+
+    def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
+        """Make ``self._pool``: at most ``size`` connections to ``dsn``, opened with ``options``."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{self._NAME}({self._where!r}, table_prefix={self.table_prefix!r})"
+
+    def _items(
+        self, conversation_id: str, messages: Sequence[Message], method: str
+    ) -> list[Message]:
+        validate_conversation_id(conversation_id)
+        return as_message_list(messages, f"{self._NAME}.{method}")
+
+    def _failing(self, doing: str) -> AbstractContextManager[None]:
+        """Raise psycopg's errors (and invalid stored JSON) as :class:`StoreError`."""
+        return _driver_errors(f"{self!r} could not {doing}")
+
+    def _batch(self, conversation_id: str, items: list[Message], texts: list[str]) -> _Append:
+        return _Append(conversation_id, items, texts, f"{self._NAME}.append")
+
+    def _replace_steps(
+        self, conversation_id: str, items: list[Message], texts: list[str]
+    ) -> list[tuple[str, tuple[object, ...]]]:
+        """The statements of a replace, to run in one transaction."""
+        ids = [message.id for message in items]
+        if len(set(ids)) != len(ids):
+            skip = replayed(conversation_id, ids, texts, {}, f"{self._NAME}.replace")
+            ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
+            texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
+        # Lock the conversation's row before deleting: a writer holding it commits first, and
+        # the DELETE (a new statement, so a new snapshot) then sees its rows.
+        steps: list[tuple[str, tuple[object, ...]]] = [
+            (self._sql.lock_for_replace, (conversation_id, len(texts))),
+            (self._sql.delete_messages, (conversation_id,)),
+        ]
+        if texts:
+            steps.append((self._sql.insert_all, (conversation_id, texts, ids)))
+        else:
+            steps.append((self._sql.delete_conversation, (conversation_id,)))
+        return steps
+
+    def _delete_steps(self) -> tuple[str, str]:
+        # The conversation's row first, for the same reason as in _replace_steps.
+        return (self._sql.delete_conversation, self._sql.delete_messages)
+
+
+class PostgresStore(_PostgresStoreBase):
     """Conversations in PostgreSQL, one row per message; for many workers on many machines.
 
     Safe to share between threads (each call takes a connection from the store's own small
@@ -248,37 +317,14 @@ class PostgresStore:
             ``max_connections`` is less than 1.
     """
 
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        table_prefix: str = DEFAULT_TABLE_PREFIX,
-        auto_create_schema: bool = True,
-        blobs: BlobStore | None = None,
-        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
-        max_connections: int = 10,
-        timeout: float = 30.0,
-        connect_kwargs: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.table_prefix = _check_prefix(table_prefix)
-        self.blobs = blobs
-        self.blob_threshold = blob_threshold
-        self.auto_create_schema = auto_create_schema
-        self._where = _describe(dsn)
-        self._sql = _Queries(table_prefix)
-        self._schema_ready = False
-        options = _connect_options(dsn, connect_kwargs)
+    _NAME = "PostgresStore"
+
+    def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
         self._pool = _Pool(
-            lambda: psycopg.Connection.connect(dsn, **options),
-            _check_size(max_connections),
-            timeout,
-            repr(self),
+            lambda: psycopg.Connection.connect(dsn, **options), size, timeout, repr(self)
         )
         # Close idle connections when the store is dropped without close(), quietly.
         weakref.finalize(self, self._pool.close)
-
-    def __repr__(self) -> str:
-        return f"PostgresStore({self._where!r}, table_prefix={self.table_prefix!r})"
 
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -290,17 +336,12 @@ class PostgresStore:
                 referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
-        where = f"{self!r} could not load conversation {conversation_id!r}"
-        with _driver_errors(where):
+        with self._failing(f"load conversation {conversation_id!r}"):
             with self._connection() as connection:
                 row = connection.execute(self._sql.load, (conversation_id,)).fetchone()
             payload = _payload(row)
-            if payload is None:
-                return []
-            messages = _messages_adapter().validate_json(payload)
-        if self.blobs is not None and may_hold_references(payload.encode()):
-            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
-        return messages
+            messages = self._messages(payload)
+        return self._restored(messages, payload, conversation_id)
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
@@ -313,26 +354,21 @@ class PostgresStore:
             threadline.ValidationError: (also) a message reuses the id of a different one;
                 nothing was appended.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "PostgresStore.append")
+        items = self._items(conversation_id, messages, "append")
         if not items:
             return
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with _driver_errors(action):
-            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
-            ids = [message.id for message in items]
+        with self._failing(f"append to conversation {conversation_id!r}"):
+            batch = self._batch(conversation_id, items, self._rows(items, conversation_id))
             with self._connection() as connection:
                 try:
-                    connection.execute(
-                        self._sql.append, _append_params(conversation_id, texts, ids)
-                    )
+                    connection.execute(self._sql.append, batch.params())
                     return
                 except psycopg.errors.UniqueViolation:
                     pass  # an id is stored already: look at what holds it
                 with connection.transaction():
                     connection.execute(self._sql.lock_for_append, (conversation_id,))
-                    held = connection.execute(self._sql.held, (conversation_id, ids)).fetchall()
-                    fresh = _fresh(conversation_id, texts, ids, held, "PostgresStore.append")
+                    held = connection.execute(self._sql.held, batch.lookup()).fetchall()
+                    fresh = batch.fresh(held)
                     if fresh is not None:
                         connection.execute(self._sql.append, fresh)
 
@@ -344,14 +380,11 @@ class PostgresStore:
             threadline.StoreError: the server cannot be reached or refused a statement
                 (nothing changed).
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "PostgresStore.replace")
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with _driver_errors(action):
-            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
+        items = self._items(conversation_id, messages, "replace")
+        with self._failing(f"replace conversation {conversation_id!r}"):
+            texts = self._rows(items, conversation_id)
             with self._connection() as connection, connection.transaction():
-                steps = _replace_steps(self._sql, conversation_id, items, texts, "PostgresStore")
-                for query, params in steps:
+                for query, params in self._replace_steps(conversation_id, items, texts):
                     connection.execute(query, params)
 
     def delete(self, conversation_id: str) -> None:
@@ -362,13 +395,12 @@ class PostgresStore:
             threadline.StoreError: the server cannot be reached or refused a statement.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
         with (
-            _driver_errors(action),
+            self._failing(f"delete conversation {conversation_id!r}"),
             self._connection() as connection,
             connection.transaction(),
         ):
-            for query in _delete_steps(self._sql):
+            for query in self._delete_steps():
                 connection.execute(query, (conversation_id,))
 
     def list_conversations(self) -> list[str]:
@@ -377,10 +409,7 @@ class PostgresStore:
         Raises:
             threadline.StoreError: the server cannot be reached or refused the query.
         """
-        with (
-            _driver_errors(f"{self!r} could not list conversations"),
-            self._connection() as connection,
-        ):
+        with self._failing("list conversations"), self._connection() as connection:
             rows = connection.execute(self._sql.list).fetchall()
         return [row[0] for row in rows]
 
@@ -393,7 +422,7 @@ class PostgresStore:
             threadline.StoreError: the server cannot be reached, or the role may not create
                 tables.
         """
-        with _driver_errors(f"{self!r} could not create its tables"):
+        with self._failing("create its tables"):
             with self._pool.connection() as connection:
                 _create_schema(connection, self._sql)
             self._schema_ready = True
@@ -418,7 +447,7 @@ class PostgresStore:
             yield connection
 
 
-class AsyncPostgresStore:
+class AsyncPostgresStore(_PostgresStoreBase):
     """The async twin of :class:`PostgresStore` (``psycopg.AsyncConnection``): same tables, same
     guarantees, the same arguments.
 
@@ -430,90 +459,51 @@ class AsyncPostgresStore:
         ValueError: as for :class:`PostgresStore`.
     """
 
-    def __init__(
-        self,
-        dsn: str,
-        *,
-        table_prefix: str = DEFAULT_TABLE_PREFIX,
-        auto_create_schema: bool = True,
-        blobs: BlobStore | None = None,
-        blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
-        max_connections: int = 10,
-        timeout: float = 30.0,
-        connect_kwargs: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.table_prefix = _check_prefix(table_prefix)
-        self.blobs = blobs
-        self.blob_threshold = blob_threshold
-        self.auto_create_schema = auto_create_schema
-        self._where = _describe(dsn)
-        self._sql = _Queries(table_prefix)
-        self._schema_ready = False
-        options = _connect_options(dsn, connect_kwargs)
-        self._pool = _AsyncPool(
-            lambda: psycopg.AsyncConnection.connect(dsn, **options),
-            _check_size(max_connections),
-            timeout,
-            repr(self),
-        )
+    _NAME = "AsyncPostgresStore"
 
-    def __repr__(self) -> str:
-        return f"AsyncPostgresStore({self._where!r}, table_prefix={self.table_prefix!r})"
+    def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
+        self._pool = _AsyncPool(
+            lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
+        )
 
     async def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: the id is invalid.
-            threadline.StoreError: the server cannot be reached or refused the query, a row is
-                not a valid message, or a
-                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
+            threadline.ValidationError: as for :meth:`PostgresStore.load`.
+            threadline.StoreError: as for :meth:`PostgresStore.load`.
         """
         validate_conversation_id(conversation_id)
-        where = f"{self!r} could not load conversation {conversation_id!r}"
-        with _driver_errors(where):
+        with self._failing(f"load conversation {conversation_id!r}"):
             async with self._connection() as connection:
                 cursor = await connection.execute(self._sql.load, (conversation_id,))
                 payload = _payload(await cursor.fetchone())
-            if payload is None:
-                return []
-            messages = _messages_adapter().validate_json(payload)
-        if self.blobs is not None and may_hold_references(payload.encode()):
-            messages = await asyncio.to_thread(
-                restore_files, messages, self.blobs, conversation_id, owner=self
-            )
-        return messages
+            messages = self._messages(payload)
+        return await self._restored_async(messages, payload, conversation_id)
 
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused the statement (see
-                :meth:`PostgresStore.append`).
-            threadline.ValidationError: (also) a message reuses the id of a different one;
-                nothing was appended.
+            threadline.ValidationError: as for :meth:`PostgresStore.append`.
+            threadline.StoreError: as for :meth:`PostgresStore.append`.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "AsyncPostgresStore.append")
+        items = self._items(conversation_id, messages, "append")
         if not items:
             return
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with _driver_errors(action):
-            texts = await self._encode(items, conversation_id)
-            ids = [message.id for message in items]
+        with self._failing(f"append to conversation {conversation_id!r}"):
+            texts = await self._rows_async(items, conversation_id)
+            batch = self._batch(conversation_id, items, texts)
             async with self._connection() as connection:
-                params = _append_params(conversation_id, texts, ids)
                 try:
-                    await connection.execute(self._sql.append, params)
+                    await connection.execute(self._sql.append, batch.params())
                     return
                 except psycopg.errors.UniqueViolation:
                     pass  # an id is stored already: look at what holds it
                 async with connection.transaction():
                     await connection.execute(self._sql.lock_for_append, (conversation_id,))
-                    cursor = await connection.execute(self._sql.held, (conversation_id, ids))
-                    held = await cursor.fetchall()
-                    fresh = _fresh(conversation_id, texts, ids, held, "AsyncPostgresStore.append")
+                    cursor = await connection.execute(self._sql.held, batch.lookup())
+                    fresh = batch.fresh(await cursor.fetchall())
                     if fresh is not None:
                         await connection.execute(self._sql.append, fresh)
 
@@ -521,20 +511,14 @@ class AsyncPostgresStore:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused a statement
-                (nothing changed).
+            threadline.ValidationError: as for :meth:`PostgresStore.replace`.
+            threadline.StoreError: as for :meth:`PostgresStore.replace`.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "AsyncPostgresStore.replace")
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with _driver_errors(action):
-            texts = await self._encode(items, conversation_id)
+        items = self._items(conversation_id, messages, "replace")
+        with self._failing(f"replace conversation {conversation_id!r}"):
+            texts = await self._rows_async(items, conversation_id)
             async with self._connection() as connection, connection.transaction():
-                steps = _replace_steps(
-                    self._sql, conversation_id, items, texts, "AsyncPostgresStore"
-                )
-                for query, params in steps:
+                for query, params in self._replace_steps(conversation_id, items, texts):
                     await connection.execute(query, params)
 
     async def delete(self, conversation_id: str) -> None:
@@ -545,10 +529,9 @@ class AsyncPostgresStore:
             threadline.StoreError: the server cannot be reached or refused a statement.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
-        with _driver_errors(action):
+        with self._failing(f"delete conversation {conversation_id!r}"):
             async with self._connection() as connection, connection.transaction():
-                for query in _delete_steps(self._sql):
+                for query in self._delete_steps():
                     await connection.execute(query, (conversation_id,))
 
     async def list_conversations(self) -> list[str]:
@@ -557,7 +540,7 @@ class AsyncPostgresStore:
         Raises:
             threadline.StoreError: the server cannot be reached or refused the query.
         """
-        with _driver_errors(f"{self!r} could not list conversations"):
+        with self._failing("list conversations"):
             async with self._connection() as connection:
                 cursor = await connection.execute(self._sql.list)
                 rows = await cursor.fetchall()
@@ -570,7 +553,7 @@ class AsyncPostgresStore:
             threadline.StoreError: the server cannot be reached, or the role may not create
                 tables.
         """
-        with _driver_errors(f"{self!r} could not create its tables"):
+        with self._failing("create its tables"):
             async with self._pool.connection() as connection:
                 await _acreate_schema(connection, self._sql)
             self._schema_ready = True
@@ -593,13 +576,6 @@ class AsyncPostgresStore:
                     await _acreate_schema(connection, self._sql)
                 self._schema_ready = True
             yield connection
-
-    async def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
-        if self.blobs is None:
-            return _encode(messages, None, self.blob_threshold, conversation_id)
-        return await asyncio.to_thread(
-            _encode, messages, self.blobs, self.blob_threshold, conversation_id
-        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -657,57 +633,41 @@ def _check_size(max_connections: int) -> int:
     return max_connections
 
 
-def _encode(
-    messages: list[Message], blobs: BlobStore | None, threshold: int, conversation_id: str
-) -> list[str]:
-    if blobs is not None:
-        messages = offload_files(messages, blobs, threshold, conversation_id)
-    return [message.model_dump_json() for message in messages]
+class _Append:
+    """An append's rows and ids: the statement's parameters, and on a stored id, the rest."""
+
+    def __init__(
+        self, conversation_id: str, items: list[Message], texts: list[str], where: str
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.texts = texts
+        self.ids = [message.id for message in items]
+        self.where = where
+
+    def params(self) -> dict[str, object]:
+        return _append_params(self.conversation_id, self.texts, self.ids)
+
+    def lookup(self) -> tuple[str, list[str]]:
+        """The parameters of the query for the stored messages the batch's ids name."""
+        return (self.conversation_id, self.ids)
+
+    def fresh(self, held: list[Any]) -> dict[str, object] | None:
+        """The append's parameters for the messages that are not replays (``None``: none are).
+
+        Raises:
+            threadline.ValidationError: an id names a different message (stored or in the
+                batch).
+        """
+        skip = replayed(self.conversation_id, self.ids, self.texts, dict(held), self.where)
+        kept = [i for i, skipped in enumerate(skip) if not skipped]
+        if not kept:
+            return None
+        texts, ids = [self.texts[i] for i in kept], [self.ids[i] for i in kept]
+        return _append_params(self.conversation_id, texts, ids)
 
 
 def _append_params(conversation_id: str, texts: list[str], ids: list[str]) -> dict[str, object]:
     return {"cid": conversation_id, "count": len(texts), "messages": texts, "ids": ids}
-
-
-def _fresh(
-    conversation_id: str, texts: list[str], ids: list[str], held: list[Any], where: str
-) -> dict[str, object] | None:
-    """The append's parameters for the messages that are not replays (``None`` when none are).
-
-    Raises:
-        threadline.ValidationError: an id names a different message (stored or in the batch).
-    """
-    skip = replayed(conversation_id, ids, texts, dict(held), where)
-    kept = [i for i, skipped in enumerate(skip) if not skipped]
-    if not kept:
-        return None
-    return _append_params(conversation_id, [texts[i] for i in kept], [ids[i] for i in kept])
-
-
-def _replace_steps(
-    sql: _Queries, conversation_id: str, items: list[Message], texts: list[str], store: str
-) -> list[tuple[str, tuple[object, ...]]]:
-    ids = [message.id for message in items]
-    if len(set(ids)) != len(ids):
-        skip = replayed(conversation_id, ids, texts, {}, f"{store}.replace")
-        ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
-        texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
-    # Lock the conversation's row before deleting: a writer holding it commits first, and the
-    # DELETE (a new statement, so a new snapshot) then sees its rows.
-    steps: list[tuple[str, tuple[object, ...]]] = [
-        (sql.lock_for_replace, (conversation_id, len(texts))),
-        (sql.delete_messages, (conversation_id,)),
-    ]
-    if texts:
-        steps.append((sql.insert_all, (conversation_id, texts, ids)))
-    else:
-        steps.append((sql.delete_conversation, (conversation_id,)))
-    return steps
-
-
-def _delete_steps(sql: _Queries) -> tuple[str, str]:
-    # The conversation's row first, for the same reason as in _replace_steps.
-    return (sql.delete_conversation, sql.delete_messages)
 
 
 def _payload(row: TupleRow | None) -> str | None:
@@ -761,19 +721,36 @@ def _reusable(connection: _Connection | _AsyncConnection) -> bool:
 _INHERITED: list[object] = []
 
 
-class _Pool:
+class _PoolLimits:
+    """What both pools share: the bound, the wait, and the errors of a closed or busy pool."""
+
+    def __init__(self, size: int, timeout: float, owner: str) -> None:
+        self._size = size
+        self._timeout = timeout
+        self._owner = owner
+        self._closed = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self._owner} is closed")
+
+    def _busy(self) -> StoreError:
+        return StoreError(
+            f"{self._owner}: all {self._size} connections stayed busy for "
+            f"{self._timeout:g} s; raise max_connections or timeout"
+        )
+
+
+class _Pool(_PoolLimits):
     """At most ``size`` connections of one store; idle ones are reused, stale ones replaced."""
 
     def __init__(
         self, connect: Callable[[], _Connection], size: int, timeout: float, owner: str
     ) -> None:
+        super().__init__(size, timeout, owner)
         self._connect = connect
-        self._size = size
-        self._timeout = timeout
-        self._owner = owner
         self._lock = threading.Lock()
         self._reset()
-        self._closed = False
 
     def _reset(self) -> None:
         self._pid = os.getpid()
@@ -789,18 +766,14 @@ class _Pool:
             threadline.StoreError: the store is closed, or every connection stayed busy for
                 ``timeout`` seconds.
         """
-        if self._closed:
-            raise StoreError(f"{self._owner} is closed")
+        self._check_open()
         with self._lock:
             if self._pid != os.getpid():
                 _INHERITED.extend(self._idle)
                 self._reset()
             slots = self._slots
         if not slots.acquire(timeout=self._timeout):
-            raise StoreError(
-                f"{self._owner}: all {self._size} connections stayed busy for "
-                f"{self._timeout:g} s; raise max_connections or timeout"
-            )
+            raise self._busy()
         try:
             connection = self._take()
             try:
@@ -843,7 +816,7 @@ class _Pool:
             _INHERITED.append(connection)
 
 
-class _AsyncPool:
+class _AsyncPool(_PoolLimits):
     """The async :class:`_Pool`: at most ``size`` connections, idle ones reused."""
 
     def __init__(
@@ -853,35 +826,23 @@ class _AsyncPool:
         timeout: float,
         owner: str,
     ) -> None:
+        super().__init__(size, timeout, owner)
         self._connect = connect
-        self._size = size
-        self._timeout = timeout
-        self._owner = owner
         self._slots = asyncio.Semaphore(size)
         self._idle: list[_AsyncConnection] = []
-        self._closed = False
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[_AsyncConnection]:
-        """A connection for one call, returned to the pool afterwards.
-
-        Raises:
-            psycopg.Error: a connection could not be opened.
-            threadline.StoreError: the store is closed, or every connection stayed busy for
-                ``timeout`` seconds.
-        """
-        if self._closed:
-            raise StoreError(f"{self._owner} is closed")
+        """A connection for one call, returned to the pool afterwards (as :meth:`_Pool.connection`
+        raises)."""
+        self._check_open()
         try:
             if self._slots.locked():  # wait_for only when waiting: it costs a task
                 await asyncio.wait_for(self._slots.acquire(), self._timeout)
             else:
                 await self._slots.acquire()
         except asyncio.TimeoutError:
-            raise StoreError(
-                f"{self._owner}: all {self._size} connections stayed busy for "
-                f"{self._timeout:g} s; raise max_connections or timeout"
-            ) from None
+            raise self._busy() from None
         try:
             connection = await self._take()
             try:

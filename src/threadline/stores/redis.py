@@ -48,14 +48,14 @@ The driver (``redis``, the extra ``threadline[redis]``) is imported with this mo
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Sequence
-from typing import Any, cast
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
-from threadline.serialization import _messages_adapter
+from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
     replayed,
@@ -63,13 +63,7 @@ from threadline.stores.base import (
     validate_conversation_id,
     wrap_driver_errors,
 )
-from threadline.stores.blobs import (
-    DEFAULT_BLOB_THRESHOLD,
-    BlobStore,
-    may_hold_references,
-    offload_files,
-    restore_files,
-)
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 
 try:
     import redis
@@ -89,7 +83,82 @@ DEFAULT_PREFIX = "threadline:"
 """The default start of every key a Redis store writes."""
 
 
-class RedisStore:
+class _RedisStoreBase(JsonRows):
+    """What :class:`RedisStore` and :class:`AsyncRedisStore` share: the arguments, the keys, the
+    batches, the commands a write queues and the errors. The twins only send and wait."""
+
+    _NAME: ClassVar[str]
+    _client: Any  # redis.Redis or redis.asyncio.Redis, as the twin builds it
+
+    def __init__(
+        self,
+        url: str | None,
+        prefix: str,
+        client: object,
+        blobs: BlobStore | None,
+        blob_threshold: int,
+    ) -> None:
+        _check_arguments(self._NAME, url, client, prefix)
+        self.prefix = prefix
+        self.blobs = blobs
+        self.blob_threshold = blob_threshold
+        self._url = url
+        self._owns_client = client is None
+
+    def __repr__(self) -> str:
+        return _describe(self._NAME, self._url, self._client, self.prefix)
+
+    def _items(
+        self, conversation_id: str, messages: Sequence[Message], method: str
+    ) -> list[Message]:
+        validate_conversation_id(conversation_id)
+        return as_message_list(messages, f"{self._NAME}.{method}")
+
+    def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
+        """Raise the driver's errors (and ``errors``) as :class:`~threadline.StoreError`."""
+        return wrap_driver_errors(f"{self!r} could not {doing}", redis.RedisError, *errors)
+
+    def _batch(
+        self, conversation_id: str, items: list[Message], texts: list[str], method: str
+    ) -> _Batch:
+        return _Batch(conversation_id, items, texts, f"{self._NAME}.{method}")
+
+    def _replace_pipeline(self, batch: _Batch) -> Any:
+        """A transaction pipeline holding a replace: the list, the id hash and the index."""
+        key, ids_key, index = self._keys(batch.conversation_id)
+        rows = batch.unique()
+        pipe = self._client.pipeline(transaction=True)
+        pipe.delete(key, ids_key)
+        if rows:
+            pipe.rpush(key, *[text for _, _, text in rows])
+            pipe.hset(ids_key, mapping={message_id: digest for message_id, digest, _ in rows})
+            pipe.zadd(index, {batch.conversation_id: 0})
+        else:
+            pipe.zrem(index, batch.conversation_id)
+        return pipe
+
+    def _delete_pipeline(self, conversation_id: str) -> Any:
+        pipe = self._client.pipeline(transaction=True)
+        pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
+        pipe.zrem(self._index, conversation_id)
+        return pipe
+
+    def _key(self, conversation_id: str) -> str:
+        return _make_key(self.prefix, "conv", conversation_id)
+
+    def _ids_key(self, conversation_id: str) -> str:
+        return _make_key(self.prefix, "ids", conversation_id)
+
+    def _keys(self, conversation_id: str) -> list[str]:
+        """The keys a write touches: the list, the id hash, the index."""
+        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
+
+    @property
+    def _index(self) -> str:
+        return _make_key(self.prefix, "index", "conversations")
+
+
+class RedisStore(_RedisStoreBase):
     """Conversations in Redis: one list per conversation, batches in ``MULTI`` / ``EXEC``.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -115,6 +184,8 @@ class RedisStore:
             Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
     """
 
+    _NAME = "RedisStore"
+
     def __init__(
         self,
         url: str | None = None,
@@ -124,19 +195,11 @@ class RedisStore:
         blobs: BlobStore | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
     ) -> None:
-        _check_arguments("RedisStore", url, client, prefix)
-        self.prefix = prefix
-        self.blobs = blobs
-        self.blob_threshold = blob_threshold
-        self._url = url
-        self._owns_client = client is None
+        super().__init__(url, prefix, client, blobs, blob_threshold)
         if client is None:
             client = redis.Redis.from_url(cast(str, url), **_CLIENT_OPTIONS)
         self._client: redis.Redis = client
         self._append = client.register_script(_APPEND)
-
-    def __repr__(self) -> str:
-        return _describe("RedisStore", self._url, self._client, self.prefix)
 
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -148,16 +211,10 @@ class RedisStore:
                 referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
         """
         validate_conversation_id(conversation_id)
-        where = f"{self!r} could not load conversation {conversation_id!r}"
-        with wrap_driver_errors(where, redis.RedisError, ValueError):
-            raw = self._client.lrange(self._key(conversation_id), 0, -1)
-            payload = _joined(raw)
-            if payload is None:
-                return []
-            messages = _messages_adapter().validate_json(payload)
-        if self.blobs is not None and may_hold_references(payload):
-            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
-        return messages
+        with self._failing(f"load conversation {conversation_id!r}", ValueError):
+            payload = _joined(self._client.lrange(self._key(conversation_id), 0, -1))
+            messages = self._messages(payload)
+        return self._restored(messages, payload, conversation_id)
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
@@ -170,14 +227,12 @@ class RedisStore:
             threadline.ValidationError: (also) a message reuses the id of a different one;
                 nothing was appended.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "RedisStore.append")
+        items = self._items(conversation_id, messages, "append")
         if not items:
             return
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
-            batch = _Batch(conversation_id, items, texts, "RedisStore.append")
+        with self._failing(f"append to conversation {conversation_id!r}"):
+            texts = self._rows(items, conversation_id)
+            batch = self._batch(conversation_id, items, texts, "append")
             batch.check(self._append(keys=self._keys(conversation_id), args=batch.args()))
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
@@ -187,15 +242,10 @@ class RedisStore:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "RedisStore.replace")
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            texts = _encode(items, self.blobs, self.blob_threshold, conversation_id)
-            batch = _Batch(conversation_id, items, texts, "RedisStore.replace")
-            pipe = self._client.pipeline(transaction=True)
-            _queue_replace(pipe, self._keys(conversation_id), batch)
-            pipe.execute()
+        items = self._items(conversation_id, messages, "replace")
+        with self._failing(f"replace conversation {conversation_id!r}"):
+            texts = self._rows(items, conversation_id)
+            self._replace_pipeline(self._batch(conversation_id, items, texts, "replace")).execute()
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation; deleting one that does not exist does nothing.
@@ -205,12 +255,8 @@ class RedisStore:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            pipe = self._client.pipeline(transaction=True)
-            pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
-            pipe.zrem(self._index, conversation_id)
-            pipe.execute()
+        with self._failing(f"delete conversation {conversation_id!r}"):
+            self._delete_pipeline(conversation_id).execute()
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.
@@ -218,7 +264,7 @@ class RedisStore:
         Raises:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        with wrap_driver_errors(f"{self!r} could not list conversations", redis.RedisError):
+        with self._failing("list conversations"):
             return _ids(self._client.zrange(self._index, 0, -1))
 
     def close(self) -> None:
@@ -232,22 +278,8 @@ class RedisStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "conv", conversation_id)
 
-    def _ids_key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "ids", conversation_id)
-
-    def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index."""
-        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
-
-    @property
-    def _index(self) -> str:
-        return _make_key(self.prefix, "index", "conversations")
-
-
-class AsyncRedisStore:
+class AsyncRedisStore(_RedisStoreBase):
     """The async twin of :class:`RedisStore` (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -264,9 +296,10 @@ class AsyncRedisStore:
         blob_threshold: file bytes longer than this go to ``blobs``.
 
     Raises:
-        ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
+        ValueError: as for :class:`RedisStore`.
     """
+
+    _NAME = "AsyncRedisStore"
 
     def __init__(
         self,
@@ -277,78 +310,51 @@ class AsyncRedisStore:
         blobs: BlobStore | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
     ) -> None:
-        _check_arguments("AsyncRedisStore", url, client, prefix)
-        self.prefix = prefix
-        self.blobs = blobs
-        self.blob_threshold = blob_threshold
-        self._url = url
-        self._owns_client = client is None
+        super().__init__(url, prefix, client, blobs, blob_threshold)
         if client is None:
             client = redis.asyncio.Redis.from_url(cast(str, url), **_ASYNC_CLIENT_OPTIONS)
         self._client: redis.asyncio.Redis = client
         self._append = client.register_script(_APPEND)
 
-    def __repr__(self) -> str:
-        return _describe("AsyncRedisStore", self._url, self._client, self.prefix)
-
     async def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: the id is invalid.
-            threadline.StoreError: the server cannot be reached or refused the command, a
-                stored element is not a valid message, or a
-                referenced blob is corrupt or unreadable (a missing one loads as a placeholder).
+            threadline.ValidationError: as for :meth:`RedisStore.load`.
+            threadline.StoreError: as for :meth:`RedisStore.load`.
         """
         validate_conversation_id(conversation_id)
-        where = f"{self!r} could not load conversation {conversation_id!r}"
-        with wrap_driver_errors(where, redis.RedisError, ValueError):
-            raw = await self._client.lrange(self._key(conversation_id), 0, -1)
-            payload = _joined(raw)
-            if payload is None:
-                return []
-            messages = _messages_adapter().validate_json(payload)
-        if self.blobs is not None and may_hold_references(payload):
-            messages = await asyncio.to_thread(
-                restore_files, messages, self.blobs, conversation_id, owner=self
-            )
-        return messages
+        with self._failing(f"load conversation {conversation_id!r}", ValueError):
+            payload = _joined(await self._client.lrange(self._key(conversation_id), 0, -1))
+            messages = self._messages(payload)
+        return await self._restored_async(messages, payload, conversation_id)
 
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused the command (see
-                :meth:`RedisStore.append`).
-            threadline.ValidationError: (also) a message reuses the id of a different one;
-                nothing was appended.
+            threadline.ValidationError: as for :meth:`RedisStore.append`.
+            threadline.StoreError: as for :meth:`RedisStore.append`.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "AsyncRedisStore.append")
+        items = self._items(conversation_id, messages, "append")
         if not items:
             return
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            texts = await self._encode(items, conversation_id)
-            batch = _Batch(conversation_id, items, texts, "AsyncRedisStore.append")
+        with self._failing(f"append to conversation {conversation_id!r}"):
+            texts = await self._rows_async(items, conversation_id)
+            batch = self._batch(conversation_id, items, texts, "append")
             batch.check(await self._append(keys=self._keys(conversation_id), args=batch.args()))
 
     async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: the id is invalid or an item is not a ``Message``.
-            threadline.StoreError: the server cannot be reached or refused the command.
+            threadline.ValidationError: as for :meth:`RedisStore.replace`.
+            threadline.StoreError: as for :meth:`RedisStore.replace`.
         """
-        validate_conversation_id(conversation_id)
-        items = as_message_list(messages, "AsyncRedisStore.replace")
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            texts = await self._encode(items, conversation_id)
-            batch = _Batch(conversation_id, items, texts, "AsyncRedisStore.replace")
-            pipe = self._client.pipeline(transaction=True)
-            _queue_replace(pipe, self._keys(conversation_id), batch)
+        items = self._items(conversation_id, messages, "replace")
+        with self._failing(f"replace conversation {conversation_id!r}"):
+            texts = await self._rows_async(items, conversation_id)
+            pipe = self._replace_pipeline(self._batch(conversation_id, items, texts, "replace"))
             await pipe.execute()
 
     async def delete(self, conversation_id: str) -> None:
@@ -359,12 +365,8 @@ class AsyncRedisStore:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
-        with wrap_driver_errors(action, redis.RedisError):
-            pipe = self._client.pipeline(transaction=True)
-            pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
-            pipe.zrem(self._index, conversation_id)
-            await pipe.execute()
+        with self._failing(f"delete conversation {conversation_id!r}"):
+            await self._delete_pipeline(conversation_id).execute()
 
     async def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.
@@ -372,7 +374,7 @@ class AsyncRedisStore:
         Raises:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        with wrap_driver_errors(f"{self!r} could not list conversations", redis.RedisError):
+        with self._failing("list conversations"):
             return _ids(await self._client.zrange(self._index, 0, -1))
 
     async def aclose(self) -> None:
@@ -385,27 +387,6 @@ class AsyncRedisStore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-    async def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
-        if self.blobs is None:
-            return _encode(messages, None, self.blob_threshold, conversation_id)
-        return await asyncio.to_thread(
-            _encode, messages, self.blobs, self.blob_threshold, conversation_id
-        )
-
-    def _key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "conv", conversation_id)
-
-    def _ids_key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "ids", conversation_id)
-
-    def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index."""
-        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
-
-    @property
-    def _index(self) -> str:
-        return _make_key(self.prefix, "index", "conversations")
 
 
 # A client this module builds never retries a command: retrying an EXEC whose reply was lost
@@ -487,19 +468,6 @@ class _Batch:
         return [row for row, skipped in zip(rows, skip, strict=True) if not skipped]
 
 
-def _queue_replace(pipe: Any, keys: list[str], batch: _Batch) -> None:
-    """Queue a replace on a transaction pipeline: the list, the id hash and the index."""
-    key, ids_key, index = keys
-    rows = batch.unique()
-    pipe.delete(key, ids_key)
-    if rows:
-        pipe.rpush(key, *[text for _, _, text in rows])
-        pipe.hset(ids_key, mapping={message_id: digest for message_id, digest, _ in rows})
-        pipe.zadd(index, {batch.conversation_id: 0})
-    else:
-        pipe.zrem(index, batch.conversation_id)
-
-
 def _check_arguments(name: str, url: object, client: object, prefix: object) -> None:
     """Exactly one of ``url`` and ``client``, and a ``str`` prefix (so ``url`` is a ``str``
     whenever ``client`` is ``None``)."""
@@ -545,14 +513,6 @@ def _redacted(url: str) -> str:
         return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
     except ValueError:
         return "<unparsable url>"
-
-
-def _encode(
-    messages: list[Message], blobs: BlobStore | None, threshold: int, conversation_id: str
-) -> list[str]:
-    if blobs is not None:
-        messages = offload_files(messages, blobs, threshold, conversation_id)
-    return [message.model_dump_json() for message in messages]
 
 
 def _joined(raw: list[Any]) -> bytes | None:

@@ -50,7 +50,7 @@ from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
-from threadline.serialization import _messages_adapter
+from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores.base import (
     as_message_list,
@@ -61,9 +61,6 @@ from threadline.stores.base import (
 from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
-    may_hold_references,
-    offload_files,
-    restore_files,
 )
 
 __all__ = ["SQLiteStore"]
@@ -104,7 +101,7 @@ def _add_message_ids(connection: sqlite3.Connection) -> None:
     )
 
 
-class SQLiteStore:
+class SQLiteStore(JsonRows):
     """Conversations in an SQLite file (WAL), one row per message; the embedded default.
 
     Safe to share between threads (each thread gets its own connection) and between processes
@@ -165,13 +162,9 @@ class SQLiteStore:
                 )
                 .fetchall()
             )
-            if not rows:
-                return []
-            payload = b"[" + b",".join([row[0] for row in rows]) + b"]"
-            messages = _messages_adapter().validate_json(payload)
-        if self.blobs is not None and may_hold_references(payload):
-            messages = restore_files(messages, self.blobs, conversation_id, owner=self)
-        return messages
+            payload = b"[" + b",".join([row[0] for row in rows]) + b"]" if rows else None
+            messages = self._messages(payload)
+        return self._restored(messages, payload, conversation_id)
 
     def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
@@ -190,7 +183,7 @@ class SQLiteStore:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._encode(items, conversation_id)
+            texts = self._rows(items, conversation_id)
             ids = [message.id for message in items]
             with self._db.transaction() as connection:
                 held = _held(connection, conversation_id, ids)
@@ -231,7 +224,7 @@ class SQLiteStore:
         items = as_message_list(messages, "SQLiteStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._encode(items, conversation_id)
+            texts = self._rows(items, conversation_id)
             rows = _unique_rows(conversation_id, items, texts, "SQLiteStore.replace")
             with self._db.transaction() as connection:
                 self._delete(connection, conversation_id)
@@ -285,11 +278,6 @@ class SQLiteStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def _encode(self, messages: list[Message], conversation_id: str) -> list[str]:
-        if self.blobs is not None:
-            messages = offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
-        return [message.model_dump_json() for message in messages]
 
     @staticmethod
     def _delete(connection: sqlite3.Connection, conversation_id: str) -> None:
