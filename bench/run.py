@@ -9,7 +9,8 @@ is one timed loop of enough calls to last ``--min-time`` (one call for slow ones
 garbage collector collected before and disabled during the loop (as ``timeit`` does). Medians
 and minimums are per call. Most workloads run in this process; memory, ``import threadline``
 and the workloads whose targets compare sizes (``fresh.py``: the ``limits=`` entry points and
-appends, one interpreter per size, in 3 rounds) run in fresh interpreters.
+appends, one interpreter per size, in 3 rounds; ``hostile.py``: issue 19's hostile shapes, one
+interpreter per shape and size) run in fresh interpreters.
 
 The output is markdown: the machine and versions, the medians with ratios to the floors and
 peers, and one PASS/MISS line per target of issue 11 (targets are judged at sizes 10,000 and
@@ -40,6 +41,7 @@ sys.path.insert(0, str(HERE))
 import data  # noqa: E402
 import floors  # noqa: E402
 import fresh as fresh_child  # noqa: E402
+import hostile  # noqa: E402
 import peers  # noqa: E402
 from timing import Stat, measure, timed  # noqa: E402
 
@@ -513,6 +515,45 @@ def check_linearity(report: Report) -> None:
             )
 
 
+def bench_hostile(
+    report: Report,
+    sizes: Sequence[int],
+    samples: int,
+    min_time: float,
+    rounds: int,
+    progress: Callable[[str], None],
+) -> None:
+    """The hostile shapes of issue 19 (``hostile.py``: repair, one codec's ``encode`` and the
+    error report on N calls, results, messages or errors in one place), each shape and size
+    timed in a fresh interpreter, in ``rounds`` rounds: 10x the input costs at most 12x the
+    time, from 1,000 up."""
+    sizes = [size for size in sizes if size >= 1_000]
+    if not sizes:
+        return
+    measured = hostile.measure_all(list(hostile.SHAPES), sizes, samples, min_time, rounds, progress)
+    for (name, size), stats in measured.items():
+        report.rows.append(
+            Row(
+                f"hostile: {hostile.SHAPES[name].label}",
+                size,
+                name,
+                stats,
+                floors=[hostile.FLOOR],
+                note=f"fresh interpreters, {_rounds(rounds)}",
+            )
+        )
+    limit = hostile.GROWTH_LIMIT
+    for g in hostile.growths(measured):
+        report.check(
+            f"linearity: {hostile.SHAPES[g.shape].label} at 10x the input",
+            g.large,
+            g.median,
+            f"≤ {limit:.0f}",
+            g.median <= limit,
+            f"fastest samples grew {g.min:.1f}x, the floor {g.floor:.1f}x",
+        )
+
+
 def bench_sqlite(
     report: Report, corpora: dict[int, Corpus], sizes: Sequence[int], samples: int, min_time: float
 ) -> None:
@@ -854,6 +895,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress(f"untrusted input, fresh interpreters, {rounds} round(s)")
         bench_untrusted(report, sizes, samples, min_time, rounds)
         check_linearity(report)
+    if wanted("hostile"):
+        progress(f"hostile shapes (issue 19), fresh interpreters, {rounds} round(s)")
+        bench_hostile(report, sizes, samples, min_time, rounds, progress)
     append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 import pydantic
@@ -73,10 +74,14 @@ def translate_errors(
     not_unicode = {
         path for item, path in zip(items, paths, strict=True) if item["type"] == "string_unicode"
     }
+    ordered: list[str] | None = None  # sorted paths, to find one inside another in log time
     for item, path in zip(items, paths, strict=True):
         kind = item["type"]
-        if kind == "too_short" and any(other.startswith(path + "[") for other in paths):
-            continue  # "no parts left" only because a part was invalid: that error says why
+        if kind == "too_short":
+            if ordered is None:
+                ordered = sorted(paths)
+            if _has_path_under(ordered, path):
+                continue  # "no parts left" only because a part was invalid: that error says why
         if kind != "string_unicode" and path in not_unicode:
             continue
         if kind == "role_part":
@@ -89,6 +94,15 @@ def translate_errors(
     lines = "\n".join(f"  {detail}" for detail in details)
     noun = "problem" if len(details) == 1 else "problems"
     return ValidationError(f"{summary}: {len(details)} {noun}\n{lines}", details)
+
+
+def _has_path_under(ordered: list[str], path: str) -> bool:
+    """Whether a path in ``ordered`` (sorted) starts with ``path[``: the paths that do sort
+    together, from the first one not less than ``path[``; a scan of every path for each error
+    would cost N squared over N errors."""
+    inside = path + "["
+    at = bisect.bisect_left(ordered, inside)
+    return at < len(ordered) and ordered[at].startswith(inside)
 
 
 def _friendly(kind: str, message: str, path: str) -> str:

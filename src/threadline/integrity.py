@@ -47,6 +47,12 @@ repair hangs off the call message it follows. So no pass re-scans the history, e
 names input indexes, and the output is assembled once at the end by copying the untouched runs
 of the input. The caller's messages and parts are never mutated; changed ones are copies.
 
+Repair takes time linear in the input whatever its shape: where a call sits in its message,
+the message after a call, the place of an added result and the next free id of a rename are
+looked up in indexes built once (or resumed where the last lookup stopped), never found by a
+scan per call. One message of N calls, N results to move or merge, N internal messages after a
+call or N renames would otherwise cost N squared steps, inside ``Limits.untrusted()``.
+
 Where results go
 ----------------
 A moved or synthetic result joins the tool message right after its call's message (ignoring
@@ -77,6 +83,7 @@ output). Anything else (a ``str``, a ``dict``, a single message, an iterator) ra
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -428,6 +435,8 @@ def _as_message(item: object, index: int) -> Message:
 
 @dataclass(slots=True)
 class _Scan:
+    places: _CallPlaces
+    """Where the calls of the messages asked about sit (an index built on demand)."""
     internal: list[int] = dataclasses.field(default_factory=list)
     hooks: list[Position] = dataclasses.field(default_factory=list)
     partless: list[int] = dataclasses.field(default_factory=list)
@@ -470,7 +479,8 @@ def _scan(items: list[Message]) -> _Scan:
     message. The loop is the only code that visits every part, so it keeps the common case to a
     few dictionary operations per part (positions are built only when something is wrong).
     """
-    scan = _Scan()
+    scan = _Scan(places=_CallPlaces(items))
+    places = scan.places
     latest = scan.call_ids  # tool call id -> the message of its latest call
     provider = scan.provider_ids
     pending: dict[str, int] = {}  # tool call id -> the message of its latest call, unanswered
@@ -484,7 +494,7 @@ def _scan(items: list[Message]) -> _Scan:
                 call_id = part.call_id  # type: ignore[union-attr]  # tool messages hold results
                 call = pending.pop(call_id, None)
                 if call != anchor or (duplicates and call_id in duplicates):
-                    _note_result(scan, items, (index, part_index), call_id, call, anchor)
+                    _note_result(scan, (index, part_index), call_id, call, anchor)
         elif role == "assistant":
             unusual = False
             for part_index, part in enumerate(parts):
@@ -492,17 +502,17 @@ def _scan(items: list[Message]) -> _Scan:
                 if kind is ToolCallPart:
                     call_id = part.id  # type: ignore[union-attr]
                     if call_id in latest or call_id in provider:
-                        _note_duplicate(scan, items, call_id, (index, part_index))
+                        _note_duplicate(scan, call_id, (index, part_index))
                         unanswered = pending.get(call_id)
                         if unanswered is not None:  # later results belong to this later call
                             before = part_index if unanswered == index else None
-                            scan.missing.append(_locate_call(items, unanswered, call_id, before))
+                            scan.missing.append(places.tool_call(unanswered, call_id, before))
                     latest[call_id] = pending[call_id] = index
                     if part.raw_arguments is not None:  # type: ignore[union-attr]
                         scan.invalid.append((index, part_index))
                 elif kind not in _CONTENT_PARTS:
                     unusual = True
-                    _note_assistant_part(scan, items, (index, part_index), part)
+                    _note_assistant_part(scan, (index, part_index), part)
             if not unusual:
                 if parts:
                     anchor = index
@@ -516,7 +526,7 @@ def _scan(items: list[Message]) -> _Scan:
             anchor = index
         else:
             scan.partless.append(index)
-    scan.missing.extend(_locate_call(items, index, call_id) for call_id, index in pending.items())
+    scan.missing.extend(places.tool_call(index, call_id) for call_id, index in pending.items())
     scan.missing.sort()
     return scan
 
@@ -525,75 +535,46 @@ _CONTENT_PARTS: Final = frozenset({TextPart, ReasoningPart, FilePart})
 
 
 def _note_result(
-    scan: _Scan,
-    items: list[Message],
-    position: Position,
-    call_id: str,
-    call: int | None,
-    anchor: int,
+    scan: _Scan, position: Position, call_id: str, call: int | None, anchor: int
 ) -> None:
     """A result that is not plainly its call's answer in its call's turn (or has a reused id)."""
     if call is not None:
-        at = _locate_call(items, call, call_id)
+        at = scan.places.tool_call(call, call_id)
         if call != anchor:
             scan.misplaced[at] = position
         if call_id in scan.duplicate_calls:
             scan.answers[at] = position
     elif call_id in scan.call_ids:
-        first = _locate_call(items, scan.call_ids[call_id], call_id)
+        first = scan.places.tool_call(scan.call_ids[call_id], call_id)
         scan.duplicate_results.append((position, first))
         scan.misplaced.pop(first, None)  # not its only result: a duplicate instead
     else:
         scan.orphans.append(position)
 
 
-def _note_assistant_part(scan: _Scan, items: list[Message], position: Position, part: Part) -> None:
+def _note_assistant_part(scan: _Scan, position: Position, part: Part) -> None:
     """Hook and provider tool parts, which most assistant messages do not have."""
-    index, part_index = position
-    parts = items[index].parts
+    index = position[0]
     if isinstance(part, HookPart):
         scan.hooks.append(position)
     elif isinstance(part, ProviderToolCallPart):
         if part.id in scan.call_ids or part.id in scan.provider_ids:
-            _note_duplicate(scan, items, part.id, position)
+            _note_duplicate(scan, part.id, position)
             scan.provider_answered.discard(part.id)
         scan.provider_ids[part.id] = index
     elif isinstance(part, ProviderToolResultPart):
-        call = scan.provider_ids.get(part.call_id)
-        if call != index or not _provider_call_before(parts, part_index, part.call_id):
+        # The scan visits parts in order, so a provider call of this id recorded in this
+        # message comes before the result.
+        if scan.provider_ids.get(part.call_id) != index:
             scan.orphans.append(position)
         elif part.call_id in scan.provider_answered:
-            first = (index, _locate_provider_call(parts, part.call_id))
+            first = (index, scan.places.provider_call(index, part.call_id))
             scan.duplicate_results.append((position, first))
         else:
             scan.provider_answered.add(part.call_id)
 
 
-def _locate_call(
-    items: list[Message], index: int, call_id: str, before: int | None = None
-) -> Position:
-    """The position of the last tool call ``call_id`` in message ``index`` (before a part)."""
-    parts = items[index].parts
-    for j in range(len(parts) - 1 if before is None else before - 1, -1, -1):
-        part = parts[j]
-        if type(part) is ToolCallPart and part.id == call_id:
-            return (index, j)
-    raise AssertionError(f"no tool call {call_id!r} in messages[{index}]")
-
-
-def _locate_provider_call(parts: tuple[Part, ...], call_id: str) -> int:
-    return next(
-        j
-        for j, part in enumerate(parts)
-        if type(part) is ProviderToolCallPart and part.id == call_id
-    )
-
-
-def _provider_call_before(parts: tuple[Part, ...], before: int, call_id: str) -> bool:
-    return any(type(part) is ProviderToolCallPart and part.id == call_id for part in parts[:before])
-
-
-def _note_duplicate(scan: _Scan, items: list[Message], call_id: str, position: Position) -> None:
+def _note_duplicate(scan: _Scan, call_id: str, position: Position) -> None:
     seen = scan.duplicate_calls.get(call_id)
     if seen is not None:
         seen.append(position)
@@ -601,12 +582,53 @@ def _note_duplicate(scan: _Scan, items: list[Message], call_id: str, position: P
     # The first repeat: exactly one call (tool or provider) had this id before.
     index = scan.call_ids.get(call_id, scan.provider_ids.get(call_id))
     assert index is not None
-    first = next(
-        j
-        for j, part in enumerate(items[index].parts)
-        if type(part) in (ToolCallPart, ProviderToolCallPart) and part.id == call_id  # type: ignore[union-attr]
-    )
-    scan.duplicate_calls[call_id] = [(index, first), position]
+    scan.duplicate_calls[call_id] = [(index, scan.places.first_call(index, call_id)), position]
+
+
+class _CallPlaces:
+    """Where each call id sits in a message, indexed the first time a message is asked about.
+
+    Finding a call by scanning its message would cost a message of N calls N steps per lookup,
+    N squared in all; the index costs one pass over the message, then a lookup each.
+    """
+
+    __slots__ = ("_indexed", "items")
+
+    def __init__(self, items: list[Message]) -> None:
+        self.items = items
+        # message index -> (tool call id -> its part indexes, provider call id -> its part indexes)
+        self._indexed: dict[int, tuple[dict[str, list[int]], dict[str, list[int]]]] = {}
+
+    def _calls(self, index: int) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+        found = self._indexed.get(index)
+        if found is None:
+            tool: dict[str, list[int]] = {}
+            provider: dict[str, list[int]] = {}
+            for j, part in enumerate(self.items[index].parts):
+                kind = type(part)
+                if kind is ToolCallPart:
+                    tool.setdefault(part.id, []).append(j)  # type: ignore[union-attr]
+                elif kind is ProviderToolCallPart:
+                    provider.setdefault(part.id, []).append(j)  # type: ignore[union-attr]
+            found = self._indexed[index] = (tool, provider)
+        return found
+
+    def tool_call(self, index: int, call_id: str, before: int | None = None) -> Position:
+        """The position of the last tool call ``call_id`` in message ``index`` (before a part)."""
+        places = self._calls(index)[0].get(call_id, [])
+        count = len(places) if before is None else bisect.bisect_left(places, before)
+        if not count:
+            raise AssertionError(f"no tool call {call_id!r} in messages[{index}]")
+        return (index, places[count - 1])
+
+    def provider_call(self, index: int, call_id: str) -> int:
+        """The part index of the first provider tool call ``call_id`` in message ``index``."""
+        return self._calls(index)[1][call_id][0]
+
+    def first_call(self, index: int, call_id: str) -> int:
+        """The part index of the first call ``call_id`` (tool or provider) in message ``index``."""
+        tool, provider = self._calls(index)
+        return min(places[0] for places in (tool.get(call_id), provider.get(call_id)) if places)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -616,16 +638,25 @@ def _note_duplicate(scan: _Scan, items: list[Message], call_id: str, position: P
 class _State:
     """Private edits over the input; :meth:`assemble` builds the output once."""
 
-    __slots__ = ("added", "created", "dropped", "edited", "source")
+    __slots__ = ("_after", "added", "created", "dropped", "edited", "source")
 
     def __init__(self, source: list[Message]) -> None:
         self.source = source
         self.dropped: set[int] = set()
+        """Input messages dropped so far; add to it with :meth:`drop` only."""
+        # (message index, tool messages too) -> the first later message that survives (and is
+        # not a tool message unless asked for), found once per message: the messages between
+        # a call and its turn's next one can be many dropped ones, asked about once per call.
+        self._after: dict[tuple[int, bool], int | None] = {}
         self.edited: dict[int, list[Part | None]] = {}
         # tool message index -> (its call message, [(call's part index, result)])
         self.added: dict[int, tuple[int, list[tuple[int, ToolResultPart]]]] = {}
         # call message index -> [(call's part index, result)] for a tool message created after it
         self.created: dict[int, list[tuple[int, ToolResultPart]]] = {}
+
+    def drop(self, index: int) -> None:
+        self.dropped.add(index)
+        self._after.clear()
 
     def part(self, position: Position) -> Part:
         index, part_index = position
@@ -659,16 +690,26 @@ class _State:
 
     def first_non_tool_after(self, index: int) -> int:
         """The first message after ``index`` that survives so far and is not a tool message."""
-        for later in range(index + 1, len(self.source)):
-            if later not in self.dropped and self.source[later].role != "tool":
-                return later
-        raise AssertionError(f"nothing but tool messages after messages[{index}]")
+        later = self._surviving_after(index, tools=False)
+        if later is None:
+            raise AssertionError(f"nothing but tool messages after messages[{index}]")
+        return later
 
     def _tool_message_after(self, index: int) -> int | None:
+        later = self._surviving_after(index, tools=True)
+        return later if later is not None and self.source[later].role == "tool" else None
+
+    def _surviving_after(self, index: int, *, tools: bool) -> int | None:
+        key = (index, tools)
+        if key in self._after:
+            return self._after[key]
+        found = None
         for later in range(index + 1, len(self.source)):
-            if later not in self.dropped:
-                return later if self.source[later].role == "tool" else None
-        return None
+            if later not in self.dropped and (tools or self.source[later].role != "tool"):
+                found = later
+                break
+        self._after[key] = found
+        return found
 
     def assemble(self) -> list[Message]:
         source = self.source
@@ -707,17 +748,22 @@ class _State:
     def _merged(
         self, parts: list[Part], call_index: int, additions: list[tuple[int, ToolResultPart]]
     ) -> list[Part]:
-        """Insert each added result before the first result whose call comes later."""
+        """Insert each added result before the first existing result whose call comes later.
+
+        One merge, not an insert each: the additions go in call order, so the first existing
+        result after the previous addition's place is where the search for the next resumes.
+        """
         calls = self.edited.get(call_index, self.source[call_index].parts)
         order = {part.id: j for j, part in enumerate(calls) if type(part) is ToolCallPart}
-        keyed: list[tuple[int, Part]] = [
-            (order.get(part.call_id, -1), part)  # type: ignore[union-attr]
-            for part in parts
-        ]
+        merged: list[Part] = []
+        at = 0
         for key, result in sorted(additions, key=itemgetter(0)):
-            at = next((n for n, (other, _) in enumerate(keyed) if other > key), len(keyed))
-            keyed.insert(at, (key, result))
-        return [part for _, part in keyed]
+            while at < len(parts) and order.get(parts[at].call_id, -1) <= key:  # type: ignore[union-attr]
+                merged.append(parts[at])
+                at += 1
+            merged.append(result)
+        merged.extend(parts[at:])
+        return merged
 
 
 def _created_id(call_message: Message) -> str:
@@ -783,7 +829,7 @@ class _Run:
 
 def _drop_internal_messages(run: _Run) -> None:
     for index in run.scan.internal:
-        run.state.dropped.add(index)
+        run.state.drop(index)
         run.report(
             "internal-message",
             index,
@@ -807,14 +853,14 @@ def _drop_empty_messages(run: _Run, candidates: Iterable[int], why: str) -> None
     state = run.state
     for index in sorted(candidates):
         if index not in state.dropped and state.is_empty(index):
-            state.dropped.add(index)
+            state.drop(index)
             run.report("empty-message", index, why, action="dropped the message")
 
 
 def _drop_messages_emptied_by_drops(run: _Run) -> None:
     state = run.state
     for index in run.scan.partless:
-        state.dropped.add(index)
+        state.drop(index)
         run.report("empty-message", index, "a message with no parts", action="dropped the message")
     _drop_empty_messages(run, list(state.edited), "no parts left once its hook parts are dropped")
 
@@ -839,10 +885,12 @@ def _find_orphan_results(run: _Run) -> None:
 def _resolve_duplicate_calls(run: _Run) -> None:
     scan = run.scan
     used: set[str] = set()
+    numbers: dict[str, int] = {}  # call id -> the number of its latest new id
     found: list[tuple[Position, str, str, str | None]] = []  # (where, call id, problem, action)
+    ambiguous = _ambiguous_calls(run) if run.rename else None
     for call_id, calls in scan.duplicate_calls.items():
         problem = f"tool call id {call_id!r} is also used by the call at {_path(calls[0])}"
-        renamable = run.rename and _unambiguous(run, call_id, calls)
+        renamable = ambiguous is not None and _unambiguous(run, call_id, calls, ambiguous)
         if run.rename and not renamable:
             problem += (
                 "; not renamed: the calls share an assistant message, or their results do not "
@@ -859,26 +907,43 @@ def _resolve_duplicate_calls(run: _Run) -> None:
                 continue
             if not used:
                 used = _ids_in_use(run)
-            new_id = _fresh_id(call_id, occurrence, used)
+            new_id = _fresh_id(call_id, occurrence, used, numbers)
             found.extend(_rename(run, call, call_id, new_id, problem))
             run.renamed.add(call_id)
     for where, call_id, problem, action in sorted(found, key=itemgetter(0)):
         run.report("duplicate-tool-call", where, problem, action=action, call_id=call_id)
 
 
-def _unambiguous(run: _Run, call_id: str, calls: list[Position]) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Ambiguous:
+    """What makes a duplicate call id ambiguous, gathered once for every duplicated id."""
+
+    answered_twice: frozenset[Position]
+    """Calls that a duplicate result is attributed to."""
+    orphan_ids: frozenset[str]
+    """The call ids of orphan results."""
+
+
+def _ambiguous_calls(run: _Run) -> _Ambiguous:
+    scan = run.scan
+    return _Ambiguous(
+        frozenset(call for _, call in scan.duplicate_results),
+        frozenset(_call_id(run.state.part(orphan)) for orphan in scan.orphans),
+    )
+
+
+def _unambiguous(run: _Run, call_id: str, calls: list[Position], ambiguous: _Ambiguous) -> bool:
     """Each call with this id is a tool call in its own message, answered (if at all) there."""
     scan = run.scan
     if len({index for index, _ in calls}) < len(calls):
         return False
     if any(type(run.state.part(call)) is not ToolCallPart for call in calls):
         return False
-    occurrences = set(calls)
-    if any(call in occurrences for _, call in scan.duplicate_results):
+    if any(call in ambiguous.answered_twice for call in calls):
         return False
     if any(call in scan.misplaced for call in calls):
         return False
-    return all(_call_id(run.state.part(orphan)) != call_id for orphan in scan.orphans)
+    return call_id not in ambiguous.orphan_ids
 
 
 def _ids_in_use(run: _Run) -> set[str]:
@@ -886,11 +951,18 @@ def _ids_in_use(run: _Run) -> set[str]:
     return {*run.scan.call_ids, *run.scan.provider_ids, *orphans}
 
 
-def _fresh_id(call_id: str, occurrence: int, used: set[str]) -> str:
-    number = occurrence
+def _fresh_id(call_id: str, occurrence: int, used: set[str], numbers: dict[str, int]) -> str:
+    """``f"{call_id}~{n}"`` for the least ``n >= occurrence`` not in ``used``.
+
+    Every number from ``occurrence - 1`` up to the one the previous occurrence took was in use
+    then (and still is), so the search resumes after it: ids already in use are skipped once
+    per call id, not once per occurrence.
+    """
+    number = max(occurrence, numbers.get(call_id, 0) + 1)
     while (candidate := f"{call_id}~{number}") in used:
         number += 1
     used.add(candidate)
+    numbers[call_id] = number
     return candidate
 
 

@@ -9,10 +9,19 @@ a turn), ``hook_part`` / ``hook_message`` (UI state on or as an assistant messag
 ``garbage_arguments`` (a model emitted arguments that are not a JSON object) and
 ``move_result`` (trimming or a race put a turn's results after a later message).
 
+Hostile kinds (issue 19: shapes that once cost repair N squared steps), repairable too:
+``many_unanswered`` (an assistant message of many calls and no result), ``many_missing`` (many
+calls added to an answered turn, whose results repair merges into its tool message),
+``many_misplaced`` (a turn of many calls whose results, shuffled, come after a later user
+message), ``provider_pairs`` (an assistant message of many provider tool calls and results;
+no defect) and ``internal_after_calls`` (many internal messages between a turn's calls and its
+results).
+
 Fatal kinds (both modes raise): ``orphan_result`` (a result for a call that never happened),
 ``result_before_call``, ``duplicate_result``, ``duplicate_in_turn`` (two calls of one turn share
 an id) and ``duplicate_across_turns`` (a later turn reuses an earlier call's id; the one kind
-``rename_duplicate_ids=True`` repairs).
+``rename_duplicate_ids=True`` repairs) and ``reused_many_times`` (many later turns reuse one
+id, and a turn already holds the ids renaming would pick first: renamable too).
 
 Every injected message and part is a new object with a new id (``inj_<n>``), so tests can map
 output parts back to input parts by identity.
@@ -28,9 +37,23 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.strategies import conversations, hook_parts, texts
-from threadline import Message, TextPart, ToolCallPart, ToolResultPart
+from tests.strategies import PROVIDERS, conversations, hook_parts, texts
+from threadline import (
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
+HOSTILE = (
+    "many_unanswered",
+    "many_missing",
+    "many_misplaced",
+    "provider_pairs",
+    "internal_after_calls",
+)
 REPAIRABLE = (
     "drop_result",
     "internal_message",
@@ -38,6 +61,7 @@ REPAIRABLE = (
     "hook_message",
     "garbage_arguments",
     "move_result",
+    *HOSTILE,
 )
 FATAL = (
     "orphan_result",
@@ -45,7 +69,10 @@ FATAL = (
     "duplicate_result",
     "duplicate_in_turn",
     "duplicate_across_turns",
+    "reused_many_times",
 )
+MANY = st.integers(2, 12)
+"""How many calls, results or messages a hostile kind adds."""
 # Defects that leave a duplicate id answered in its own turn still renamable (nothing moves).
 RENAME_SAFE = ("drop_result", "internal_message", "hook_part", "hook_message", "garbage_arguments")
 
@@ -212,6 +239,81 @@ def _move_result(draw: Draw, messages: list[Message], ids: Iterator[int]) -> lis
     return out
 
 
+# --- hostile (repairable) ------------------------------------------------------------------
+
+
+def _calls(ids: Iterator[int], count: int) -> list[ToolCallPart]:
+    return [
+        ToolCallPart(id=_new_id(ids, "call"), name="lookup", arguments={"n": n})
+        for n in range(count)
+    ]
+
+
+def _answers(calls: list[ToolCallPart]) -> list[ToolResultPart]:
+    return [ToolResultPart(call_id=call.id, content="ok", name=call.name) for call in calls]
+
+
+def _many_unanswered(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    calls = _calls(ids, draw(MANY))
+    message = Message(id=_new_id(ids), role="assistant", parts=tuple(calls))
+    at = draw(st.integers(0, len(messages)))
+    return [*messages[:at], message, *messages[at:]]
+
+
+def _many_missing(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    """New calls at drawn places in an answered turn's assistant message, without results."""
+    messages = _ensure_call_turns(messages, ids, 1)
+    index = draw(st.sampled_from(_indexes(messages, "assistant", with_calls=True)))
+    parts = list(messages[index].parts)
+    for call in _calls(ids, draw(MANY)):
+        parts.insert(draw(st.integers(0, len(parts))), call)
+    out = list(messages)
+    out[index] = _with_parts(messages[index], parts)
+    return out
+
+
+def _many_misplaced(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    """A turn whose results, in a drawn order, come after the next user message."""
+    calls = _calls(ids, draw(MANY))
+    results = draw(st.permutations(_answers(calls)))
+    return [
+        *messages,
+        Message(id=_new_id(ids), role="user", parts=(TextPart(text="go"),)),
+        Message(id=_new_id(ids), role="assistant", parts=tuple(calls)),
+        Message(id=_new_id(ids), role="user", parts=(TextPart(text="and?"),)),
+        Message(id=_new_id(ids), role="tool", parts=tuple(results)),
+    ]
+
+
+def _provider_pairs(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    """An assistant message of provider tool calls, each result after its call."""
+    provider = draw(st.sampled_from(PROVIDERS))
+    count = draw(MANY)
+    calls = [
+        ProviderToolCallPart(id=_new_id(ids, "srv"), name="web_search", provider=provider)
+        for _ in range(count)
+    ]
+    results = [ProviderToolResultPart(call_id=call.id, provider=provider) for call in calls]
+    if draw(st.booleans()):
+        parts: list[Any] = [part for pair in zip(calls, results, strict=True) for part in pair]
+    else:
+        parts = [*calls, *results]
+    message = Message(id=_new_id(ids), role="assistant", parts=tuple(parts))
+    at = draw(st.integers(0, len(messages)))
+    return [*messages[:at], message, *messages[at:]]
+
+
+def _internal_after_calls(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    """Internal messages right after an assistant message with calls."""
+    messages = _ensure_call_turns(messages, ids, 1)
+    index = draw(st.sampled_from(_indexes(messages, "assistant", with_calls=True)))
+    notes = [
+        Message(id=_new_id(ids), role="internal", parts=(TextPart(text="ui state"),))
+        for _ in range(draw(MANY))
+    ]
+    return [*messages[: index + 1], *notes, *messages[index + 1 :]]
+
+
 # --- fatal -----------------------------------------------------------------------------------
 
 
@@ -306,6 +408,32 @@ def _duplicate_across_turns(
     return out
 
 
+def _reused_many_times(draw: Draw, messages: list[Message], ids: Iterator[int]) -> list[Message]:
+    """Later turns, each reusing one earlier call's id (and answering it), after a turn whose
+    calls hold the ids ``f"{id}~{n}"`` that renaming would try first."""
+    messages = _ensure_call_turns(messages, ids, 1)
+    earlier = draw(st.sampled_from(_indexes(messages, "assistant", with_calls=True)))
+    reused = draw(st.sampled_from([p for p in messages[earlier].parts if type(p) is ToolCallPart]))
+    taken = [
+        ToolCallPart(id=f"{reused.id}~{n}", name="lookup", arguments={})
+        for n in range(2, 2 + draw(st.integers(0, 12)))
+    ]
+    out = list(messages)
+    if taken:
+        out.extend(
+            [
+                Message(id=_new_id(ids), role="user", parts=(TextPart(text="go"),)),
+                Message(id=_new_id(ids), role="assistant", parts=tuple(taken)),
+                Message(id=_new_id(ids), role="tool", parts=tuple(_answers(taken))),
+            ]
+        )
+    for _ in range(draw(MANY)):
+        call = ToolCallPart(id=reused.id, name="lookup", arguments={})
+        out.append(Message(id=_new_id(ids), role="assistant", parts=(call,)))
+        out.append(Message(id=_new_id(ids), role="tool", parts=tuple(_answers([call]))))
+    return out
+
+
 _INJECTORS: dict[str, Inject] = {
     "drop_result": _drop_result,
     "internal_message": _internal_message,
@@ -318,4 +446,10 @@ _INJECTORS: dict[str, Inject] = {
     "duplicate_result": _duplicate_result,
     "duplicate_in_turn": _duplicate_in_turn,
     "duplicate_across_turns": _duplicate_across_turns,
+    "reused_many_times": _reused_many_times,
+    "many_unanswered": _many_unanswered,
+    "many_missing": _many_missing,
+    "many_misplaced": _many_misplaced,
+    "provider_pairs": _provider_pairs,
+    "internal_after_calls": _internal_after_calls,
 }

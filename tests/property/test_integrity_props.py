@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tests.property._defects import (
     FATAL,
+    HOSTILE,
     RENAME_SAFE,
     REPAIRABLE,
     Defective,
@@ -29,6 +30,7 @@ from threadline import (
     ToolResultPart,
     dump_json,
 )
+from threadline.codecs import get_codec
 from threadline.integrity import (
     IntegrityReport,
     check_messages,
@@ -49,9 +51,11 @@ repairable = defective_conversations(REPAIRABLE, min_defects=0)
 with_fatal = st.sampled_from(FATAL).flatmap(
     lambda fatal: defective_conversations(REPAIRABLE, last=fatal, min_defects=0, max_defects=3)
 )
-renamable = defective_conversations(
-    RENAME_SAFE, last="duplicate_across_turns", min_defects=0, max_defects=3
+renamable = st.sampled_from(["duplicate_across_turns", "reused_many_times"]).flatmap(
+    lambda last: defective_conversations(RENAME_SAFE, last=last, min_defects=0, max_defects=3)
 )
+hostile = defective_conversations(HOSTILE, max_defects=3)
+PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
 
 
 def fingerprint(messages: Sequence[Message]) -> list[tuple[int, str, bool]]:
@@ -243,6 +247,31 @@ def test_renaming_resolves_a_reused_id(case: Defective) -> None:
     call_ids = [p.id for m in out for p in m.parts if isinstance(p, ToolCallPart)]
     assert len(call_ids) == len(set(call_ids))
     assert repair_messages(case.messages, rename_duplicate_ids=True).messages == out
+
+
+# --- the hostile shapes (issue 19): many calls, results or messages in one place -----------
+
+
+@given(hostile)
+def test_hostile_shapes_repair_to_what_strict_accepts(case: Defective) -> None:
+    repaired = repair_messages(case.messages)
+    out = repaired.messages
+    assert check_messages(out).ok, check_messages(out)
+    assert prepare_messages(out) == out
+    checked = check_messages(case.messages)
+    assert [(i.code, i.message_index, i.part_index, i.call_id) for i in checked.issues] == [
+        (i.code, i.message_index, i.part_index, i.call_id) for i in repaired.report.issues
+    ]
+    answered = [p.call_id for m in out if m.role == "tool" for p in m.parts]
+    called = [p.id for m in out for p in m.parts if isinstance(p, ToolCallPart)]
+    assert sorted(answered) == sorted(called)
+
+
+@given(hostile, st.sampled_from(PROVIDERS))
+def test_encode_sends_the_repaired_hostile_shape(case: Defective, provider: str) -> None:
+    codec = get_codec(provider)
+    prepared = prepare_messages(case.messages)
+    assert codec.encode(case.messages) == codec.encode(prepared, integrity="off")
 
 
 # --- sanitize_untrusted ---------------------------------------------------------------------

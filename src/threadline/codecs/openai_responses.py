@@ -169,8 +169,10 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
         return _segment(message, index, 0, len(message.parts), options, keep_ids=own_ids)
     head_set = frozenset(heads)
     bounds = [0, *heads, len(message.parts)]
-    following: list[_Entry] = []  # what comes after the segment being decided
-    out: list[_Entry] = []
+    # The first entry sent after the segment being decided: all a decision looks at. The
+    # segments are joined once at the end (prepending each would cost N squared over N).
+    following: _Entry | None = None
+    decided: list[list[_Entry]] = []  # last segment first
     for start, end in reversed(list(itertools.pairwise(bounds))):
         if start == end:
             continue
@@ -181,20 +183,21 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
             action = reasoning_action(head, options, replayable=_has_item_id(head))
             if action == "replay":
                 body = _segment(message, index, body_start, end, options, keep_ids=True)
-                after = body or following
-                if after and _produced_by_reasoning(after[0]):
+                after = body[0] if body else following
+                if after is not None and _produced_by_reasoning(after):
                     segment = [_Entry("reasoning", head), *body]
-                    following = segment + following
-                    out[:0] = segment
+                    following = segment[0]
+                    decided.append(segment)
                     continue
                 action = "text" if options.reasoning == "text" else "drop"
             segment = [_Entry("text", text) for text in _readable(head)] if action == "text" else []
             segment.extend(_segment(message, index, body_start, end, options, keep_ids=False))
         else:
             segment = _segment(message, index, start, end, options, keep_ids=own_ids)
-        following = segment + following
-        out[:0] = segment
-    return out
+        if segment:
+            following = segment[0]
+        decided.append(segment)
+    return [entry for segment in reversed(decided) for entry in segment]
 
 
 def _ids_allowed(message: Message, options: EncodeOptions) -> bool:

@@ -1,0 +1,350 @@
+"""Hostile shapes, timed for linearity (issue 19): 10x the input costs at most 12x the time.
+
+    python bench/hostile.py [--sizes 1000,10000,100000] [--rounds 1] [--samples 5]
+                            [--min-time 0.05] [--only NAME,...]
+
+Each shape once made repair (or the error report) take N squared steps for N calls, results,
+messages or errors, all within ``Limits.untrusted()`` (10,000 parts): ``prepare_messages`` on
+one assistant message of 9,998 unanswered calls took 6.97 s. The sizes go past what the
+untrusted limits let in (1,000 messages, 10,000 parts), since trusted histories reach these
+functions without limits. Each (shape, size) is built and timed in a fresh interpreter, as in
+``fresh.py`` (a large size's heap must not slow the next one): this script runs itself as
+``python bench/hostile.py --child SHAPE SIZE SAMPLES MIN_TIME``, which prints the stats as
+JSON. With ``--rounds`` above 1 the sizes run in a rotating order and a shape's median is the
+median of its rounds'. ``run.py`` runs the same through :func:`measure_all` and
+:func:`growths` (``--only hostile``). The exit status is 1 when a shape grows more than 12x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from timing import Stat, measure, timed  # noqa: E402
+
+import threadline as tl  # noqa: E402
+from threadline import (  # noqa: E402
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    assistant_message,
+    internal_message,
+    tool_call_part,
+    tool_message,
+    tool_result_part,
+    user_message,
+)
+from threadline.codecs import get_codec  # noqa: E402
+
+SIZES = (1_000, 10_000, 100_000)
+GROWTH_LIMIT = 12.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The shapes: N calls, results, messages or errors where one of each is ordinary
+
+
+def _calls(n: int, prefix: str = "c") -> list[Any]:
+    return [tool_call_part(f"{prefix}{i}", "lookup", {"i": i}) for i in range(n)]
+
+
+def _results(n: int, prefix: str = "c") -> list[Any]:
+    return [tool_result_part(f"{prefix}{i}", "ok") for i in range(n)]
+
+
+def _ask() -> Message:
+    return user_message("go", id="u0")
+
+
+def unanswered(n: int) -> list[Message]:
+    return [_ask(), assistant_message(*_calls(n), id="a0")]
+
+
+def merged(n: int) -> list[Message]:
+    first = tool_result_part("c0", "ok")
+    return [_ask(), assistant_message(*_calls(n), id="a0"), tool_message(first, id="t0")]
+
+
+def misplaced(n: int) -> list[Message]:
+    return [
+        _ask(),
+        assistant_message(*_calls(n), id="a0"),
+        user_message("and?", id="u1"),
+        tool_message(*_results(n), id="t0"),
+    ]
+
+
+def provider_pairs(n: int) -> list[Message]:
+    parts: list[Any] = []
+    for i in range(n):
+        parts.append(ProviderToolCallPart(id=f"p{i}", name="web_search", provider="anthropic"))
+        parts.append(ProviderToolResultPart(call_id=f"p{i}", provider="anthropic"))
+    return [_ask(), assistant_message(*parts, id="a0")]
+
+
+def internal_after_calls(n: int) -> list[Message]:
+    notes = [internal_message("ui state", id=f"i{i}") for i in range(n)]
+    return [_ask(), assistant_message(*_calls(n), id="a0"), *notes]
+
+
+def reused_id(n: int) -> list[Message]:
+    taken = [f"x~{i}" for i in range(2, n + 2)]
+    out = [
+        _ask(),
+        assistant_message(*(tool_call_part(i, "lookup", {}) for i in taken), id="a0"),
+        tool_message(*(tool_result_part(i, "ok") for i in taken), id="t0"),
+    ]
+    for i in range(n):
+        out.append(assistant_message(tool_call_part("x", "lookup", {}), id=f"a{i + 1}"))
+        out.append(tool_message(tool_result_part("x", "ok"), id=f"t{i + 1}"))
+    return out
+
+
+def shared_ids(n: int) -> list[Message]:
+    return [
+        _ask(),
+        assistant_message(*_calls(n), id="a0"),
+        tool_message(*_results(n), id="t0"),
+        assistant_message(*_calls(n), id="a1"),
+        tool_message(*_results(n), id="t1"),
+        tool_message(*_results(n, prefix="ghost"), id="t2"),
+    ]
+
+
+def reasoning_items(n: int) -> list[Message]:
+    parts: list[Any] = []
+    for i in range(n):
+        parts.append(ReasoningPart(text="t", provider="openai", item_id=f"rs_{i}", encrypted="e"))
+        parts.append(tool_call_part(f"c{i}", "f", {}, metadata={"openai.item_id": f"fc_{i}"}))
+    return [_ask(), assistant_message(*parts, id="a0"), tool_message(*_results(n), id="t0")]
+
+
+def invalid_messages(n: int) -> bytes:
+    messages = [{"id": f"m{i}", "role": "user", "parts": []} for i in range(n)]
+    return json.dumps({"format": "threadline", "version": 1, "messages": messages}).encode()
+
+
+def _rename(messages: list[Message]) -> object:
+    try:
+        return tl.repair_messages(messages, rename_duplicate_ids=True)
+    except tl.IntegrityError as error:  # the orphans: reported after every id was looked at
+        return error
+
+
+def _load(data: bytes) -> object:
+    try:
+        return tl.load_json(data)
+    except tl.ValidationError as error:
+        return error
+
+
+def _encode(provider: str) -> Callable[[list[Message]], object]:
+    codec = get_codec(provider)
+    return lambda messages: codec.encode(messages)
+
+
+def _dump(messages: list[Message]) -> object:
+    return tl.dump_json(messages)
+
+
+def _parse(data: bytes) -> object:
+    return json.loads(data)
+
+
+@dataclass(frozen=True)
+class Shape:
+    label: str
+    build: Callable[[int], Any]
+    run: Callable[[Any], object]
+    floor: Callable[[Any], object] = _dump
+    """Linear work on the same input, timed beside it: at 100,000 memory effects make even
+    this grow more than 10x (it shows how much of a growth is the machine's)."""
+
+
+SHAPES: dict[str, Shape] = {
+    "unanswered": Shape(
+        "prepare_messages: one message of N unanswered calls", unanswered, tl.prepare_messages
+    ),
+    "merged": Shape(
+        "prepare_messages: N results merged into a tool message", merged, tl.prepare_messages
+    ),
+    "misplaced": Shape("prepare_messages: N misplaced results", misplaced, tl.prepare_messages),
+    "provider": Shape(
+        "prepare_messages: N provider call/result pairs", provider_pairs, tl.prepare_messages
+    ),
+    "internal": Shape(
+        "prepare_messages: N calls, then N internal messages",
+        internal_after_calls,
+        tl.prepare_messages,
+    ),
+    "rename": Shape("rename_duplicate_ids: one id reused N times", reused_id, _rename),
+    "rename-shared": Shape(
+        "rename_duplicate_ids: N ids shared by two turns, N orphans", shared_ids, _rename
+    ),
+    "encode": Shape("anthropic encode: N misplaced results", misplaced, _encode("anthropic")),
+    "encode-responses": Shape(
+        "openai_responses encode: N reasoning items", reasoning_items, _encode("openai_responses")
+    ),
+    "load_json": Shape(
+        "load_json error report: N invalid messages", invalid_messages, _load, _parse
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring: one fresh interpreter per (shape, size)
+
+
+FLOOR = "floor"
+
+
+def child(name: str, size: int, samples: int, min_time: float) -> dict[str, Stat]:
+    shape = SHAPES[name]
+    data = shape.build(size)
+    return measure(
+        {
+            name: timed(lambda: shape.run(data), min_time),
+            FLOOR: timed(lambda: shape.floor(data), min_time),
+        },
+        samples,
+    )
+
+
+def fresh(name: str, size: int, samples: int, min_time: float) -> dict[str, Stat]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", name, str(size), str(samples), str(min_time)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return {key: Stat(**value) for key, value in json.loads(out.stdout).items()}
+
+
+def measure_all(
+    names: Sequence[str],
+    sizes: Sequence[int],
+    samples: int,
+    min_time: float,
+    rounds: int,
+    progress: Callable[[str], None] | None = None,
+) -> dict[tuple[str, int], dict[str, Stat]]:
+    """Every shape (and its floor) at every size, ``rounds`` times, the sizes in a rotating
+    order."""
+    taken: dict[tuple[str, int], list[dict[str, Stat]]] = {(n, s): [] for n in names for s in sizes}
+    for round_ in range(rounds):
+        shift = round_ % len(sizes)
+        for size in [*sizes[shift:], *sizes[:shift]]:
+            for name in names:
+                if progress is not None:
+                    progress(f"hostile {name} at {size:,} (round {round_ + 1} of {rounds})")
+                taken[name, size].append(fresh(name, size, samples, min_time))
+    return {
+        key: {
+            candidate: Stat(
+                statistics.median(run[candidate].median for run in runs),
+                min(run[candidate].min for run in runs),
+                [value for run in runs for value in run[candidate].samples],
+                runs[-1][candidate].calls,
+            )
+            for candidate in runs[0]
+        }
+        for key, runs in taken.items()
+    }
+
+
+@dataclass(frozen=True)
+class Growth:
+    shape: str
+    small: int
+    large: int
+    median: float
+    """The median at ``large`` over the median at ``small``: what the limit judges."""
+    min: float
+    """The same for the fastest samples, which a busy machine slows least."""
+    floor: float
+    """The floor's median growth."""
+
+
+def growths(measured: dict[tuple[str, int], dict[str, Stat]]) -> Iterator[Growth]:
+    """The growth of every shape over every measured pair of sizes ``n``, ``10n`` from 1,000."""
+    sizes = sorted({size for _, size in measured})
+    names = list(dict.fromkeys(name for name, _ in measured))
+    for name in names:
+        for small in sizes:
+            large = small * 10
+            if small >= 1_000 and (name, large) in measured:
+                a, b = measured[name, small], measured[name, large]
+                yield Growth(
+                    name,
+                    small,
+                    large,
+                    b[name].median / a[name].median,
+                    b[name].min / a[name].min,
+                    b[FLOOR].median / a[FLOOR].median,
+                )
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def render(measured: dict[tuple[str, int], dict[str, Stat]], sizes: Sequence[int]) -> str:
+    lines = [
+        "Medians; growth at 10x the input: median (min; the floor's median).\n",
+        "| shape | " + " | ".join(f"{size:,}" for size in sizes) + " | growth at 10x |",
+        "|---|" + "---:|" * len(sizes) + "---|",
+    ]
+    grown: dict[str, list[str]] = {}
+    for g in growths(measured):
+        mark = "" if g.median <= GROWTH_LIMIT else " **MISS**"
+        grown.setdefault(g.shape, []).append(
+            f"{g.small:,} → {g.large:,}: {g.median:.1f}x{mark} ({g.min:.1f}x; {g.floor:.1f}x)"
+        )
+    for name in dict.fromkeys(name for name, _ in measured):
+        cells = [_time(measured[name, size][name].median) for size in sizes]
+        growth = "; ".join(grown.get(name, ["-"]))
+        lines.append(f"| {SHAPES[name].label} | " + " | ".join(cells) + f" | {growth} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "--child":
+        name, size, samples, min_time = args[1], int(args[2]), int(args[3]), float(args[4])
+        stats = child(name, size, samples, min_time)
+        print(json.dumps({key: asdict(stat) for key, stat in stats.items()}))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=5)
+    parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--only", default=None, help="comma-separated shape names")
+    parsed = parser.parse_args(args)
+    sizes = sorted({int(size) for size in parsed.sizes.split(",")})
+    names = parsed.only.split(",") if parsed.only else list(SHAPES)
+    measured = measure_all(
+        names,
+        sizes,
+        parsed.samples,
+        parsed.min_time,
+        parsed.rounds,
+        lambda what: print(what, file=sys.stderr, flush=True),
+    )
+    print(render(measured, sizes))
+    return 0 if all(g.median <= GROWTH_LIMIT for g in growths(measured)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,220 @@
+"""Repair, the codecs' encode and the error report do work linear in hostile input (issue 19).
+
+Each shape below once cost N squared steps for N calls, results or errors, all within
+``Limits.untrusted()``: an assistant message of N unanswered calls took 7 s at N=9,998. Timing
+is no test (it depends on the machine), so these tests count the lines of threadline's own code
+that run (``sys.settrace``): deterministic, and a loop over the input inside a loop over the
+input shows at once. Ten times the input must run at most ``GROWTH`` times the lines; on the
+old code the ratio at these sizes was 30 to 90. ``bench/hostile.py`` times the same shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+import threadline
+from tests.fuzz._guard import hang_guard
+from threadline import (
+    IntegrityError,
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    ValidationError,
+    assistant_message,
+    internal_message,
+    load_json,
+    tool_call_part,
+    tool_message,
+    tool_result_part,
+    user_message,
+)
+from threadline.codecs import get_codec
+from threadline.integrity import check_messages, prepare_messages, repair_messages
+
+SMALL = 40
+"""The smaller size; the larger is ten times it."""
+GROWTH = 12
+"""How many times the lines ten times the input may run (the bench's bound for time)."""
+PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+_SOURCE = str(Path(threadline.__file__).resolve().parent)
+
+
+def lines_run(call: Callable[[], object]) -> int:
+    """How many lines of threadline's own code ``call()`` runs (exceptions are fine)."""
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def start(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(_SOURCE) else None
+
+    previous = sys.gettrace()
+    sys.settrace(start)
+    try:
+        call()
+    except (IntegrityError, ValidationError):
+        pass
+    finally:
+        sys.settrace(previous)
+    return count
+
+
+# --- the shapes ------------------------------------------------------------------------------
+
+
+def _calls(n: int, prefix: str = "c") -> list[Any]:
+    return [tool_call_part(f"{prefix}{i}", "lookup", {"i": i}) for i in range(n)]
+
+
+def _results(n: int, prefix: str = "c") -> list[Any]:
+    return [tool_result_part(f"{prefix}{i}", "ok") for i in range(n)]
+
+
+def _ask() -> Message:
+    return user_message("go", id="u0")
+
+
+def unanswered(n: int) -> list[Message]:
+    """One assistant message of N calls, none answered (a crash mid-turn)."""
+    return [_ask(), assistant_message(*_calls(n), id="a0")]
+
+
+def merged(n: int) -> list[Message]:
+    """N - 1 missing results to merge into the tool message that answers the first call."""
+    first = tool_result_part("c0", "ok")
+    return [_ask(), assistant_message(*_calls(n), id="a0"), tool_message(first, id="t0")]
+
+
+def misplaced(n: int) -> list[Message]:
+    """N results after a later user message, each to move back after its call."""
+    return [
+        _ask(),
+        assistant_message(*_calls(n), id="a0"),
+        user_message("and?", id="u1"),
+        tool_message(*_results(n), id="t0"),
+    ]
+
+
+def provider_pairs(n: int) -> list[Message]:
+    """N provider tool calls, each followed by its result, in one assistant message."""
+    parts: list[Any] = []
+    for i in range(n):
+        parts.append(ProviderToolCallPart(id=f"p{i}", name="web_search", provider="anthropic"))
+        parts.append(ProviderToolResultPart(call_id=f"p{i}", provider="anthropic"))
+    return [_ask(), assistant_message(*parts, id="a0")]
+
+
+def internal_after_calls(n: int) -> list[Message]:
+    """N unanswered calls followed by N internal messages, which repair looks past."""
+    notes = [internal_message("ui state", id=f"i{i}") for i in range(n)]
+    return [_ask(), assistant_message(*_calls(n), id="a0"), *notes]
+
+
+def reused_id(n: int) -> list[Message]:
+    """N turns reusing one call id, whose renames ``x~2``... are taken by the first turn."""
+    taken = [f"x~{i}" for i in range(2, n + 2)]
+    out = [
+        _ask(),
+        assistant_message(*(tool_call_part(i, "lookup", {}) for i in taken), id="a0"),
+        tool_message(*(tool_result_part(i, "ok") for i in taken), id="t0"),
+    ]
+    for i in range(n):
+        out.append(assistant_message(tool_call_part("x", "lookup", {}), id=f"a{i + 1}"))
+        out.append(tool_message(tool_result_part("x", "ok"), id=f"t{i + 1}"))
+    return out
+
+
+def shared_ids(n: int) -> list[Message]:
+    """Two turns whose N calls share ids, and N orphan results (which make renaming raise)."""
+    return [
+        _ask(),
+        assistant_message(*_calls(n), id="a0"),
+        tool_message(*_results(n), id="t0"),
+        assistant_message(*_calls(n), id="a1"),
+        tool_message(*_results(n), id="t1"),
+        tool_message(*_results(n, prefix="ghost"), id="t2"),
+    ]
+
+
+def reasoning_segments(n: int) -> list[Message]:
+    """N OpenAI reasoning items, each heading the call it produced (Responses cuts segments)."""
+    parts: list[Any] = []
+    for i in range(n):
+        parts.append(ReasoningPart(text="t", provider="openai", item_id=f"rs_{i}", encrypted="e"))
+        parts.append(tool_call_part(f"c{i}", "f", {}, metadata={"openai.item_id": f"fc_{i}"}))
+    return [_ask(), assistant_message(*parts, id="a0"), tool_message(*_results(n), id="t0")]
+
+
+def invalid_messages(n: int) -> str:
+    """A threadline envelope of N messages without parts: N errors to report."""
+    messages = [{"id": f"m{i}", "role": "user", "parts": []} for i in range(n)]
+    return json.dumps({"format": "threadline", "version": 1, "messages": messages})
+
+
+def _rename(messages: list[Message]) -> object:
+    return repair_messages(messages, rename_duplicate_ids=True)
+
+
+def _encode(provider: str) -> Callable[[list[Message]], object]:
+    return lambda messages: get_codec(provider).encode(messages)
+
+
+Shape = tuple[Callable[[int], Any], Callable[[Any], object]]
+SHAPES: dict[str, Shape] = {
+    "prepare: unanswered calls": (unanswered, prepare_messages),
+    "prepare: results merged into a tool message": (merged, prepare_messages),
+    "prepare: misplaced results": (misplaced, prepare_messages),
+    "prepare: provider call/result pairs": (provider_pairs, prepare_messages),
+    "prepare: calls then internal messages": (internal_after_calls, prepare_messages),
+    "check: misplaced results": (misplaced, check_messages),
+    "rename: one id reused N times": (reused_id, _rename),
+    "rename: N ids shared by two turns": (shared_ids, _rename),
+    "load_json: N invalid messages": (invalid_messages, load_json),
+    **{f"encode {p}: misplaced results": (misplaced, _encode(p)) for p in PROVIDERS},
+    **{f"encode {p}: unanswered calls": (unanswered, _encode(p)) for p in PROVIDERS},
+    "encode openai_responses: reasoning segments": (
+        reasoning_segments,
+        _encode("openai_responses"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_ten_times_the_input_runs_at_most_twelve_times_the_lines(name: str) -> None:
+    build, run = SHAPES[name]
+    small, large = build(SMALL), build(SMALL * 10)
+    lines_run(lambda: run(small))  # first calls build pydantic schemas and caches
+    growth = lines_run(lambda: run(large)) / lines_run(lambda: run(small))
+    assert growth <= GROWTH, f"{name}: 10x the input ran {growth:.1f}x the lines"
+
+
+def test_the_line_count_sees_a_quadratic_loop() -> None:
+    # A loop over the input inside a loop over the input, compiled as if it were threadline's.
+    source = "def pairs(n):\n    return [(i, j) for i in range(n) for j in range(n)]\n"
+    space: dict[str, Any] = {}
+    exec(compile(source, f"{_SOURCE}/quadratic.py", "exec"), space)
+    pairs = space["pairs"]
+    growth = lines_run(lambda: pairs(SMALL * 10)) / lines_run(lambda: pairs(SMALL))
+    assert growth > 50
+
+
+def test_responses_encode_of_many_reasoning_segments_returns_in_time() -> None:
+    # The old plan prepended each segment to a list: N squared entries copied, at C speed, so
+    # the line count does not see it. 60,000 segments take about 2 s now and took 36 s then.
+    messages = reasoning_segments(60_000)
+    with hang_guard(20.0):
+        payload = get_codec("openai_responses").encode(messages)
+    kinds = [item["type"] for item in payload["input"][1:5]]
+    assert kinds == ["reasoning", "function_call", "reasoning", "function_call"]
