@@ -24,6 +24,7 @@ import pytest
 import threadline as tl
 from tests.support import unavailable
 from threadline import cli
+from threadline._cli import commands
 from threadline.stores import JsonlStore
 from threadline.tokens import estimate_tokens
 
@@ -349,7 +350,7 @@ def test_a_bug_is_one_line_too_and_asks_for_a_report(
     def broken(messages: object) -> object:
         raise RuntimeError("something\nwent wrong")
 
-    monkeypatch.setattr(cli, "history_stats", broken)
+    monkeypatch.setattr(commands, "history_stats", broken)
     code, out, err = run(capsys, "stats", good)
     assert (code, out) == (2, "")
     line = one_error_line(err)

@@ -58,7 +58,7 @@ def test_error_tree() -> None:
 
 
 # Exceptions that never leave threadline, so they are no part of the tree users catch from.
-NOT_RAISED_TO_CALLERS = {"threadline.cli.CliError"}
+NOT_RAISED_TO_CALLERS = {"threadline._cli.output.CliError"}
 """``CliError`` is how the command line's parts report a one-line problem to ``cli.main``,
 which turns it into a message and an exit status."""
 

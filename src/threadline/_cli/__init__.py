@@ -1,0 +1,12 @@
+"""The parts of the ``threadline`` command line; :mod:`threadline.cli` is its front.
+
+Layers, each importing only those below it (and threadline's library modules)::
+
+    threadline.cli        the parser, main and the dispatch to a command
+    commands              check, repair, convert, show, stats: what each does and prints
+    reading   render      reading FILE (JSON, JSON Lines, --from payloads);
+                          the show transcript and its colours
+    output                exit statuses, CliError, printing with terminal controls escaped
+
+Nothing here imports :mod:`threadline.cli`.
+"""
