@@ -135,10 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     common = _common_options()
 
-    check = commands.add_parser(
+    check = _add_command(
+        commands,
+        common,
         "check",
-        parents=[common],
-        formatter_class=_Formatter,
+        run_check,
         help="report integrity issues (exit 1 if any)",
         description=(
             "Report the integrity issues of a stored history: tool calls without results, "
@@ -163,12 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="count every change a model call would make, internal content included",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
-    check.set_defaults(run=run_check)
 
-    repair = commands.add_parser(
+    repair = _add_command(
+        commands,
+        common,
         "repair",
-        parents=[common],
-        formatter_class=_Formatter,
+        run_repair,
         help="write the model-ready history and print what changed",
         description=(
             "Write the prepared history, what prepare_messages would send to a model (internal "
@@ -205,12 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rename a reused tool-call id (and its result) when the pairing is unambiguous",
     )
-    repair.set_defaults(run=run_repair)
 
-    convert = commands.add_parser(
+    convert = _add_command(
+        commands,
+        common,
         "convert",
-        parents=[common],
-        formatter_class=_Formatter,
+        run_convert,
         help="print the history as a provider's request payload",
         description=(
             "Print the history as the history part of a provider request (threadline.encode), "
@@ -246,12 +247,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="placeholder",
         help="what to do with parts the format cannot carry (default: placeholder)",
     )
-    convert.set_defaults(run=run_convert)
 
-    show = commands.add_parser(
+    show = _add_command(
+        commands,
+        common,
         "show",
-        parents=[common],
-        formatter_class=_Formatter,
+        run_show,
         help="print a readable transcript",
         description=(
             "Print the conversation as a transcript: each message with its index, role and id; "
@@ -275,12 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="auto",
         help="colour the output (default: auto, on a terminal unless NO_COLOR is set)",
     )
-    show.set_defaults(run=run_show)
 
-    stats = commands.add_parser(
+    stats = _add_command(
+        commands,
+        common,
         "stats",
-        parents=[common],
-        formatter_class=_Formatter,
+        run_stats,
         help="count messages, parts, estimated tokens and attachment bytes",
         description=(
             "Count messages by role, parts by type, estimated tokens (threadline's default "
@@ -296,8 +297,30 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
-    stats.set_defaults(run=run_stats)
     return parser
+
+
+def _add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """Add the command ``name``, run by ``run``, with the options every command takes."""
+    command = commands.add_parser(
+        name,
+        parents=[common],
+        formatter_class=_Formatter,
+        help=help,
+        description=description,
+        epilog=epilog,
+    )
+    command.set_defaults(run=run)
+    return command
 
 
 def _common_options() -> argparse.ArgumentParser:
