@@ -10,7 +10,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, get_args
 
 from threadline._cli.output import (
     EXIT_ISSUES,
@@ -30,9 +30,19 @@ from threadline._cli.render import Style, render_transcript, use_colour
 from threadline.codecs import encode
 from threadline.errors import IntegrityError, UnsupportedContentError
 from threadline.integrity import IntegrityIssue, check_messages, repair_messages
-from threadline.messages import FilePart, Message, Part, ToolResultPart
+from threadline.messages import FilePart, Message, Part, Role, ToolResultPart
 from threadline.serialization import dump_json
 from threadline.tokens import estimate_tokens
+
+__all__ = [
+    "history_stats",
+    "jsonable",
+    "run_check",
+    "run_convert",
+    "run_repair",
+    "run_show",
+    "run_stats",
+]
 
 # Stripped before every model call in both modes, and normal in a stored history (UI and resume
 # state): a plain `check` does not count them, `check --strict` does.
@@ -288,16 +298,11 @@ def run_stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_ROLE_ORDER: Final = ("system", "user", "assistant", "tool", "internal")
-_PART_ORDER: Final = (
-    "text",
-    "reasoning",
-    "tool_call",
-    "tool_result",
-    "file",
-    "hook",
-    "provider_tool_call",
-    "provider_tool_result",
+# Roles and part types in the order messages.py declares them, read from the types themselves,
+# so a new part type is counted without an edit here.
+_ROLE_ORDER: Final[tuple[str, ...]] = get_args(Role)
+_PART_ORDER: Final[tuple[str, ...]] = tuple(
+    part.__dataclass_fields__["type"].default for part in get_args(get_args(Part)[0])
 )
 
 

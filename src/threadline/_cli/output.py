@@ -11,6 +11,25 @@ from typing import Any, Final, TextIO
 
 from threadline.errors import ThreadlineError, ValidationError
 
+__all__ = [
+    "EXIT_ISSUES",
+    "EXIT_OK",
+    "EXIT_UNREADABLE",
+    "PROG",
+    "STDIN",
+    "CliError",
+    "json_printable",
+    "json_problem",
+    "one_line",
+    "plural",
+    "print_json",
+    "print_lines",
+    "print_text",
+    "printable",
+    "quoted",
+    "warn",
+]
+
 EXIT_OK: Final = 0
 """The command did what it was asked; ``check`` found no issue."""
 EXIT_ISSUES: Final = 1

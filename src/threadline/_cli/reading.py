@@ -22,6 +22,8 @@ from threadline.messages import Message
 from threadline.serialization import load_json
 from threadline.stores.jsonl import read_batch_lines
 
+__all__ = ["Loaded", "load_history"]
+
 # Keys that give away a provider request body given without --from.
 _PROVIDER_KEYS: Final = frozenset({"messages", "contents", "input", "system", "systemInstruction"})
 

@@ -24,6 +24,8 @@ from threadline.messages import (
     ToolResultPart,
 )
 
+__all__ = ["Style", "render_transcript", "use_colour"]
+
 
 def use_colour(stream: TextIO, choice: str) -> bool:
     """Whether to colour ``stream``: ``always``, ``never``, or (``auto``) on a terminal when
