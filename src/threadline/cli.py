@@ -17,8 +17,12 @@ payload read by :func:`threadline.decode`.
 
 Exit status: 0 success; 1 the history has integrity issues (``check``), or issues that stop
 ``repair`` or ``convert``; 2 the input cannot be read (and argparse's usage errors). Errors are one
-line on standard error; ``--debug`` adds the traceback. The module uses the standard library
+line on standard error; ``--debug`` adds the traceback. The command line uses the standard library
 only, so the command costs no dependency beyond threadline's own.
+
+This module is the front: the parser, :func:`main` and the dispatch to a command. The commands,
+the reading of FILE and the rendering live in the private package ``threadline._cli`` (its
+docstring draws the layers); the names callers used from here are still importable from here.
 
 The file may be hostile, and what is printed from it goes to a terminal: every character a
 terminal would act on instead of showing (C0 and C1 controls, DEL, the bidirectional overrides
