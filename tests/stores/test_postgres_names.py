@@ -16,7 +16,8 @@ from tests.stores._names import table_prefixes
 from tests.support import require_module
 
 with contextlib.suppress(ImportError):  # each test reports it: skips, or fails when required
-    from threadline.stores.postgres import _Queries, schema_sql
+    from threadline.stores._postgres_sql import Queries
+    from threadline.stores.postgres import schema_sql
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +27,7 @@ def _driver() -> None:
 
 def relations_of(prefix: str) -> dict[str, tuple[str, str]]:
     """The relations a store with ``prefix`` creates, by name, and what each is."""
-    tables = _Queries(prefix).tables
+    tables = Queries(prefix).tables
     names = {table: (prefix, table) for table in tables}
     names.update({f"{table}_pkey": (prefix, f"{table} primary key") for table in tables})
     return names

@@ -58,18 +58,12 @@ which ``threadline.stores`` loads only when one of these stores is first used.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import re
-import select
-import threading
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
 from typing import Any, ClassVar
 
-from threadline.errors import StoreError, ValidationError
 from threadline.messages import Message
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import as_message_list, replayed, validate_conversation_id
@@ -78,14 +72,31 @@ from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 try:
     import psycopg
     import psycopg.errors
-    from psycopg.conninfo import conninfo_to_dict
-    from psycopg.pq import TransactionStatus
-    from psycopg.rows import TupleRow
 except ImportError as error:  # pragma: no cover - exercised in a subprocess
     raise ImportError(
         'PostgresStore and AsyncPostgresStore need psycopg 3: pip install "threadline[postgres]"',
         name="psycopg",
     ) from error
+
+# The machinery, after the check above: these modules import the driver too.
+from threadline.stores._postgres_pool import (
+    AsyncConnection,
+    AsyncPool,
+    Connection,
+    Pool,
+    check_size,
+    connect_options,
+    describe,
+)
+from threadline.stores._postgres_sql import (
+    Append,
+    Queries,
+    aensure_schema,
+    driver_errors,
+    ensure_schema,
+    json_array,
+    schema_statements,
+)
 
 __all__ = [
     "DEFAULT_TABLE_PREFIX",
@@ -99,9 +110,6 @@ DEFAULT_TABLE_PREFIX = "threadline_"
 """The default start of the tables' names: ``threadline_messages``, ``threadline_conversations``."""
 
 _PREFIX = re.compile(r"[a-z_][a-z0-9_]{0,39}")
-
-_Connection = psycopg.Connection[TupleRow]
-_AsyncConnection = psycopg.AsyncConnection[TupleRow]
 
 
 def schema_sql(table_prefix: str = DEFAULT_TABLE_PREFIX) -> str:
@@ -117,27 +125,7 @@ def schema_sql(table_prefix: str = DEFAULT_TABLE_PREFIX) -> str:
         ValueError: ``table_prefix`` is not 1 to 40 lower-case letters, digits and ``_``,
             starting with a letter or ``_``.
     """
-    return ";\n".join(_schema_statements(_check_prefix(table_prefix))) + ";\n"
-
-
-def _schema_statements(prefix: str) -> tuple[str, ...]:
-    return (
-        f"CREATE TABLE IF NOT EXISTS {prefix}conversations (\n"
-        '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
-        "    next_seq        bigint NOT NULL\n"
-        ")",
-        f"CREATE TABLE IF NOT EXISTS {prefix}messages (\n"
-        '    conversation_id text COLLATE "C" NOT NULL,\n'
-        "    seq             bigint NOT NULL,\n"
-        "    message         text NOT NULL,\n"
-        "    message_id      text,\n"
-        "    PRIMARY KEY (conversation_id, seq)\n"
-        ")",
-        # Tables an older threadline created lack the column; both statements are no-ops later.
-        f"ALTER TABLE {prefix}messages ADD COLUMN IF NOT EXISTS message_id text",
-        f"CREATE UNIQUE INDEX IF NOT EXISTS {prefix}messages_by_id\n"
-        f"    ON {prefix}messages (conversation_id, message_id)",
-    )
+    return ";\n".join(schema_statements(_check_prefix(table_prefix))) + ";\n"
 
 
 def _check_prefix(table_prefix: object) -> str:
@@ -152,63 +140,6 @@ def _check_prefix(table_prefix: object) -> str:
 
 SCHEMA_SQL = schema_sql()
 """The DDL for the default ``table_prefix`` (``threadline_``)."""
-
-
-class _Queries:
-    """The SQL for one table prefix. Only a prefix that passed ``_check_prefix`` is formatted
-    into it, so the names need no quoting."""
-
-    def __init__(self, prefix: str) -> None:
-        conversations, messages = f"{prefix}conversations", f"{prefix}messages"
-        self.tables = (conversations, messages, f"{prefix}messages_by_id")
-        self.create = _schema_statements(prefix)
-        # The upsert reserves the batch's seq numbers and locks the conversation's row until
-        # commit; the outer INSERT writes the batch at those numbers, all in one statement.
-        self.append = (
-            f"WITH reserved AS ("
-            f" INSERT INTO {conversations} AS c (conversation_id, next_seq)"
-            f" VALUES (%(cid)s, %(count)s)"
-            f" ON CONFLICT (conversation_id)"
-            f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
-            f" RETURNING next_seq - %(count)s AS first)"
-            f" INSERT INTO {messages} (conversation_id, seq, message, message_id)"
-            f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message, batch.message_id"
-            f" FROM reserved, unnest(%(messages)s::text[], %(ids)s::text[])"
-            f" WITH ORDINALITY AS batch(message, message_id, ord)"
-        )
-        # For an append that names a stored id: lock the row first (a new statement, so the
-        # lookup after it sees every batch committed before the lock was granted).
-        self.lock_for_append = (
-            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, 0)"
-            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = c.next_seq"
-        )
-        self.held = (
-            f"SELECT message_id, message FROM {messages}"
-            f" WHERE conversation_id = %s AND message_id = ANY(%s::text[])"
-        )
-        self.lock_for_replace = (
-            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, %s)"
-            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = EXCLUDED.next_seq"
-        )
-        self.insert_all = (
-            f"INSERT INTO {messages} (conversation_id, seq, message, message_id)"
-            f" SELECT %s, batch.ord - 1, batch.message, batch.message_id"
-            f" FROM unnest(%s::text[], %s::text[])"
-            f" WITH ORDINALITY AS batch(message, message_id, ord)"
-        )
-        self.delete_conversation = f"DELETE FROM {conversations} WHERE conversation_id = %s"
-        self.delete_messages = f"DELETE FROM {messages} WHERE conversation_id = %s"
-        self.load = (
-            f"SELECT string_agg(message, ',' ORDER BY seq) FROM {messages}"
-            f" WHERE conversation_id = %s"
-        )
-        self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
-        self.exists = (
-            "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
-            " AND to_regclass(%s) IS NOT NULL"
-        )
-        self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
-        self.schema_lock_key = f"threadline schema {prefix}"
 
 
 class _PostgresStoreBase(JsonRows):
@@ -234,11 +165,11 @@ class _PostgresStoreBase(JsonRows):
         self.blobs = blobs
         self.blob_threshold = blob_threshold
         self.auto_create_schema = auto_create_schema
-        self._where = _describe(dsn)
-        self._sql = _Queries(table_prefix)
+        self._where = describe(dsn)
+        self._sql = Queries(table_prefix)
         self._schema_ready = False
-        options = _connect_options(dsn, connect_kwargs)
-        self._open_pool(dsn, options, _check_size(max_connections), timeout)
+        options = connect_options(dsn, connect_kwargs)
+        self._open_pool(dsn, options, check_size(max_connections), timeout)
 
     def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
         """Make ``self._pool``: at most ``size`` connections to ``dsn``, opened with ``options``."""
@@ -255,10 +186,10 @@ class _PostgresStoreBase(JsonRows):
 
     def _failing(self, doing: str) -> AbstractContextManager[None]:
         """Raise psycopg's errors (and invalid stored JSON) as :class:`StoreError`."""
-        return _driver_errors(f"{self!r} could not {doing}")
+        return driver_errors(f"{self!r} could not {doing}")
 
-    def _batch(self, conversation_id: str, items: list[Message], texts: list[str]) -> _Append:
-        return _Append(conversation_id, items, texts, f"{self._NAME}.append")
+    def _batch(self, conversation_id: str, items: list[Message], texts: list[str]) -> Append:
+        return Append(conversation_id, items, texts, f"{self._NAME}.append")
 
     def _replace_steps(
         self, conversation_id: str, items: list[Message], texts: list[str]
@@ -320,7 +251,7 @@ class PostgresStore(_PostgresStoreBase):
     _NAME = "PostgresStore"
 
     def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
-        self._pool = _Pool(
+        self._pool = Pool(
             lambda: psycopg.Connection.connect(dsn, **options), size, timeout, repr(self)
         )
         # Close idle connections when the store is dropped without close(), quietly.
@@ -339,7 +270,7 @@ class PostgresStore(_PostgresStoreBase):
         with self._failing(f"load conversation {conversation_id!r}"):
             with self._connection() as connection:
                 row = connection.execute(self._sql.load, (conversation_id,)).fetchone()
-            payload = _payload(row)
+            payload = json_array(row)
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
@@ -424,7 +355,7 @@ class PostgresStore(_PostgresStoreBase):
         """
         with self._failing("create its tables"):
             with self._pool.connection() as connection:
-                _create_schema(connection, self._sql)
+                ensure_schema(connection, self._sql)
             self._schema_ready = True
 
     def close(self) -> None:
@@ -438,11 +369,11 @@ class PostgresStore(_PostgresStoreBase):
         self.close()
 
     @contextmanager
-    def _connection(self) -> Iterator[_Connection]:
+    def _connection(self) -> Iterator[Connection]:
         with self._pool.connection() as connection:
             if not self._schema_ready:
                 if self.auto_create_schema:
-                    _create_schema(connection, self._sql)
+                    ensure_schema(connection, self._sql)
                 self._schema_ready = True
             yield connection
 
@@ -462,7 +393,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
     _NAME = "AsyncPostgresStore"
 
     def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
-        self._pool = _AsyncPool(
+        self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
 
@@ -477,7 +408,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
         with self._failing(f"load conversation {conversation_id!r}"):
             async with self._connection() as connection:
                 cursor = await connection.execute(self._sql.load, (conversation_id,))
-                payload = _payload(await cursor.fetchone())
+                payload = json_array(await cursor.fetchone())
             messages = self._messages(payload)
         return await self._restored_async(messages, payload, conversation_id)
 
@@ -555,7 +486,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """
         with self._failing("create its tables"):
             async with self._pool.connection() as connection:
-                await _acreate_schema(connection, self._sql)
+                await aensure_schema(connection, self._sql)
             self._schema_ready = True
 
     async def aclose(self) -> None:
@@ -569,309 +500,10 @@ class AsyncPostgresStore(_PostgresStoreBase):
         await self.aclose()
 
     @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[_AsyncConnection]:
+    async def _connection(self) -> AsyncIterator[AsyncConnection]:
         async with self._pool.connection() as connection:
             if not self._schema_ready:
                 if self.auto_create_schema:
-                    await _acreate_schema(connection, self._sql)
+                    await aensure_schema(connection, self._sql)
                 self._schema_ready = True
             yield connection
-
-
-# ---------------------------------------------------------------------------------------------
-# Shared by both stores
-
-
-@contextmanager
-def _driver_errors(action: str) -> Iterator[None]:
-    """psycopg's errors (and invalid stored JSON) as :class:`StoreError`, the original as cause."""
-    try:
-        yield
-    except ValidationError:
-        raise  # the caller's messages, not the driver: a ValueError to keep as it is
-    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn) as error:
-        raise StoreError(
-            f"{action}: {type(error).__name__}: {error}. The store's tables do not exist: "
-            "call create_schema(), apply threadline.stores.postgres.schema_sql(), or leave "
-            "auto_create_schema on"
-        ) from error
-    except (psycopg.Error, ValueError) as error:
-        raise StoreError(f"{action}: {type(error).__name__}: {error}") from error
-
-
-def _describe(dsn: object) -> str:
-    """Where ``dsn`` points, without its password (reprs end up in error messages and logs)."""
-    if not isinstance(dsn, str):
-        raise ValueError(
-            f"dsn must be a str like 'postgresql://user@host:5432/db', not {type(dsn).__name__}"
-        )
-    try:
-        params = conninfo_to_dict(dsn)
-    except psycopg.Error as error:
-        raise ValueError(
-            f"dsn is not a PostgreSQL connection string or URI ({error}); use for example "
-            "'postgresql://user:password@127.0.0.1:5432/db'"
-        ) from None
-    user = f"{params['user']}@" if params.get("user") else ""
-    host = str(params.get("host") or params.get("hostaddr") or "")
-    port = f":{params['port']}" if params.get("port") else ""
-    dbname = f"/{params['dbname']}" if params.get("dbname") else ""
-    return f"postgresql://{user}{host}{port}{dbname}"
-
-
-def _connect_options(dsn: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
-    options: dict[str, Any] = dict(extra or {})
-    if "application_name" not in options and "application_name" not in conninfo_to_dict(dsn):
-        options["application_name"] = "threadline"  # so operators can tell these sessions apart
-    options["autocommit"] = True  # transactions are exactly the blocks written in this module
-    return options
-
-
-def _check_size(max_connections: int) -> int:
-    if not isinstance(max_connections, int) or max_connections < 1:
-        raise ValueError(f"max_connections must be an int of at least 1, not {max_connections!r}")
-    return max_connections
-
-
-class _Append:
-    """An append's rows and ids: the statement's parameters, and on a stored id, the rest."""
-
-    def __init__(
-        self, conversation_id: str, items: list[Message], texts: list[str], where: str
-    ) -> None:
-        self.conversation_id = conversation_id
-        self.texts = texts
-        self.ids = [message.id for message in items]
-        self.where = where
-
-    def params(self) -> dict[str, object]:
-        return _append_params(self.conversation_id, self.texts, self.ids)
-
-    def lookup(self) -> tuple[str, list[str]]:
-        """The parameters of the query for the stored messages the batch's ids name."""
-        return (self.conversation_id, self.ids)
-
-    def fresh(self, held: list[Any]) -> dict[str, object] | None:
-        """The append's parameters for the messages that are not replays (``None``: none are).
-
-        Raises:
-            threadline.ValidationError: an id names a different message (stored or in the
-                batch).
-        """
-        skip = replayed(self.conversation_id, self.ids, self.texts, dict(held), self.where)
-        kept = [i for i, skipped in enumerate(skip) if not skipped]
-        if not kept:
-            return None
-        texts, ids = [self.texts[i] for i in kept], [self.ids[i] for i in kept]
-        return _append_params(self.conversation_id, texts, ids)
-
-
-def _append_params(conversation_id: str, texts: list[str], ids: list[str]) -> dict[str, object]:
-    return {"cid": conversation_id, "count": len(texts), "messages": texts, "ids": ids}
-
-
-def _payload(row: TupleRow | None) -> str | None:
-    if row is None or row[0] is None:
-        return None
-    return f"[{row[0]}]"
-
-
-def _create_schema(connection: _Connection, sql: _Queries) -> None:
-    exists = connection.execute(sql.exists, sql.tables).fetchone()
-    if exists is not None and exists[0]:
-        return  # checked first: CREATE ... IF NOT EXISTS needs CREATE rights even when it exists
-    with connection.transaction():
-        # Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index.
-        connection.execute(sql.schema_lock, (sql.schema_lock_key,))
-        for statement in sql.create:
-            connection.execute(statement)
-
-
-async def _acreate_schema(connection: _AsyncConnection, sql: _Queries) -> None:
-    cursor = await connection.execute(sql.exists, sql.tables)
-    exists = await cursor.fetchone()
-    if exists is not None and exists[0]:
-        return
-    async with connection.transaction():
-        await connection.execute(sql.schema_lock, (sql.schema_lock_key,))
-        for statement in sql.create:
-            await connection.execute(statement)
-
-
-def _reusable(connection: _Connection | _AsyncConnection) -> bool:
-    """Whether a pooled connection can take the next call without a round trip to check.
-
-    An idle connection never has anything to read: if its socket is readable, the server
-    closed it (a restart, ``idle_session_timeout``) or sent a notice, and it is replaced.
-    """
-    if connection.closed or connection.broken:
-        return False
-    if connection.info.transaction_status != TransactionStatus.IDLE:
-        return False
-    try:
-        readable, _, _ = select.select([connection.fileno()], [], [], 0)
-    except (OSError, ValueError, psycopg.Error):
-        return False
-    return not readable
-
-
-# Connections inherited through fork(): the child must not close them (libpq would end the
-# parent's sessions) and should not drop them (psycopg warns about an unclosed connection), so
-# it keeps them here, untouched.
-_INHERITED: list[object] = []
-
-
-class _PoolLimits:
-    """What both pools share: the bound, the wait, and the errors of a closed or busy pool."""
-
-    def __init__(self, size: int, timeout: float, owner: str) -> None:
-        self._size = size
-        self._timeout = timeout
-        self._owner = owner
-        self._closed = False
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError(f"{self._owner} is closed")
-
-    def _busy(self) -> StoreError:
-        return StoreError(
-            f"{self._owner}: all {self._size} connections stayed busy for "
-            f"{self._timeout:g} s; raise max_connections or timeout"
-        )
-
-
-class _Pool(_PoolLimits):
-    """At most ``size`` connections of one store; idle ones are reused, stale ones replaced."""
-
-    def __init__(
-        self, connect: Callable[[], _Connection], size: int, timeout: float, owner: str
-    ) -> None:
-        super().__init__(size, timeout, owner)
-        self._connect = connect
-        self._lock = threading.Lock()
-        self._reset()
-
-    def _reset(self) -> None:
-        self._pid = os.getpid()
-        self._slots = threading.BoundedSemaphore(self._size)
-        self._idle: list[_Connection] = []
-
-    @contextmanager
-    def connection(self) -> Iterator[_Connection]:
-        """A connection for one call, returned to the pool afterwards.
-
-        Raises:
-            psycopg.Error: a connection could not be opened.
-            threadline.StoreError: the store is closed, or every connection stayed busy for
-                ``timeout`` seconds.
-        """
-        self._check_open()
-        with self._lock:
-            if self._pid != os.getpid():
-                _INHERITED.extend(self._idle)
-                self._reset()
-            slots = self._slots
-        if not slots.acquire(timeout=self._timeout):
-            raise self._busy()
-        try:
-            connection = self._take()
-            try:
-                yield connection
-            finally:
-                self._give_back(connection)
-        finally:
-            slots.release()
-
-    def close(self) -> None:
-        """Close the idle connections; busy ones close when their call ends."""
-        with self._lock:
-            self._closed = True
-            idle = self._idle if self._pid == os.getpid() else []
-            self._idle = []
-        for connection in idle:
-            with contextlib.suppress(Exception):
-                connection.close()
-
-    def _take(self) -> _Connection:
-        while True:
-            with self._lock:
-                connection = self._idle.pop() if self._idle else None
-            if connection is None:
-                return self._connect()
-            if _reusable(connection):
-                return connection
-            with contextlib.suppress(Exception):
-                connection.close()
-
-    def _give_back(self, connection: _Connection) -> None:
-        with self._lock:
-            if not self._closed and self._pid == os.getpid() and _reusable(connection):
-                self._idle.append(connection)
-                return
-        if self._pid == os.getpid():
-            with contextlib.suppress(Exception):
-                connection.close()
-        else:
-            _INHERITED.append(connection)
-
-
-class _AsyncPool(_PoolLimits):
-    """The async :class:`_Pool`: at most ``size`` connections, idle ones reused."""
-
-    def __init__(
-        self,
-        connect: Callable[[], Awaitable[_AsyncConnection]],
-        size: int,
-        timeout: float,
-        owner: str,
-    ) -> None:
-        super().__init__(size, timeout, owner)
-        self._connect = connect
-        self._slots = asyncio.Semaphore(size)
-        self._idle: list[_AsyncConnection] = []
-
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[_AsyncConnection]:
-        """A connection for one call, returned to the pool afterwards (as :meth:`_Pool.connection`
-        raises)."""
-        self._check_open()
-        try:
-            if self._slots.locked():  # wait_for only when waiting: it costs a task
-                await asyncio.wait_for(self._slots.acquire(), self._timeout)
-            else:
-                await self._slots.acquire()
-        except asyncio.TimeoutError:
-            raise self._busy() from None
-        try:
-            connection = await self._take()
-            try:
-                yield connection
-            finally:
-                await self._give_back(connection)
-        finally:
-            self._slots.release()
-
-    async def aclose(self) -> None:
-        """Close the idle connections; busy ones close when their call ends."""
-        self._closed = True
-        idle, self._idle = self._idle, []
-        for connection in idle:
-            with contextlib.suppress(Exception):
-                await connection.close()
-
-    async def _take(self) -> _AsyncConnection:
-        while self._idle:
-            connection = self._idle.pop()
-            if _reusable(connection):
-                return connection
-            with contextlib.suppress(Exception):
-                await connection.close()
-        return await self._connect()
-
-    async def _give_back(self, connection: _AsyncConnection) -> None:
-        if not self._closed and _reusable(connection):
-            self._idle.append(connection)
-            return
-        with contextlib.suppress(Exception):
-            await connection.close()

@@ -1,0 +1,195 @@
+"""The SQL of the Postgres stores: the schema (and the migration of older tables), the
+statements for one table prefix, the append batch, and what the driver's errors mean.
+
+Only :mod:`threadline.stores.postgres` imports this module, after checking that the driver is
+installed. Only a prefix that passed its check is formatted into the SQL, so names need no
+quoting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import psycopg.errors
+from psycopg.rows import TupleRow
+
+from threadline.errors import StoreError, ValidationError
+from threadline.messages import Message
+from threadline.stores._postgres_pool import AsyncConnection, Connection
+from threadline.stores.base import replayed
+
+__all__ = [
+    "Append",
+    "Queries",
+    "aensure_schema",
+    "driver_errors",
+    "ensure_schema",
+    "json_array",
+    "schema_statements",
+]
+
+
+def schema_statements(prefix: str) -> tuple[str, ...]:
+    """The DDL for ``prefix``, one statement each; it also brings an older threadline's tables
+    up to date."""
+    return (
+        f"CREATE TABLE IF NOT EXISTS {prefix}conversations (\n"
+        '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
+        "    next_seq        bigint NOT NULL\n"
+        ")",
+        f"CREATE TABLE IF NOT EXISTS {prefix}messages (\n"
+        '    conversation_id text COLLATE "C" NOT NULL,\n'
+        "    seq             bigint NOT NULL,\n"
+        "    message         text NOT NULL,\n"
+        "    message_id      text,\n"
+        "    PRIMARY KEY (conversation_id, seq)\n"
+        ")",
+        # Tables an older threadline created lack the column; both statements are no-ops later.
+        f"ALTER TABLE {prefix}messages ADD COLUMN IF NOT EXISTS message_id text",
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {prefix}messages_by_id\n"
+        f"    ON {prefix}messages (conversation_id, message_id)",
+    )
+
+
+class Queries:
+    """The SQL for one table prefix (one the store has checked, so the names need no quoting)."""
+
+    def __init__(self, prefix: str) -> None:
+        conversations, messages = f"{prefix}conversations", f"{prefix}messages"
+        self.tables = (conversations, messages, f"{prefix}messages_by_id")
+        self.create = schema_statements(prefix)
+        # The upsert reserves the batch's seq numbers and locks the conversation's row until
+        # commit; the outer INSERT writes the batch at those numbers, all in one statement.
+        self.append = (
+            f"WITH reserved AS ("
+            f" INSERT INTO {conversations} AS c (conversation_id, next_seq)"
+            f" VALUES (%(cid)s, %(count)s)"
+            f" ON CONFLICT (conversation_id)"
+            f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
+            f" RETURNING next_seq - %(count)s AS first)"
+            f" INSERT INTO {messages} (conversation_id, seq, message, message_id)"
+            f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message, batch.message_id"
+            f" FROM reserved, unnest(%(messages)s::text[], %(ids)s::text[])"
+            f" WITH ORDINALITY AS batch(message, message_id, ord)"
+        )
+        # For an append that names a stored id: lock the row first (a new statement, so the
+        # lookup after it sees every batch committed before the lock was granted).
+        self.lock_for_append = (
+            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, 0)"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = c.next_seq"
+        )
+        self.held = (
+            f"SELECT message_id, message FROM {messages}"
+            f" WHERE conversation_id = %s AND message_id = ANY(%s::text[])"
+        )
+        self.lock_for_replace = (
+            f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, %s)"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET next_seq = EXCLUDED.next_seq"
+        )
+        self.insert_all = (
+            f"INSERT INTO {messages} (conversation_id, seq, message, message_id)"
+            f" SELECT %s, batch.ord - 1, batch.message, batch.message_id"
+            f" FROM unnest(%s::text[], %s::text[])"
+            f" WITH ORDINALITY AS batch(message, message_id, ord)"
+        )
+        self.delete_conversation = f"DELETE FROM {conversations} WHERE conversation_id = %s"
+        self.delete_messages = f"DELETE FROM {messages} WHERE conversation_id = %s"
+        self.load = (
+            f"SELECT string_agg(message, ',' ORDER BY seq) FROM {messages}"
+            f" WHERE conversation_id = %s"
+        )
+        self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
+        self.exists = (
+            "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+            " AND to_regclass(%s) IS NOT NULL"
+        )
+        self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
+        self.schema_lock_key = f"threadline schema {prefix}"
+
+
+@contextmanager
+def driver_errors(action: str) -> Iterator[None]:
+    """psycopg's errors (and invalid stored JSON) as :class:`StoreError`, the original as cause."""
+    try:
+        yield
+    except ValidationError:
+        raise  # the caller's messages, not the driver: a ValueError to keep as it is
+    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedColumn) as error:
+        raise StoreError(
+            f"{action}: {type(error).__name__}: {error}. The store's tables do not exist: "
+            "call create_schema(), apply threadline.stores.postgres.schema_sql(), or leave "
+            "auto_create_schema on"
+        ) from error
+    except (psycopg.Error, ValueError) as error:
+        raise StoreError(f"{action}: {type(error).__name__}: {error}") from error
+
+
+class Append:
+    """An append's rows and ids: the statement's parameters, and on a stored id, the rest."""
+
+    def __init__(
+        self, conversation_id: str, items: list[Message], texts: list[str], where: str
+    ) -> None:
+        self.conversation_id = conversation_id
+        self.texts = texts
+        self.ids = [message.id for message in items]
+        self.where = where
+
+    def params(self) -> dict[str, object]:
+        return _append_params(self.conversation_id, self.texts, self.ids)
+
+    def lookup(self) -> tuple[str, list[str]]:
+        """The parameters of the query for the stored messages the batch's ids name."""
+        return (self.conversation_id, self.ids)
+
+    def fresh(self, held: list[Any]) -> dict[str, object] | None:
+        """The append's parameters for the messages that are not replays (``None``: none are).
+
+        Raises:
+            threadline.ValidationError: an id names a different message (stored or in the
+                batch).
+        """
+        skip = replayed(self.conversation_id, self.ids, self.texts, dict(held), self.where)
+        kept = [i for i, skipped in enumerate(skip) if not skipped]
+        if not kept:
+            return None
+        texts, ids = [self.texts[i] for i in kept], [self.ids[i] for i in kept]
+        return _append_params(self.conversation_id, texts, ids)
+
+
+def _append_params(conversation_id: str, texts: list[str], ids: list[str]) -> dict[str, object]:
+    return {"cid": conversation_id, "count": len(texts), "messages": texts, "ids": ids}
+
+
+def json_array(row: TupleRow | None) -> str | None:
+    """The JSON array of the messages a ``load`` row joined; ``None`` when it found none."""
+    if row is None or row[0] is None:
+        return None
+    return f"[{row[0]}]"
+
+
+def ensure_schema(connection: Connection, sql: Queries) -> None:
+    """Create the tables ``sql`` names unless they exist, under an advisory lock."""
+    exists = connection.execute(sql.exists, sql.tables).fetchone()
+    if exists is not None and exists[0]:
+        return  # checked first: CREATE ... IF NOT EXISTS needs CREATE rights even when it exists
+    with connection.transaction():
+        # Concurrent CREATE TABLE IF NOT EXISTS can fail on the catalog's unique index.
+        connection.execute(sql.schema_lock, (sql.schema_lock_key,))
+        for statement in sql.create:
+            connection.execute(statement)
+
+
+async def aensure_schema(connection: AsyncConnection, sql: Queries) -> None:
+    """:func:`ensure_schema` on an async connection."""
+    cursor = await connection.execute(sql.exists, sql.tables)
+    exists = await cursor.fetchone()
+    if exists is not None and exists[0]:
+        return
+    async with connection.transaction():
+        await connection.execute(sql.schema_lock, (sql.schema_lock_key,))
+        for statement in sql.create:
+            await connection.execute(statement)
