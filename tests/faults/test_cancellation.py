@@ -75,7 +75,11 @@ def test_cancelled_appends_are_whole_or_absent(async_store: Any) -> None:
         stored[writer].append(number)
     for writer in range(WRITERS):
         numbers = stored[writer]
-        assert numbers == sorted(set(numbers)), f"writer {writer} out of order: {numbers}"
+        assert len(numbers) == len(set(numbers)), f"writer {writer}: a batch stored twice"
+        # A cancelled batch may still be on its way to the server when the writer's next append
+        # goes out on another connection, so only acknowledged batches keep the writer's order.
+        acked = [number for number in numbers if number in acknowledged[writer]]
+        assert acked == sorted(acked), f"writer {writer} out of order: {acked}"
         assert set(acknowledged[writer]) <= set(numbers), f"writer {writer}: an ack was lost"
         assert set(numbers) <= set(acknowledged[writer]) | set(cancelled[writer])
     assert after == [*loaded, *batch(9, 0, SIZE)]
