@@ -479,14 +479,7 @@ class Log:
         items.append(message)
         self.version += 1
         self.snapshot = None
-        self.size += chars
-        role = message.role
-        if role == "tool":
-            for part in message.parts:
-                if type(part) is ToolResultPart:
-                    self.results[part.call_id] = part
-        elif role == "system":
-            self.system_at = (*self.system_at, self.offset + len(items) - 1)
+        self._track(message, chars, self.offset + len(items) - 1)
 
     def add_counted(self, window: Window, message: Message, chars: int, tokens: int) -> None:
         """Append ``message`` as one mutation under ``window`` (this log's): :meth:`add` plus

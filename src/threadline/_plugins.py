@@ -96,15 +96,9 @@ class Plugins:
             except Exception as error:
                 self.failed(error, plugin, "after_append")
 
-    async def reduce(
-        self,
-        history: History,
-        *,
-        max_tokens: int | None,
-        max_messages: int | None,
-        older_than: datetime | timedelta | None,
-    ) -> bool:
-        """Every ``reduce`` in order; whether any changed the history.
+    async def reduce(self, history: History, **options: int | datetime | timedelta | None) -> bool:
+        """Every ``reduce`` in order, each called with ``options``; whether any changed the
+        history.
 
         Raises:
             threadline.PluginError: no plugin reduces, or one failed (its error is
@@ -118,12 +112,7 @@ class Plugins:
         changed = False
         for plugin, reduce in self.reducers:
             try:
-                result = reduce(
-                    history,
-                    max_tokens=max_tokens,
-                    max_messages=max_messages,
-                    older_than=older_than,
-                )
+                result = reduce(history, **options)
                 if inspect.isawaitable(result):
                     result = await result
             except PluginError:
