@@ -729,9 +729,7 @@ class History:
         on_plugin_error: PluginErrorHandler | None,
     ) -> None:
         self._lock = lock = threading.RLock()
-        self._log = Log(
-            max_messages=max_messages, max_tokens=max_tokens, token_counter=token_counter
-        )
+        self._log = Log(max_messages, max_tokens, token_counter)
         self._events = Events(lock, on_listener_error)
         self._plugins = Plugins(on_plugin_error)
         self._binding = None
