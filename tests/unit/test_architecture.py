@@ -26,7 +26,7 @@ KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
         # issue 20 item 4: the conformance kits move into a ``threadline.testing`` package.
         frozenset({"threadline.stores._contract", "threadline.testing"}),
-        # ``Message.from_untrusted`` imports limits, which reads the message classes.
+        # ``tool_call_part`` imports limits (to parse argument text); limits reads messages.
         frozenset({"threadline.limits", "threadline.messages"}),
     }
 )
