@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import pickle
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 import threadline as tl
 from threadline.context import Plugin, ToolDefinition
 from threadline.history import History, HistoryEvent
+from threadline.stores import MemoryStore
 
 
 class Log(Plugin):
@@ -62,6 +64,25 @@ class TestRegistration:
 
         with pytest.raises(TypeError, match="transform"):
             History().use(Odd())  # type: ignore[arg-type]
+
+    def test_a_hook_that_is_not_callable_refuses_the_plugin_before_on_registered(self) -> None:
+        seen: list[str] = []
+
+        class Odd:
+            def on_registered(self, history: History) -> None:
+                seen.append("on_registered")
+
+            def transform(self, history: History, messages: list[tl.Message]) -> list[tl.Message]:
+                return messages
+
+            after_append = 3
+
+        history = History()
+        with pytest.raises(TypeError, match="after_append"):
+            history.use(Odd())  # type: ignore[arg-type]
+        assert history.plugins == ()
+        assert history.messages_for_model() == []  # its transform was not registered either
+        assert seen == []
 
     def test_copies_and_pickles_register_the_plugins_again(self) -> None:
         log: list[Any] = []
@@ -160,6 +181,107 @@ class TestReduce:
         with pytest.raises(tl.PluginError, match="failed to reduce") as caught:
             asyncio.run(history.reduce())
         assert isinstance(caught.value.__cause__, KeyError)
+
+
+class TestWhatAReducerCalls:
+    """The public methods a plugin uses to rewrite a history: a compare-and-swap
+    ``replace_prefix``, ``count_tokens`` and ``report_plugin_error``."""
+
+    def test_replace_prefix_swaps_the_start_and_keeps_what_came_after(self) -> None:
+        history = History([tl.user_message(f"m{i}") for i in range(4)])
+        seen = history.snapshot()
+        history.append(tl.user_message("later"))
+        events: list[HistoryEvent] = []
+        history.subscribe(events.append)
+        assert history.replace_prefix(seen[:3], [tl.user_message("summary")]) is True
+        assert [m.text for m in history] == ["summary", "m3", "later"]
+        assert [(e.kind, e.version) for e in events] == [("restore", seen.version + 2)]
+        assert events[0].snapshot == list(history)
+
+    def test_replace_prefix_refuses_a_history_that_changed_under_it(self) -> None:
+        history = History([tl.user_message("a"), tl.user_message("b")])
+        seen = history.snapshot()
+        history.restore([tl.user_message("a"), tl.user_message("b")])  # equal, not the same
+        version = history.version
+        assert history.replace_prefix(seen, [tl.user_message("summary")]) is False
+        assert [m.text for m in history] == ["a", "b"]
+        assert history.version == version
+        history.reset()
+        assert history.replace_prefix(seen[:1], []) is False
+
+    def test_replace_prefix_removes_by_identity_and_validates_the_replacement(self) -> None:
+        stale = tl.user_message("old summary")
+        history = History([tl.user_message("a"), stale, tl.user_message("b")])
+        seen = history.snapshot()
+        with pytest.raises(tl.ValidationError, match=r"History.replace_prefix"):
+            history.replace_prefix(seen[:1], [{"role": "user", "parts": "nope"}])
+        assert history.snapshot() is seen
+        with pytest.raises(TypeError, match="expected must be"):
+            history.replace_prefix(seen[0], [])  # type: ignore[arg-type]
+        summary = {"role": "user", "parts": [{"type": "text", "text": "s"}]}
+        assert history.replace_prefix(seen[:1], [summary], remove=[stale])
+        assert [m.text for m in history] == ["s", "b"]
+
+    def test_replace_prefix_writes_through_a_bound_store_and_applies_the_window(self) -> None:
+        store = MemoryStore()
+        history = History(max_messages=3).bind(store, "c1")
+        history.extend([tl.user_message(f"m{i}") for i in range(3)])
+        seen = history.snapshot()
+        events: list[HistoryEvent] = []
+        history.subscribe(events.append)
+        replacement = [tl.user_message("s1"), tl.user_message("s2")]
+        assert history.replace_prefix(seen[:1], replacement) is True
+        assert [e.kind for e in events] == ["restore", "trim"]
+        assert [m.text for m in history] == ["s2", "m1", "m2"]
+        assert [m.text for m in store.load("c1")] == ["s1", "s2", "m1", "m2"]
+
+    def test_a_third_party_reducer_needs_only_the_public_api(self) -> None:
+        class DropAllButLast(Plugin):
+            async def reduce(self, history: History, **options: Any) -> bool:
+                seen = history.snapshot()
+                await asyncio.sleep(0)  # a model call would be awaited here
+                return history.replace_prefix(seen[:-1], [])
+
+        async def main() -> tuple[bool, list[str]]:
+            history = History([tl.user_message("a"), tl.user_message("b")])
+            history.use(DropAllButLast())
+            task = asyncio.ensure_future(history.reduce())
+            await asyncio.sleep(0)
+            history.append(tl.user_message("c"))  # while the reduce is awaiting
+            return await task, [m.text for m in history]
+
+        assert asyncio.run(main()) == (True, ["b", "c"])
+
+    def test_count_tokens_counts_as_the_history_does(self) -> None:
+        message = tl.user_message("one two three")
+        assert History().count_tokens(message) == tl.estimate_tokens(message)
+        words = History(token_counter=lambda m: len(m.text.split()))
+        assert words.count_tokens(message) == 3
+
+        def negative(message: tl.Message) -> int:
+            return -1
+
+        with pytest.raises(ValueError, match="negative"):
+            History(token_counter=negative).count_tokens(message)
+
+    def test_report_plugin_error_goes_to_on_plugin_error(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        errors: list[Any] = []
+        plugin = _Picklable()
+        error = RuntimeError("background reduce failed")
+        History(on_plugin_error=lambda *a: errors.append(a)).report_plugin_error(
+            error, plugin, "reduce"
+        )
+        assert errors == [(error, plugin, "reduce")]
+
+        def broken(*args: Any) -> None:
+            raise KeyError("handler")
+
+        with caplog.at_level(logging.ERROR, logger="threadline"):
+            History().report_plugin_error(error, plugin, "reduce")  # logged by default
+            History(on_plugin_error=broken).report_plugin_error(error, plugin, "reduce")
+        assert len(caplog.records) == 2
 
 
 class TestToolDefinition:

@@ -267,6 +267,6 @@ class TestTransforms:
 
     def test_default_hooks_are_not_called(self) -> None:
         history = History().use(Upper())
-        assert history._after_append == ()
-        assert history._reducers == ()
-        assert len(history._transforms) == 1
+        assert history._plugins.after_append == ()
+        assert history._plugins.reducers == ()
+        assert len(history._plugins.transforms) == 1

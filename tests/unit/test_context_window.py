@@ -340,7 +340,7 @@ class TestHistoryWindow:
             taken.append((history.snapshot(), [f"m{k}" for k in range(max(0, n - 2), n + 1)]))
         for snapshot, expected in taken:
             assert ids(snapshot) == expected
-        assert len(history._items) <= 8  # compacted: storage stays near the window's size
+        assert len(history._log.items) <= 8  # compacted: storage stays near the window's size
 
     def test_derived_state_follows_trims(self) -> None:
         history = History(max_messages=5)

@@ -22,6 +22,14 @@ called by hand reaches the caller as :class:`~threadline.PluginError`.
 
 Subclass :class:`Plugin` and override what you need (the others are no-ops the history skips),
 or pass any object with some of these methods.
+
+A plugin uses the history through its public API only. A ``reduce`` that awaits something
+(a summarizer) plans on a :meth:`~threadline.History.snapshot` and then swaps with
+:meth:`~threadline.History.replace_prefix`, a compare-and-swap that changes nothing (and
+returns ``False``) when the history was reset, restored or trimmed meanwhile;
+:meth:`~threadline.History.count_tokens` counts a message as the history does, and
+:meth:`~threadline.History.report_plugin_error` hands an error from work nobody awaits (a reduce
+started on a task) to ``on_plugin_error``.
 """
 
 from __future__ import annotations

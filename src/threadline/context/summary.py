@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
+from threadline._log import system_positions
 from threadline.context.base import Plugin
 from threadline.context.window import check_budget, plan_cut, valid_cuts
 from threadline.errors import PluginError
-from threadline.history import system_positions
 from threadline.messages import Message, user_message
 
 if TYPE_CHECKING:
@@ -217,7 +217,7 @@ class RollingSummary(Plugin):
         try:
             _apply(history, plan, await pending)
         except Exception as error:
-            history._plugin_failed(error, self, "reduce")
+            history.report_plugin_error(error, self, "reduce")
         finally:
             self._leave(history)
 
@@ -281,7 +281,7 @@ def _plan(
             system_positions(rest),
             max_messages=max_messages,
             max_tokens=max_tokens,
-            count=history._counter if max_tokens is not None else None,
+            count=history.count_tokens if max_tokens is not None else None,
             prefer_user=False,
         )
         targets.append(0 if isinstance(plan, bool) else plan[0])
@@ -309,7 +309,7 @@ def _apply(history: History, plan: _Plan, text: object) -> None:
             f"the summarizer returned {type(text).__name__}; it must return the summary text (str)"
         )
     summary = user_message(text, metadata={SUMMARY_KEY: True})
-    if not history._replace_prefix(plan.old, [*plan.pinned, summary], remove=plan.stale):
+    if not history.replace_prefix(plan.old, [*plan.pinned, summary], remove=plan.stale):
         raise PluginError(
             "the history was reset, restored or trimmed while the summary was being written, "
             "so the summary no longer matches it; nothing was replaced. Reduce again"

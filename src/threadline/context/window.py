@@ -43,7 +43,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from threadline.history import Snapshot, snapshot_storage, system_positions
+from threadline._log import Snapshot, check_budget, snapshot_storage, system_positions
 from threadline.integrity import _as_messages
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.tokens import TokenCounter, checked_counter
@@ -192,21 +192,6 @@ def trim_messages(
     cut, over_budget = plan
     pinned = [*head, *(items[index] for index in systems if index < cut)]
     return Trimmed._cut([*pinned, *items[cut:stop]], items, systems, start, cut, over_budget)
-
-
-def check_budget(name: str, value: object) -> None:
-    """Refuse a budget that is not ``None`` or an ``int`` of at least 1, naming it.
-
-    Raises:
-        TypeError: ``value`` is not an ``int`` (``bool`` included).
-        ValueError: ``value`` is below 1.
-    """
-    if value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int or None, not {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}; use None for no limit")
 
 
 def plan_cut(
