@@ -570,7 +570,11 @@ def bench_sqlite(
             counter = itertools.count()
 
             def append_sample(store: Any = store, counter: Any = counter) -> float:
-                batch = [pool[next(counter) % len(pool)] for _ in range(20)]
+                # Fresh ids: a stored conversation holds each message id once.
+                batch = [
+                    pool[n % len(pool)].model_copy(update={"id": f"bench-append-{n}"})
+                    for n in itertools.islice(counter, 20)
+                ]
                 gc.disable()
                 start = time.perf_counter()
                 for message in batch:
