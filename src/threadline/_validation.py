@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pydantic
 
 from threadline._json import NOT_UNICODE_HINT
 from threadline.errors import ErrorDetail, ValidationError
 
-__all__ = ["format_path", "translate_errors"]
+__all__ = ["format_path", "register_part_tags", "translate_errors"]
 
 # The tags of the part unions: pydantic puts the chosen tag into an error's location
-# (``parts.0.tool_call.arguments``); a JSON path reads better without it.
-_PART_TAGS = frozenset(
-    {
-        "text",
-        "reasoning",
-        "tool_call",
-        "tool_result",
-        "file",
-        "hook",
-        "provider_tool_call",
-        "provider_tool_result",
-    }
-)
+# (``parts.0.tool_call.arguments``); a JSON path reads better without it. They are the tags of
+# ``threadline.messages.Part``, which registers them when it is defined: messages imports this
+# module (its constructors translate errors), so this module cannot import them from there,
+# and no error can name a part before the part types exist.
+_part_tags: frozenset[str] = frozenset()
+
+
+def register_part_tags(tags: Iterable[str]) -> None:
+    """Set the part tags that :func:`format_path` leaves out of paths (called by
+    :mod:`threadline.messages` once its ``Part`` union is defined)."""
+    global _part_tags
+    _part_tags = frozenset(tags)
+
+
 _UNION_NOISE = frozenset(
     {"str", "constrained-str", "tuple[...]", "function-after[_decode_base64(), str]", "bytes"}
 )
@@ -47,7 +48,7 @@ def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
         if isinstance(item, int):
             path += f"[{item}]"
         elif (
-            (isinstance(previous, int) and item in _PART_TAGS)
+            (isinstance(previous, int) and item in _part_tags)
             or item in _UNION_NOISE
             or item.startswith(("function-", "tagged-union[", "tuple["))
         ):

@@ -12,24 +12,30 @@ unique) are the job of :mod:`threadline.integrity`.
 
 from __future__ import annotations
 
-import binascii
 import dataclasses
-import re
-import secrets
-from base64 import b64decode, b64encode
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+import typing
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, NoReturn, TypeAlias, TypeVar, Union, get_args
+from typing import Annotated, Any, Literal, Protocol, TypeAlias, TypeVar, Union, get_args
 
 import pydantic
-from pydantic import ConfigDict, Field, GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic import ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, check_json_value
-from threadline._validation import translate_errors
+from threadline._bounded_json import Limits, parse_arguments
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap
+from threadline._message_fields import (
+    ALL_FIELDS,
+    SerializedByItsClass,
+    StandardBase64,
+    merged_metadata,
+    new_message_id,
+    use_id_factory,
+)
+from threadline._message_fields import (
+    is_media_type as is_media_type,  # codecs check media types with it
+)
+from threadline._validation import register_part_tags, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
@@ -88,59 +94,36 @@ _PART_CONFIG = ConfigDict(
 )
 
 
-class _Base64Bytes:
-    """``bytes`` in Python, **standard** base64 (``+/``, padded) in JSON.
-
-    pydantic's own bytes-as-base64 mode writes the URL-safe alphabet, which providers reject in
-    ``data:`` URLs; this type writes standard base64 and reads either alphabet.
-    """
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        from_str = core_schema.no_info_after_validator_function(
-            _decode_base64, core_schema.str_schema(strict=True)
-        )
-        return core_schema.json_or_python_schema(
-            json_schema=from_str,
-            python_schema=core_schema.union_schema(
-                [core_schema.bytes_schema(strict=True), from_str], mode="left_to_right"
-            ),
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                _encode_base64, when_used="json"
-            ),
-        )
-
-    @classmethod
-    def __get_pydantic_json_schema__(
-        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        return {"type": "string", "contentEncoding": "base64"}
-
-
-def _encode_base64(value: bytes) -> str:
-    return b64encode(value).decode("ascii")
-
-
-def _decode_base64(value: str) -> bytes:
-    try:
-        if "-" in value or "_" in value:
-            return b64decode(value, altchars=b"-_", validate=True)
-        return b64decode(value, validate=True)
-    except (binascii.Error, ValueError) as error:
-        raise PydanticCustomError(
-            "base64", "file bytes are not valid base64 ({error})", {"error": str(error)}
-        ) from None
-
-
-Base64Bytes = Annotated[bytes, _Base64Bytes]
+Base64Bytes = Annotated[bytes, StandardBase64]
 JsonObject = Annotated[FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
 JsonData = Annotated[Any, JSON_DATA]
 
 
+class _HasMetadata(Protocol):
+    @property
+    def metadata(self) -> FrozenJsonMap: ...
+
+
+_Self = TypeVar("_Self", bound=_HasMetadata)
+
+
+class _PartBase:
+    """What every part type shares, written once: :meth:`with_metadata`."""
+
+    __slots__ = ()  # parts are slotted: a base with a __dict__ would give each part one
+
+    def with_metadata(self: _Self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> _Self:
+        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``.
+
+        Raises:
+            threadline.ValidationError: a value is not JSON.
+        """
+        merged = merged_metadata(self.metadata, mapping, kv)
+        return typing.cast(_Self, dataclasses.replace(typing.cast(Any, self), metadata=merged))
+
+
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class TextPart:
+class TextPart(_PartBase):
     """Plain text from a user, a model or a tool."""
 
     type: Literal["text"] = "text"
@@ -152,13 +135,9 @@ class TextPart:
     ``citations``, Gemini ``thoughtSignature`` (``gemini.thought_signature``), an OpenAI
     Responses output item id (``openai.item_id``)."""
 
-    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> TextPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class ReasoningPart:
+class ReasoningPart(_PartBase):
     """A model's reasoning ("thinking"), with the opaque state a provider needs to continue it.
 
     Opaque fields are kept byte for byte; codecs replay them only to the provider (and model)
@@ -196,15 +175,9 @@ class ReasoningPart:
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Provider details kept across persistence."""
 
-    def with_metadata(
-        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
-    ) -> ReasoningPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class ToolCallPart:
+class ToolCallPart(_PartBase):
     """A model asking the application to run a tool.
 
     OpenAI Chat ``tool_calls[]``; OpenAI Responses ``function_call``; Anthropic ``tool_use``;
@@ -239,29 +212,9 @@ class ToolCallPart:
                 "or raw_arguments with arguments={}",
             )
 
-    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> ToolCallPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
-
-_NAME = r"[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}"
-_TOKEN = r"[A-Za-z0-9!#$%&'*+.^_`|~-]+"
-_QUOTED = r'"(?:[\t !#-\[\]-~]|\\[\t -~])*"'
-_MEDIA_TYPE = re.compile(
-    rf"{_NAME}/(?:{_NAME}|\*)(?:[ \t]*;[ \t]*{_TOKEN}=(?:{_TOKEN}|{_QUOTED}))*"
-)
-
-
-def is_media_type(text: str) -> bool:
-    """Whether ``text`` is a media type: ``type/subtype`` of RFC 6838 restricted names (or the
-    subtype ``*``, for an image whose URL does not say which), then optional parameters
-    (``; charset=utf-8``), as RFC 9110 writes them. Nothing else, so a media type cannot
-    carry a line break into a header, or a path into a file name."""
-    return _MEDIA_TYPE.fullmatch(text) is not None
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class FilePart:
+class FilePart(_PartBase):
     """An image, document, audio or other file, by bytes or by URL (exactly one)."""
 
     type: Literal["file"] = "file"
@@ -302,48 +255,17 @@ class FilePart:
         source = f"data=<{len(self.data)} bytes>" if self.data is not None else f"url={self.url!r}"
         return f"FilePart(media_type={self.media_type!r}, {source}, filename={self.filename!r})"
 
-    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> FilePart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
-
-class _SerializedByItsClass:
-    """Serialize a union of part classes with each value's own class serializer (and give it
-    threadline's error for a bad ``type`` tag).
-
-    pydantic-core serializes a (tagged) union to JSON by trying its choices in order until one
-    accepts the value, building a Python dict on the way and serializing that: for a history,
-    about half of ``dump_json``'s time. Every value of these unions is an instance of exactly
-    one part class, whose own serializer writes the same JSON directly.
-    """
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: Any, handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        schema = handler(source)
-        if schema["type"] == "tagged-union":
-            # Our own error for a missing or unknown tag: pydantic's repeats the tag, and a
-            # hostile one (a list nested thousands deep) cannot be shown.
-            tags = ", ".join(repr(tag) for tag in schema["choices"])
-            schema = {
-                **schema,
-                "custom_error_type": "part_type",
-                "custom_error_message": f"a part needs a 'type' tag: one of {tags}",
-            }
-        return {**schema, "serialization": core_schema.simple_ser_schema("any")}
-
 
 ToolResultContent: TypeAlias = Annotated[
     Union[TextPart, FilePart],  # noqa: UP007 (pydantic needs Union)
     Field(discriminator="type"),
-    _SerializedByItsClass,
+    SerializedByItsClass,
 ]
 """What a tool result's content may hold besides a plain string."""
 
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class ToolResultPart:
+class ToolResultPart(_PartBase):
     """What a tool returned for one call.
 
     OpenAI Chat ``role: "tool"`` message; OpenAI Responses ``function_call_output``; Anthropic
@@ -373,15 +295,9 @@ class ToolResultPart:
             return self.content
         return "".join(part.text for part in self.content if isinstance(part, TextPart))
 
-    def with_metadata(
-        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
-    ) -> ToolResultPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class HookPart:
+class HookPart(_PartBase):
     """Application state for a UI or a resumed run (a pending approval, a form). Never sent to a
     model: integrity drops it."""
 
@@ -394,13 +310,9 @@ class HookPart:
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Application details kept across persistence."""
 
-    def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> HookPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class ProviderToolCallPart:
+class ProviderToolCallPart(_PartBase):
     """A tool the provider ran itself (web search, code execution).
 
     OpenAI Responses ``web_search_call`` and other hosted tool items; Anthropic
@@ -420,15 +332,9 @@ class ProviderToolCallPart:
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Provider details kept across persistence."""
 
-    def with_metadata(
-        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
-    ) -> ProviderToolCallPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
-class ProviderToolResultPart:
+class ProviderToolResultPart(_PartBase):
     """The result of a tool the provider ran itself; follows its call in the same message.
 
     Anthropic ``web_search_tool_result`` and siblings; Gemini ``codeExecutionResult``.
@@ -447,12 +353,6 @@ class ProviderToolResultPart:
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Provider details kept across persistence."""
 
-    def with_metadata(
-        self, mapping: Mapping[str, Any] | None = None, /, **kv: Any
-    ) -> ProviderToolResultPart:
-        """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``."""
-        return _with_metadata(self, mapping, kv)
-
 
 Part: TypeAlias = Annotated[
     Union[  # noqa: UP007 (pydantic needs Union here on 3.10)
@@ -466,7 +366,7 @@ Part: TypeAlias = Annotated[
         ProviderToolResultPart,
     ],
     Field(discriminator="type"),
-    _SerializedByItsClass,
+    SerializedByItsClass,
 ]
 """Any part, told apart by its ``type`` tag."""
 
@@ -476,8 +376,16 @@ AssistantPart: TypeAlias = Union[  # noqa: UP007
 ]  # fmt: skip
 """The parts an assistant message may hold."""
 
-_P = TypeVar("_P", TextPart, ReasoningPart, ToolCallPart, ToolResultPart, FilePart, HookPart,
-             ProviderToolCallPart, ProviderToolResultPart)  # fmt: skip
+PART_TYPES: tuple[type[_PartBase], ...] = get_args(get_args(Part)[0])
+"""The part classes, in the order of the :data:`Part` union (for threadline's own modules)."""
+PART_BY_TAG: dict[str, type[_PartBase]] = {
+    str(next(field.default for field in dataclasses.fields(cls) if field.name == "type")): cls  # type: ignore[arg-type]
+    for cls in PART_TYPES
+}
+"""Each part class by its ``type`` tag."""
+register_part_tags(PART_BY_TAG)
+
+_P = TypeVar("_P", bound=_PartBase)
 
 _ALLOWED: dict[str, frozenset[type]] = {
     "system": frozenset({TextPart}),
@@ -504,65 +412,6 @@ _WHERE_INSTEAD = {
     "text": "text is not allowed here",
 }
 
-_id_factory: ContextVar[Callable[[], str] | None] = ContextVar(
-    "threadline_id_factory", default=None
-)
-
-
-def _new_message_id() -> str:
-    factory = _id_factory.get()
-    if factory is not None:
-        return factory()
-    return "msg_" + secrets.token_hex(16)
-
-
-@contextmanager
-def use_id_factory(factory: Callable[[], str]) -> Iterator[None]:
-    """Make message ids come from ``factory`` inside the ``with`` block (this context only).
-
-    Durable workflows that replay code need the same ids on every replay::
-
-        counter = itertools.count()
-        with use_id_factory(lambda: f"msg_{next(counter)}"):
-            message = user_message("hi")
-    """
-    token = _id_factory.set(factory)
-    try:
-        yield
-    finally:
-        _id_factory.reset(token)
-
-
-def _shared_set_is_read_only(self: object, *args: object) -> NoReturn:
-    raise TypeError("a message's model_fields_set is shared and read-only")
-
-
-class _SharedFieldsSet(set[str]):
-    """A ``model_fields_set`` shared by many messages: read-only, and copied as a plain ``set``.
-
-    A ``set`` subclass because pydantic-core requires a ``set``. pydantic copies the fields
-    set before it changes one (``model_copy(update=...)``), so each copy gets its own.
-    """
-
-    __slots__ = ()
-
-    add = discard = remove = pop = clear = update = _shared_set_is_read_only
-    difference_update = intersection_update = symmetric_difference_update = update
-    __ior__ = __iand__ = __isub__ = __ixor__ = update
-
-    def __copy__(self) -> set[str]:
-        return set(self)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> set[str]:
-        return set(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (set, (sorted(self),))
-
-
-_ALL_FIELDS = _SharedFieldsSet({"id", "role", "parts", "created_at", "metadata"})
-"""The fields set of a message given every serialized field (as ``load_json`` gives them)."""
-
 
 class Message(pydantic.BaseModel):
     """One message of a conversation: a role and at least one part.
@@ -579,7 +428,7 @@ class Message(pydantic.BaseModel):
         **_STRICT_TEXT,
     )
 
-    id: str = Field(default_factory=_new_message_id)
+    id: str = Field(default_factory=new_message_id)
     """A unique id: ``"msg_"`` and 32 hex digits unless given (see :func:`use_id_factory`)."""
     role: Role
     """Who the message is from."""
@@ -624,8 +473,8 @@ class Message(pydantic.BaseModel):
         # pydantic gives every instance its own set of the fields it was given: for a message
         # read from JSON that is all five, a 728-byte set, a fifth of the memory a loaded
         # message takes. They all say the same, so they share one.
-        if self.__pydantic_fields_set__ == _ALL_FIELDS:
-            object.__setattr__(self, "__pydantic_fields_set__", _ALL_FIELDS)
+        if self.__pydantic_fields_set__ == ALL_FIELDS:
+            object.__setattr__(self, "__pydantic_fields_set__", ALL_FIELDS)
 
     @property
     def text(self) -> str:
@@ -648,7 +497,7 @@ class Message(pydantic.BaseModel):
         Raises:
             threadline.ValidationError: a value is not JSON.
         """
-        merged = _merged_metadata(self.metadata, mapping, kv)
+        merged = merged_metadata(self.metadata, mapping, kv)
         return self.model_copy(update={"metadata": merged})
 
     def __repr_args__(self) -> Any:
@@ -665,25 +514,6 @@ class Message(pydantic.BaseModel):
 def same_content(a: Message, b: Message, /) -> bool:
     """True when ``a`` and ``b`` have the same role and parts, whatever their ids and metadata."""
     return a.role == b.role and a.parts == b.parts
-
-
-def _merged_metadata(
-    current: Mapping[str, Any], mapping: Mapping[str, Any] | None, kv: Mapping[str, Any]
-) -> FrozenJsonMap:
-    merged = dict(current)
-    if mapping:
-        merged.update(mapping)
-    merged.update(kv)
-    try:
-        return FrozenJsonMap(check_json_value(merged, "metadata"))
-    except PydanticCustomError as error:
-        detail = ErrorDetail("metadata", error.message(), error.type)
-        raise ValidationError(f"invalid metadata: {detail}", [detail]) from None
-
-
-def _with_metadata(part: _P, mapping: Mapping[str, Any] | None, kv: Mapping[str, Any]) -> _P:
-    merged = _merged_metadata(part.metadata, mapping, kv)
-    return dataclasses.replace(part, metadata=merged)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -846,9 +676,6 @@ def tool_call_part(
     raw: str | None = None
     parsed: Mapping[str, Any] | None
     if isinstance(arguments, str):
-        # Imported here: limits reads the message classes this module defines.
-        from threadline.limits import Limits, parse_arguments
-
         # No size limits for a Python caller; nesting has the ceiling every reader has.
         decoded = parse_arguments(arguments, Limits.none(), what="tool_call_part")
         if decoded is not None:

@@ -435,3 +435,50 @@ def test_repr_is_short() -> None:
     assert "replay" not in text
     assert "created_at" not in text
     assert "id='m'" in text
+
+
+def test_part_tables_are_derived_from_the_part_union() -> None:
+    from typing import get_args
+
+    from threadline.messages import PART_BY_TAG, PART_TYPES, Part
+
+    assert get_args(get_args(Part)[0]) == PART_TYPES
+    assert list(PART_BY_TAG) == [
+        "text",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "file",
+        "hook",
+        "provider_tool_call",
+        "provider_tool_result",
+    ]
+    assert tuple(PART_BY_TAG.values()) == PART_TYPES
+
+
+def every_part() -> list[object]:
+    return [
+        tl.text_part("a"),
+        tl.reasoning_part("r", signature="s"),
+        tl.tool_call_part("c1", "f", {"x": 1}),
+        tl.tool_result_part("c1", "ok"),
+        tl.file_part(b"\x89PNG", "image/png"),
+        tl.hook_part("ui", {"step": 1}),
+        tl.ProviderToolCallPart(id="p1", name="web_search", provider="anthropic"),
+        tl.ProviderToolResultPart(call_id="p1", provider="anthropic"),
+    ]
+
+
+@pytest.mark.parametrize("part", every_part(), ids=lambda part: type(part).__name__)
+def test_every_part_type_has_with_metadata_stays_slotted_and_pickles(part: object) -> None:
+    from threadline.messages import PART_TYPES
+
+    assert type(part) in PART_TYPES
+    changed = part.with_metadata({"a": 1}, b=[2])  # type: ignore[attr-defined]
+    assert type(changed) is type(part)
+    assert changed.metadata == {"a": 1, "b": [2]}
+    assert part.metadata == {}  # type: ignore[attr-defined]
+    assert not hasattr(changed, "__dict__")
+    assert pickle.loads(pickle.dumps(changed)) == changed
+    with pytest.raises(tl.ValidationError, match="metadata"):
+        part.with_metadata(bad={1})  # type: ignore[attr-defined]

@@ -136,3 +136,17 @@ def test_importing_threadline_or_its_stores_loads_no_kit() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert json.loads(out.stdout) == []
+
+
+def test_the_kits_conversations_hold_every_part_type() -> None:
+    """A new part type in the ``Part`` union fails here until the kits' conversations hold it."""
+    from threadline.messages import PART_BY_TAG
+    from threadline.testing._conversations import sample_conversations
+
+    seen = {
+        part.type
+        for history in sample_conversations(0, 50)
+        for message in history
+        for part in message.parts
+    }
+    assert seen == set(PART_BY_TAG)
