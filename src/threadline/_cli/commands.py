@@ -30,7 +30,7 @@ from threadline._cli.render import Style, render_transcript, use_colour
 from threadline.codecs import encode
 from threadline.errors import IntegrityError, UnsupportedContentError
 from threadline.integrity import IntegrityIssue, check_messages, repair_messages
-from threadline.messages import FilePart, Message, Part, Role, ToolResultPart
+from threadline.messages import PART_BY_TAG, FilePart, Message, Part, Role, ToolResultPart
 from threadline.serialization import dump_json
 from threadline.tokens import estimate_tokens
 
@@ -301,9 +301,7 @@ def run_stats(args: argparse.Namespace) -> int:
 # Roles and part types in the order messages.py declares them, read from the types themselves,
 # so a new part type is counted without an edit here.
 _ROLE_ORDER: Final[tuple[str, ...]] = get_args(Role)
-_PART_ORDER: Final[tuple[str, ...]] = tuple(
-    part.__dataclass_fields__["type"].default for part in get_args(get_args(Part)[0])
-)
+_PART_ORDER: Final[tuple[str, ...]] = tuple(PART_BY_TAG)
 
 
 def history_stats(messages: Sequence[Message]) -> dict[str, Any]:
