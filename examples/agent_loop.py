@@ -2,7 +2,7 @@
 
 A fake model answers a travel question by thinking, calling two tools in parallel, reading their
 results and replying. The conversation lives in a ``threadline.History`` bound to the embedded
-default store, ``SQLiteStore("threadline.db")``, with a printer subscribed to it.
+default store, ``SQLiteStore(path)``, with a printer subscribed to it.
 
 The first run of the loop happens in a child process that is killed with SIGKILL in the middle
 of the tool calls, the way a deploy or an out-of-memory kill ends a real agent. The parent then
@@ -11,8 +11,8 @@ every provider would refuse with a 400. ``messages_for_model()`` (``prepare_mess
 the dangling calls, the loop finishes, and the payloads for OpenAI Chat and Anthropic are
 printed. Last, the whole history round-trips through the neutral JSON format.
 
-Run it with ``python examples/agent_loop.py`` (it writes ``threadline.db`` in the current
-directory).
+Run it with ``python examples/agent_loop.py``. The database is ``threadline.db`` in a temporary
+directory that is removed at the end, so nothing is left behind.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,16 +115,15 @@ def printer(event: tl.HistoryEvent) -> None:
     print_messages(event.messages)
 
 
-DATABASE = "threadline.db"
 CONVERSATION = "travel-demo"
 QUESTION = "What's the weather in Lisbon, and how do I fly there from Oslo?"
 
 
-def crashing_run() -> None:
+def crashing_run(database: str) -> None:
     """The first attempt: dies with SIGKILL after the model asked for tools, before any result."""
     counter = itertools.count(1)
     with tl.use_id_factory(lambda: f"msg_{next(counter):04d}"):  # deterministic ids for the demo
-        store = tl.SQLiteStore(DATABASE)
+        store = tl.SQLiteStore(database)
         history = tl.History([tl.system_message("You are a concise travel assistant.")])
         history.bind(store, CONVERSATION)  # a new conversation: the system message is written
         print_messages(history.snapshot())
@@ -139,14 +139,17 @@ def crashing_run() -> None:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--crash":
-        crashing_run()
+    if len(sys.argv) > 2 and sys.argv[1] == "--crash":
+        crashing_run(sys.argv[2])
         return
+    with tempfile.TemporaryDirectory() as directory:
+        run(os.path.join(directory, "threadline.db"))
 
-    store = tl.SQLiteStore(DATABASE)
-    store.delete(CONVERSATION)  # start the demo afresh on every run
-    print(f"== a worker starts the conversation in {DATABASE}")
-    worker = subprocess.run([sys.executable, __file__, "--crash"], check=False)
+
+def run(database: str) -> None:
+    store = tl.SQLiteStore(database)
+    print(f"== a worker starts the conversation in {database}")
+    worker = subprocess.run([sys.executable, __file__, "--crash", database], check=False)
     assert worker.returncode == -signal.SIGKILL, worker.returncode
 
     print(f"\n== a new process resumes {CONVERSATION!r} from the store")
@@ -170,7 +173,7 @@ def main() -> None:
         print(f"-- {provider}:")
         print(json.dumps(payload, indent=1, ensure_ascii=False))
 
-    reloaded = tl.History().bind(tl.SQLiteStore(DATABASE), CONVERSATION)
+    reloaded = tl.History().bind(tl.SQLiteStore(database), CONVERSATION)
     assert reloaded.snapshot() == history.snapshot(), "the store holds every message"
     data = history.to_json()
     assert tl.History.from_json(data).snapshot() == history.snapshot()

@@ -74,3 +74,10 @@ def test_docs_block_runs(where: str, code: str, tmp_path: Path) -> None:
 def test_there_are_examples_and_docs_blocks() -> None:
     assert any(p.name == "agent_loop.py" for p in EXAMPLES)
     assert docs_blocks()
+
+
+def test_the_agent_loop_leaves_nothing_behind(tmp_path: Path) -> None:
+    # The README's first command runs it from the repository root: it must not litter it.
+    result = run_python([str(ROOT / "examples" / "agent_loop.py")], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert list(tmp_path.iterdir()) == []
