@@ -36,31 +36,36 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
-from threadline.codecs.base import (
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    as_json_document,
-    build_message,
     decode_base64,
-    downgrade_reasoning,
     encode_base64,
     image_type_from_url,
+)
+from threadline.codecs._policies import (
+    downgrade_reasoning,
     is_blank,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import map_call_ids, name_results_after_calls
+from threadline.codecs._turns import merge_into_turns
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (

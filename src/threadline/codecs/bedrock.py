@@ -45,33 +45,37 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from threadline._json import EMPTY, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
-    EncodeOptions,
-    IntegrityMode,
+from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._policies import (
+    downgrade_reasoning,
+    is_blank,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
     Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
     as_json_document,
     build_message,
-    decode_base64,
-    downgrade_reasoning,
-    encode_base64,
-    is_blank,
-    is_leading_turn,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import map_call_ids, name_results_after_calls
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
     without_leading_turn,
+)
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (

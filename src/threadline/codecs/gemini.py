@@ -47,36 +47,43 @@ from functools import partial
 from typing import Any
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
-    EncodeOptions,
-    IntegrityMode,
+from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._policies import (
+    downgrade_reasoning,
+    is_one_of,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
     Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
     as_json_document,
     build_message,
-    call_names,
-    decode_base64,
-    downgrade_reasoning,
-    encode_base64,
-    hashed_id,
-    is_leading_turn,
-    is_one_of,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
-    read_back_result,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import (
+    call_names,
+    hashed_id,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+)
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
     without_leading_turn,
+)
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (

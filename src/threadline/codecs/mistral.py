@@ -44,41 +44,43 @@ from functools import partial
 from typing import Any
 
 from threadline._json import EMPTY, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
-    arguments_json,
-    as_json_document,
-    build_message,
-    call_from_json,
-    call_names,
     data_url,
     decode_base64,
-    downgrade_reasoning,
     encode_base64,
-    fold_attachments,
     image_type_from_url,
-    is_leading_turn,
-    map_call_ids,
-    name_results_after_calls,
     parse_data_url,
-    prepare_for_encoding,
-    read_back_result,
+)
+from threadline.codecs._policies import downgrade_reasoning, reasoning_action, unsupported_part
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
     read_payload,
     read_response,
-    read_text_result,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
+)
+from threadline.codecs._tools import (
+    arguments_json,
+    call_from_json,
+    call_names,
+    fold_attachments,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+    read_text_result,
     text_tool_content,
-    unsupported_part,
+)
+from threadline.codecs._turns import LEADING_USER_TEXT, add_leading_turn, is_leading_turn
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (

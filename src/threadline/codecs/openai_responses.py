@@ -42,41 +42,48 @@ from functools import partial
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from threadline._json import freeze_json_map
-from threadline.codecs.base import (
-    TOOL_ERROR_PREFIX,
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_error_prefix,
-    arguments_json,
-    as_json_document,
-    build_message,
-    call_from_json,
     data_url,
     decode_base64,
-    downgrade_reasoning,
     image_type_from_url,
-    is_one_of,
-    map_call_ids,
     media_type_from_url,
-    name_results_after_calls,
-    parse_arguments,
     parse_data_url,
-    prepare_for_encoding,
-    read_back_result,
-    read_payload,
-    read_response,
+)
+from threadline.codecs._policies import (
+    downgrade_reasoning,
+    is_one_of,
     reasoning_action,
-    response_message,
-    response_metadata,
-    strip_error_prefix,
-    strip_nulls,
     unsupported_part,
 )
-from threadline.limits import Limits
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
+    read_payload,
+    read_response,
+    response_message,
+    response_metadata,
+    strip_nulls,
+)
+from threadline.codecs._tools import (
+    add_error_prefix,
+    arguments_json,
+    call_from_json,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+    strip_error_prefix,
+)
+from threadline.codecs.base import (
+    TOOL_ERROR_PREFIX,
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
+)
+from threadline.limits import Limits, parse_arguments
 from threadline.messages import (
     FilePart,
     HookPart,
