@@ -35,6 +35,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
@@ -203,15 +205,27 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
-            if not is_blank(part.text):
-                blocks.append(_text_block(part))
-        elif isinstance(part, FilePart):
-            block = _file_block(part)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                blocks.append(block)
+        match part:
+            case TextPart():
+                if not is_blank(part.text):
+                    blocks.append(_text_block(part))
+            case FilePart():
+                block = _file_block(part)
+                if block is None:
+                    block = _unsupported_block(part, message, (index, part_index), options)
+                if block is not None:
+                    blocks.append(block)
+            case (
+                ReasoningPart()
+                | ToolCallPart()
+                | ToolResultPart()
+                | HookPart()
+                | ProviderToolCallPart()
+                | ProviderToolResultPart()
+            ):
+                pass  # never on a user message: Message checks parts per role
+            case _:
+                assert_never(part)
     return blocks
 
 
@@ -222,33 +236,38 @@ def _assistant_blocks(
     server_calls: dict[str, str] = {}
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
-        if isinstance(part, TextPart):
-            if not is_blank(part.text):
-                block = _text_block(part)
-        elif isinstance(part, ToolCallPart):
-            block = _tool_use_block(part, ids)
-        elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
-                block = _thinking_block(part)
-            elif action == "text":
-                blocks.extend(
-                    _text_block(text)
-                    for text in downgrade_reasoning(part)
-                    if not is_blank(text.text)
-                )
-        elif isinstance(part, ProviderToolCallPart):
-            block = _server_tool_block(part)
-            if block is not None:
-                server_calls[block["id"]] = block["name"]
-            else:
+        match part:
+            case TextPart():
+                if not is_blank(part.text):
+                    block = _text_block(part)
+            case ToolCallPart():
+                block = _tool_use_block(part, ids)
+            case ReasoningPart():
+                action = reasoning_action(part, options, replayable=_replayable(part))
+                if action == "replay":
+                    block = _thinking_block(part)
+                elif action == "text":
+                    blocks.extend(
+                        _text_block(text)
+                        for text in downgrade_reasoning(part)
+                        if not is_blank(text.text)
+                    )
+            case ProviderToolCallPart():
+                block = _server_tool_block(part)
+                if block is not None:
+                    server_calls[block["id"]] = block["name"]
+                else:
+                    block = _unsupported_block(part, message, (index, part_index), options)
+            case ProviderToolResultPart():
+                block = _server_result_block(part, server_calls)
+                if block is None:
+                    block = _unsupported_block(part, message, (index, part_index), options)
+            case HookPart():
+                pass  # UI state: never sent
+            case FilePart() | ToolResultPart():
                 block = _unsupported_block(part, message, (index, part_index), options)
-        elif isinstance(part, ProviderToolResultPart):
-            block = _server_result_block(part, server_calls)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-        elif not isinstance(part, HookPart):
-            block = _unsupported_block(part, message, (index, part_index), options)
+            case _:
+                assert_never(part)
         if block is not None:
             blocks.append(block)
     return blocks
@@ -795,61 +814,68 @@ def _read_back_parts(
     server_calls: dict[str, str] = {}
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
-        if isinstance(part, TextPart):
-            if not is_blank(part.text):
-                parts.append(_read_back_text(part))
-        elif isinstance(part, FilePart):
-            parts.extend(_file_read_back(part, message, position, options))
-        elif isinstance(part, ToolCallPart):
-            parts.append(
-                ToolCallPart(
-                    id=ids.get(part.id, part.id),
-                    name=part.name,
-                    arguments=part.arguments,
-                    metadata=_only(part.metadata, _CALLER, _CACHE),
-                )
-            )
-        elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids, message, position, options))
-        elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
+        match part:
+            case TextPart():
+                if not is_blank(part.text):
+                    parts.append(_read_back_text(part))
+            case FilePart():
+                parts.extend(_file_read_back(part, message, position, options))
+            case ToolCallPart():
                 parts.append(
-                    ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
-                    if part.redacted
-                    else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+                    ToolCallPart(
+                        id=ids.get(part.id, part.id),
+                        name=part.name,
+                        arguments=part.arguments,
+                        metadata=_only(part.metadata, _CALLER, _CACHE),
+                    )
                 )
-            elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
-        elif isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None:
-            server_calls[part.id] = part.name
-            parts.append(
-                ProviderToolCallPart(
-                    id=part.id,
-                    name=part.name,
-                    input=part.input,
-                    provider=PROVIDER,
-                    metadata=_only(part.metadata, _CALLER),
+            case ToolResultPart():
+                parts.append(_result_read_back(part, ids, message, position, options))
+            case ReasoningPart():
+                action = reasoning_action(part, options, replayable=_replayable(part))
+                if action == "replay":
+                    parts.append(
+                        ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
+                        if part.redacted
+                        else ReasoningPart(
+                            text=part.text, signature=part.signature, provider=PROVIDER
+                        )
+                    )
+                elif action == "text":
+                    parts.extend(
+                        text for text in downgrade_reasoning(part) if not is_blank(text.text)
+                    )
+            case ProviderToolCallPart() if _server_tool_block(part) is not None:
+                server_calls[part.id] = part.name
+                parts.append(
+                    ProviderToolCallPart(
+                        id=part.id,
+                        name=part.name,
+                        input=part.input,
+                        provider=PROVIDER,
+                        metadata=_only(part.metadata, _CALLER),
+                    )
                 )
-            )
-        elif isinstance(part, ProviderToolResultPart) and (
-            block_type := _server_result_type(part, server_calls)
-        ):
-            parts.append(
-                ProviderToolResultPart(
-                    call_id=part.call_id,
-                    content=part.content,
-                    provider=PROVIDER,
-                    is_error=_is_error_content(part.content),
-                    metadata=freeze_json_map(
-                        {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
-                    ),
+            case ProviderToolResultPart() if block_type := _server_result_type(part, server_calls):
+                parts.append(
+                    ProviderToolResultPart(
+                        call_id=part.call_id,
+                        content=part.content,
+                        provider=PROVIDER,
+                        is_error=_is_error_content(part.content),
+                        metadata=freeze_json_map(
+                            {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
+                        ),
+                    )
                 )
-            )
-        elif not isinstance(part, HookPart):
-            replacement = unsupported_part(part, message, position, options, reason="")
-            if replacement is not None:
-                parts.append(replacement)
+            case HookPart():
+                pass
+            case ProviderToolCallPart() | ProviderToolResultPart():
+                replacement = unsupported_part(part, message, position, options, reason="")
+                if replacement is not None:
+                    parts.append(replacement)
+            case _:
+                assert_never(part)
     return parts
 
 

@@ -46,6 +46,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
@@ -285,15 +287,27 @@ def _sign_first_call(parts: list[dict[str, Any]]) -> None:
 def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        if type(part) is TextPart:
-            if part.text:
-                parts.append({"text": part.text})
-        elif type(part) is FilePart:
-            block = _file_part(part, _MEDIA_TYPES)
-            if block is None:
-                block = _unsupported_text(part, message, (index, part_index), options)
-            if block is not None:
-                parts.append(block)
+        match part:
+            case TextPart():
+                if part.text:
+                    parts.append({"text": part.text})
+            case FilePart():
+                block = _file_part(part, _MEDIA_TYPES)
+                if block is None:
+                    block = _unsupported_text(part, message, (index, part_index), options)
+                if block is not None:
+                    parts.append(block)
+            case (
+                ReasoningPart()
+                | ToolCallPart()
+                | ToolResultPart()
+                | HookPart()
+                | ProviderToolCallPart()
+                | ProviderToolResultPart()
+            ):
+                pass  # never on a user message: Message checks parts per role
+            case _:
+                assert_never(part)
     return parts
 
 
@@ -303,35 +317,39 @@ def _model_parts(
     signatures_allowed = _signatures_allowed(message, options)
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        kind = type(part)
         block: dict[str, Any] | None = None
-        if kind is TextPart:
-            if not part.text and _signature(part, signatures_allowed) is None:  # type: ignore[union-attr]
-                continue
-            block = {"text": part.text}  # type: ignore[union-attr]
-        elif kind is ToolCallPart:
-            block = {
-                "functionCall": {
-                    "id": ids.get(part.id, part.id),  # type: ignore[union-attr]
-                    "name": part.name,  # type: ignore[union-attr]
-                    "args": dict(part.arguments),  # type: ignore[union-attr]
+        match part:
+            case TextPart():
+                if not part.text and _signature(part, signatures_allowed) is None:
+                    continue
+                block = {"text": part.text}
+            case ToolCallPart():
+                block = {
+                    "functionCall": {
+                        "id": ids.get(part.id, part.id),
+                        "name": part.name,
+                        "args": dict(part.arguments),
+                    }
                 }
-            }
-        elif kind is ReasoningPart:
-            action = reasoning_action(part, options, replayable=_thought_replayable(part))  # type: ignore[arg-type]
-            if action == "replay":
-                parts.append(_thought_part(part))  # type: ignore[arg-type]
-            elif action == "text":
-                parts.extend({"text": text.text} for text in downgrade_reasoning(part))  # type: ignore[arg-type]
-            continue
-        elif kind is FilePart:
-            block = _file_part(part, _MEDIA_TYPES)  # type: ignore[arg-type]
-        elif kind is ProviderToolCallPart:
-            block = _server_call(part)  # type: ignore[arg-type]
-        elif kind is ProviderToolResultPart:
-            block = _server_result(part)  # type: ignore[arg-type]
-        elif kind is HookPart:
-            continue
+            case ReasoningPart():
+                action = reasoning_action(part, options, replayable=_thought_replayable(part))
+                if action == "replay":
+                    parts.append(_thought_part(part))
+                elif action == "text":
+                    parts.extend({"text": text.text} for text in downgrade_reasoning(part))
+                continue
+            case FilePart():
+                block = _file_part(part, _MEDIA_TYPES)
+            case ProviderToolCallPart():
+                block = _server_call(part)
+            case ProviderToolResultPart():
+                block = _server_result(part)
+            case HookPart():
+                continue  # UI state: never sent
+            case ToolResultPart():
+                pass  # never on an assistant message: the unsupported policy below
+            case _:
+                assert_never(part)
         if block is None:
             block = _unsupported_text(part, message, (index, part_index), options)
             if block is not None:
@@ -470,10 +488,10 @@ def _function_response(
     items: list[Any] = []
     files: list[dict[str, Any]] = []
     for entry in content:
-        if type(entry) is TextPart:
+        if isinstance(entry, TextPart):
             items.append(entry.text)
             continue
-        block = _file_part(entry, _RESULT_MEDIA_TYPES)  # type: ignore[arg-type]
+        block = _file_part(entry, _RESULT_MEDIA_TYPES)
         if block is None:
             replacement = _unsupported(entry, message, position, options)
             if replacement is not None:
@@ -1014,11 +1032,24 @@ def normalize_for_round_trip(
 def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
-            if part.text:
-                parts.append(TextPart(text=part.text))
-        elif isinstance(part, FilePart):
-            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, (index, part_index), options))
+        match part:
+            case TextPart():
+                if part.text:
+                    parts.append(TextPart(text=part.text))
+            case FilePart():
+                position = (index, part_index)
+                parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
+            case (
+                ReasoningPart()
+                | ToolCallPart()
+                | ToolResultPart()
+                | HookPart()
+                | ProviderToolCallPart()
+                | ProviderToolResultPart()
+            ):
+                pass  # never on a user message: Message checks parts per role
+            case _:
+                assert_never(part)
     return parts
 
 
@@ -1052,35 +1083,44 @@ def _model_read_back(
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
-        if isinstance(part, TextPart):
-            metadata = _read_back_signature(part, allowed)
-            if part.text or _signature(part, allowed) is not None:
-                parts.append(TextPart(text=part.text, metadata=metadata))
-        elif isinstance(part, ToolCallPart):
-            parts.append(
-                ToolCallPart(
-                    id=ids.get(part.id, part.id),
-                    name=part.name,
-                    arguments=part.arguments,
-                    metadata=_read_back_signature(part, allowed),
+        match part:
+            case TextPart():
+                metadata = _read_back_signature(part, allowed)
+                if part.text or _signature(part, allowed) is not None:
+                    parts.append(TextPart(text=part.text, metadata=metadata))
+            case ToolCallPart():
+                parts.append(
+                    ToolCallPart(
+                        id=ids.get(part.id, part.id),
+                        name=part.name,
+                        arguments=part.arguments,
+                        metadata=_read_back_signature(part, allowed),
+                    )
                 )
-            )
-        elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_thought_replayable(part))
-            if action == "replay":
-                signature = None if part.signature == SKIP_SIGNATURE else part.signature
-                parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
-            elif action == "text":
-                parts.extend(downgrade_reasoning(part))
-        elif isinstance(part, FilePart):
-            metadata = _read_back_signature(part, allowed)
-            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
-        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-            parts.extend(_server_read_back(part, allowed, message, position, options))
-        elif not isinstance(part, HookPart):
-            replacement = _unsupported(part, message, position, options)
-            if replacement is not None:
-                parts.append(replacement)
+            case ReasoningPart():
+                action = reasoning_action(part, options, replayable=_thought_replayable(part))
+                if action == "replay":
+                    signature = None if part.signature == SKIP_SIGNATURE else part.signature
+                    parts.append(
+                        ReasoningPart(text=part.text, signature=signature, provider=PROVIDER)
+                    )
+                elif action == "text":
+                    parts.extend(downgrade_reasoning(part))
+            case FilePart():
+                metadata = _read_back_signature(part, allowed)
+                parts.extend(
+                    _file_read_back(part, _MEDIA_TYPES, message, position, options, metadata)
+                )
+            case ProviderToolCallPart() | ProviderToolResultPart():
+                parts.extend(_server_read_back(part, allowed, message, position, options))
+            case HookPart():
+                pass
+            case ToolResultPart():
+                replacement = _unsupported(part, message, position, options)
+                if replacement is not None:
+                    parts.append(replacement)
+            case _:
+                assert_never(part)
     return parts
 
 

@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
@@ -74,6 +76,8 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -186,14 +190,26 @@ def _user_or_system_message(
         return {"role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        if isinstance(part, TextPart):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, FilePart):
-            block = _file_block(part)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                content.append(block)
+        match part:
+            case TextPart():
+                content.append({"type": "text", "text": part.text})
+            case FilePart():
+                block = _file_block(part)
+                if block is None:
+                    block = _unsupported_block(part, message, (index, part_index), options)
+                if block is not None:
+                    content.append(block)
+            case (
+                ReasoningPart()
+                | ToolCallPart()
+                | ToolResultPart()
+                | HookPart()
+                | ProviderToolCallPart()
+                | ProviderToolResultPart()
+            ):
+                pass  # never on a user or system message: Message checks parts per role
+            case _:
+                assert_never(part)
     if not content:
         return None
     return {"role": message.role, "content": content}
@@ -205,24 +221,29 @@ def _assistant_message(
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
-            if not part.text:
-                continue  # an empty assistant message is a 400; an empty text says nothing
-            if part.metadata.get("openai.refusal") is True:
-                content.append({"type": "refusal", "refusal": part.text})
-            else:
-                content.append({"type": "text", "text": part.text})
-        elif isinstance(part, ToolCallPart):
-            calls.append(_tool_call(part, ids))
-        elif isinstance(part, ReasoningPart):
-            if reasoning_action(part, options, replayable=False) == "text":
-                content.extend(
-                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
-                )
-        elif not isinstance(part, HookPart):
-            block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                content.append(block)
+        match part:
+            case TextPart():
+                if not part.text:
+                    continue  # an empty assistant message is a 400; an empty text says nothing
+                if part.metadata.get("openai.refusal") is True:
+                    content.append({"type": "refusal", "refusal": part.text})
+                else:
+                    content.append({"type": "text", "text": part.text})
+            case ToolCallPart():
+                calls.append(_tool_call(part, ids))
+            case ReasoningPart():
+                if reasoning_action(part, options, replayable=False) == "text":
+                    content.extend(
+                        {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
+                    )
+            case HookPart():
+                pass  # UI state: never sent
+            case FilePart() | ProviderToolCallPart() | ProviderToolResultPart() | ToolResultPart():
+                block = _unsupported_block(part, message, (index, part_index), options)
+                if block is not None:
+                    content.append(block)
+            case _:
+                assert_never(part)
     if not content and not calls:
         return None
     item: dict[str, Any] = {"role": "assistant"}
@@ -633,37 +654,43 @@ def normalize_for_round_trip(
         calls: list[ToolCallPart] = []
         for part_index, part in enumerate(message.parts):
             position = (index, part_index)
-            if isinstance(part, TextPart):
-                if message.role != "assistant":
-                    parts.append(TextPart(text=part.text))
-                elif part.text:
-                    refusal = part.metadata.get("openai.refusal") is True
-                    parts.append(TextPart(text=part.text, metadata=_REFUSAL if refusal else EMPTY))
-            elif isinstance(part, FilePart) and message.role != "assistant":
-                parts.extend(_file_read_back(part, message, position, options))
-            elif isinstance(part, ToolCallPart):
-                custom = _is_custom_call(part)
-                calls.append(
-                    ToolCallPart(
-                        id=ids.get(part.id, part.id),
-                        name=part.name,
-                        arguments=part.arguments,
-                        raw_arguments=None if custom else part.raw_arguments,
-                        metadata=_CUSTOM_TOOL if custom else EMPTY,
+            match part:
+                case TextPart():
+                    if message.role != "assistant":
+                        parts.append(TextPart(text=part.text))
+                    elif part.text:
+                        refusal = part.metadata.get("openai.refusal") is True
+                        metadata = _REFUSAL if refusal else EMPTY
+                        parts.append(TextPart(text=part.text, metadata=metadata))
+                case FilePart() if message.role != "assistant":
+                    parts.extend(_file_read_back(part, message, position, options))
+                case ToolCallPart():
+                    custom = _is_custom_call(part)
+                    calls.append(
+                        ToolCallPart(
+                            id=ids.get(part.id, part.id),
+                            name=part.name,
+                            arguments=part.arguments,
+                            raw_arguments=None if custom else part.raw_arguments,
+                            metadata=_CUSTOM_TOOL if custom else EMPTY,
+                        )
                     )
-                )
-            elif isinstance(part, ToolResultPart):
-                read_file = partial(
-                    _file_read_back, message=message, position=position, options=options
-                )
-                parts.append(read_back_result(part, ids, read_file))
-            elif isinstance(part, ReasoningPart):
-                if reasoning_action(part, options, replayable=False) == "text":
-                    parts.extend(downgrade_reasoning(part))
-            elif not isinstance(part, HookPart):
-                replacement = unsupported_part(part, message, position, options, reason="")
-                if replacement is not None:
-                    parts.append(replacement)
+                case ToolResultPart():
+                    read_file = partial(
+                        _file_read_back, message=message, position=position, options=options
+                    )
+                    parts.append(read_back_result(part, ids, read_file))
+                case ReasoningPart():
+                    if reasoning_action(part, options, replayable=False) == "text":
+                        parts.extend(downgrade_reasoning(part))
+                case HookPart():
+                    pass
+                case FilePart() | ProviderToolCallPart() | ProviderToolResultPart():
+                    replacement = unsupported_part(part, message, position, options, reason="")
+                    if replacement is not None:
+                        parts.append(replacement)
+                case _:
+                    assert_never(part)
         parts.extend(calls)
         if parts and message.role != "internal":
             out.append(message.model_copy(update={"parts": tuple(parts)}))

@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from typing_extensions import assert_never
+
 from threadline._json import freeze_json_map
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
@@ -89,6 +91,7 @@ from threadline.messages import (
     HookPart,
     Message,
     ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -237,21 +240,25 @@ def _segment(
     out: list[_Entry] = []
     for part_index in range(start, end):
         part = message.parts[part_index]
-        kind = type(part)
-        if kind is TextPart or kind is ToolCallPart:
-            if kind is TextPart and not part.text:  # type: ignore[union-attr]
-                continue
-            item_id = _item_id(part) if keep_ids else None  # type: ignore[arg-type]
-            out.append(_Entry("text" if kind is TextPart else "call", part, item_id))
-        elif kind is ReasoningPart:  # another provider's: never replayed here
-            if reasoning_action(part, options, replayable=False) == "text":  # type: ignore[arg-type]
-                out.extend(_Entry("text", text) for text in _readable(part))  # type: ignore[arg-type]
-        elif kind is ProviderToolCallPart and _hosted_type(part) is not None:  # type: ignore[arg-type]
-            out.append(_Entry("hosted", part))
-        elif kind is not HookPart:
-            replacement = _unsupported(part, message, (index, part_index), options)
-            if replacement is not None:
-                out.append(_Entry("text", replacement))
+        match part:
+            case TextPart():
+                if part.text:
+                    out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
+            case ToolCallPart():
+                out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+            case ReasoningPart():  # another provider's: never replayed here
+                if reasoning_action(part, options, replayable=False) == "text":
+                    out.extend(_Entry("text", text) for text in _readable(part))
+            case ProviderToolCallPart() if _hosted_type(part) is not None:
+                out.append(_Entry("hosted", part))
+            case HookPart():
+                pass  # UI state: never sent
+            case FilePart() | ToolResultPart() | ProviderToolCallPart() | ProviderToolResultPart():
+                replacement = _unsupported(part, message, (index, part_index), options)
+                if replacement is not None:
+                    out.append(_Entry("text", replacement))
+            case _:
+                assert_never(part)
     return out
 
 
@@ -373,16 +380,28 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
         return {"type": "message", "role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        if type(part) is TextPart:
-            content.append({"type": "input_text", "text": part.text})
-        elif type(part) is FilePart:
-            block = _file_block(part)
-            if block is None:
-                replacement = _unsupported(part, message, (index, part_index), options)
-                if replacement is not None:
-                    content.append({"type": "input_text", "text": replacement.text})
-            else:
-                content.append(block)
+        match part:
+            case TextPart():
+                content.append({"type": "input_text", "text": part.text})
+            case FilePart():
+                block = _file_block(part)
+                if block is None:
+                    replacement = _unsupported(part, message, (index, part_index), options)
+                    if replacement is not None:
+                        content.append({"type": "input_text", "text": replacement.text})
+                else:
+                    content.append(block)
+            case (
+                ReasoningPart()
+                | ToolCallPart()
+                | ToolResultPart()
+                | HookPart()
+                | ProviderToolCallPart()
+                | ProviderToolResultPart()
+            ):
+                pass  # never on a user or system message: Message checks parts per role
+            case _:
+                assert_never(part)
     if not content:
         return None
     return {"type": "message", "role": message.role, "content": content}
@@ -510,10 +529,10 @@ def _output_item(
         return item
     output: list[dict[str, Any]] = []
     for entry in content:
-        if type(entry) is TextPart:
+        if isinstance(entry, TextPart):
             output.append({"type": "input_text", "text": entry.text})
             continue
-        block = _file_block(entry)  # type: ignore[arg-type]
+        block = _file_block(entry)
         if block is None:
             replacement = _unsupported(entry, message, position, options)
             if replacement is not None:
@@ -959,11 +978,23 @@ def normalize_for_round_trip(
                     parts.append(_result_read_back(part, ids, message, position, options))
         elif role in ("user", "system"):
             for part_index, part in enumerate(message.parts):
-                if isinstance(part, TextPart):
-                    parts.append(TextPart(text=part.text))
-                elif isinstance(part, FilePart):
-                    position = (index, part_index)
-                    parts.extend(_file_read_back(part, message, position, options))
+                match part:
+                    case TextPart():
+                        parts.append(TextPart(text=part.text))
+                    case FilePart():
+                        position = (index, part_index)
+                        parts.extend(_file_read_back(part, message, position, options))
+                    case (
+                        ReasoningPart()
+                        | ToolCallPart()
+                        | ToolResultPart()
+                        | HookPart()
+                        | ProviderToolCallPart()
+                        | ProviderToolResultPart()
+                    ):
+                        pass  # never on a user or system message: Message checks parts per role
+                    case _:
+                        assert_never(part)
         if parts:
             out.append(message.model_copy(update={"parts": tuple(parts)}))
     return name_results_after_calls(out)
