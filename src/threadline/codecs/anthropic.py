@@ -205,27 +205,29 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    blocks.append(_text_block(part))
-            case FilePart():
-                block = _file_block(part)
-                if block is None:
-                    block = _unsupported_block(part, message, (index, part_index), options)
-                if block is not None:
-                    blocks.append(block)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                blocks.append(_text_block(part))
+        elif isinstance(part, FilePart):
+            block = _file_block(part)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                blocks.append(block)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return blocks
 
 
@@ -236,38 +238,37 @@ def _assistant_blocks(
     server_calls: dict[str, str] = {}
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    block = _text_block(part)
-            case ToolCallPart():
-                block = _tool_use_block(part, ids)
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_replayable(part))
-                if action == "replay":
-                    block = _thinking_block(part)
-                elif action == "text":
-                    blocks.extend(
-                        _text_block(text)
-                        for text in downgrade_reasoning(part)
-                        if not is_blank(text.text)
-                    )
-            case ProviderToolCallPart():
-                block = _server_tool_block(part)
-                if block is not None:
-                    server_calls[block["id"]] = block["name"]
-                else:
-                    block = _unsupported_block(part, message, (index, part_index), options)
-            case ProviderToolResultPart():
-                block = _server_result_block(part, server_calls)
-                if block is None:
-                    block = _unsupported_block(part, message, (index, part_index), options)
-            case HookPart():
-                pass  # UI state: never sent
-            case FilePart() | ToolResultPart():
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                block = _text_block(part)
+        elif isinstance(part, ToolCallPart):
+            block = _tool_use_block(part, ids)
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                block = _thinking_block(part)
+            elif action == "text":
+                blocks.extend(
+                    _text_block(text)
+                    for text in downgrade_reasoning(part)
+                    if not is_blank(text.text)
+                )
+        elif isinstance(part, ProviderToolCallPart):
+            block = _server_tool_block(part)
+            if block is not None:
+                server_calls[block["id"]] = block["name"]
+            else:
                 block = _unsupported_block(part, message, (index, part_index), options)
-            case _:
-                assert_never(part)
+        elif isinstance(part, ProviderToolResultPart):
+            block = _server_result_block(part, server_calls)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(part, (FilePart, ToolResultPart)):
+            block = _unsupported_block(part, message, (index, part_index), options)
+        else:
+            assert_never(part)
         if block is not None:
             blocks.append(block)
     return blocks
@@ -814,68 +815,65 @@ def _read_back_parts(
     server_calls: dict[str, str] = {}
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    parts.append(_read_back_text(part))
-            case FilePart():
-                parts.extend(_file_read_back(part, message, position, options))
-            case ToolCallPart():
-                parts.append(
-                    ToolCallPart(
-                        id=ids.get(part.id, part.id),
-                        name=part.name,
-                        arguments=part.arguments,
-                        metadata=_only(part.metadata, _CALLER, _CACHE),
-                    )
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                parts.append(_read_back_text(part))
+        elif isinstance(part, FilePart):
+            parts.extend(_file_read_back(part, message, position, options))
+        elif isinstance(part, ToolCallPart):
+            parts.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    metadata=_only(part.metadata, _CALLER, _CACHE),
                 )
-            case ToolResultPart():
-                parts.append(_result_read_back(part, ids, message, position, options))
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_replayable(part))
-                if action == "replay":
-                    parts.append(
-                        ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
-                        if part.redacted
-                        else ReasoningPart(
-                            text=part.text, signature=part.signature, provider=PROVIDER
-                        )
-                    )
-                elif action == "text":
-                    parts.extend(
-                        text for text in downgrade_reasoning(part) if not is_blank(text.text)
-                    )
-            case ProviderToolCallPart() if _server_tool_block(part) is not None:
-                server_calls[part.id] = part.name
+            )
+        elif isinstance(part, ToolResultPart):
+            parts.append(_result_read_back(part, ids, message, position, options))
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
                 parts.append(
-                    ProviderToolCallPart(
-                        id=part.id,
-                        name=part.name,
-                        input=part.input,
-                        provider=PROVIDER,
-                        metadata=_only(part.metadata, _CALLER),
-                    )
+                    ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
+                    if part.redacted
+                    else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
                 )
-            case ProviderToolResultPart() if block_type := _server_result_type(part, server_calls):
-                parts.append(
-                    ProviderToolResultPart(
-                        call_id=part.call_id,
-                        content=part.content,
-                        provider=PROVIDER,
-                        is_error=_is_error_content(part.content),
-                        metadata=freeze_json_map(
-                            {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
-                        ),
-                    )
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
+        elif isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None:
+            server_calls[part.id] = part.name
+            parts.append(
+                ProviderToolCallPart(
+                    id=part.id,
+                    name=part.name,
+                    input=part.input,
+                    provider=PROVIDER,
+                    metadata=_only(part.metadata, _CALLER),
                 )
-            case HookPart():
-                pass
-            case ProviderToolCallPart() | ProviderToolResultPart():
-                replacement = unsupported_part(part, message, position, options, reason="")
-                if replacement is not None:
-                    parts.append(replacement)
-            case _:
-                assert_never(part)
+            )
+        elif isinstance(part, ProviderToolResultPart) and (
+            block_type := _server_result_type(part, server_calls)
+        ):
+            parts.append(
+                ProviderToolResultPart(
+                    call_id=part.call_id,
+                    content=part.content,
+                    provider=PROVIDER,
+                    is_error=_is_error_content(part.content),
+                    metadata=freeze_json_map(
+                        {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
+                    ),
+                )
+            )
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            replacement = unsupported_part(part, message, position, options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

@@ -263,27 +263,29 @@ def _texts(message: Message) -> list[str]:
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    blocks.append({"text": part.text})
-            case FilePart():
-                block = _file_block(part, _FILE_BLOCKS)
-                if block is None:
-                    block = _unsupported_block(part, message, (index, part_index), options)
-                if block is not None:
-                    blocks.append(block)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                blocks.append({"text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_block(part, _FILE_BLOCKS)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                blocks.append(block)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return blocks
 
 
@@ -293,34 +295,35 @@ def _assistant_blocks(
     blocks: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    block = {"text": part.text}
-            case ToolCallPart():
-                use = {
-                    "toolUseId": ids.get(part.id, part.id),
-                    "name": part.name,
-                    "input": dict(part.arguments),
-                }
-                block = {"toolUse": use}
-            case ReasoningPart():
-                redacted = _redacted_bytes(part)
-                action = reasoning_action(part, options, replayable=_replayable(part, redacted))
-                if action == "replay":
-                    block = {"reasoningContent": _reasoning_content(part, redacted)}
-                elif action == "text":
-                    blocks.extend(
-                        {"text": text.text}
-                        for text in downgrade_reasoning(part)
-                        if not is_blank(text.text)
-                    )
-            case HookPart():
-                pass  # UI state: never sent
-            case FilePart() | ToolResultPart() | ProviderToolCallPart() | ProviderToolResultPart():
-                block = _unsupported_block(part, message, (index, part_index), options)
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                block = {"text": part.text}
+        elif isinstance(part, ToolCallPart):
+            use = {
+                "toolUseId": ids.get(part.id, part.id),
+                "name": part.name,
+                "input": dict(part.arguments),
+            }
+            block = {"toolUse": use}
+        elif isinstance(part, ReasoningPart):
+            redacted = _redacted_bytes(part)
+            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
+            if action == "replay":
+                block = {"reasoningContent": _reasoning_content(part, redacted)}
+            elif action == "text":
+                blocks.extend(
+                    {"text": text.text}
+                    for text in downgrade_reasoning(part)
+                    if not is_blank(text.text)
+                )
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+        ):
+            block = _unsupported_block(part, message, (index, part_index), options)
+        else:
+            assert_never(part)
         if block is not None:
             blocks.append(block)
     return blocks
@@ -785,42 +788,37 @@ def _read_back_parts(
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
-        match part:
-            case TextPart():
-                if not is_blank(part.text):
-                    parts.append(TextPart(text=part.text))
-            case FilePart():
-                allowed = _FILE_BLOCKS if message.role != "assistant" else ()
-                parts.extend(_file_read_back(part, allowed, message, position, options))
-            case ToolCallPart():
-                call_id = ids.get(part.id, part.id)
-                parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
-            case ToolResultPart():
-                parts.append(_result_read_back(part, ids, message, position, options))
-            case ReasoningPart():
-                redacted = _redacted_bytes(part)
-                action = reasoning_action(part, options, replayable=_replayable(part, redacted))
-                if action == "replay" and part.redacted:
-                    encrypted = encode_base64(redacted or b"")
-                    parts.append(
-                        ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER)
-                    )
-                elif action == "replay":
-                    parts.append(
-                        ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
-                    )
-                elif action == "text":
-                    parts.extend(
-                        text for text in downgrade_reasoning(part) if not is_blank(text.text)
-                    )
-            case HookPart():
-                pass
-            case ProviderToolCallPart() | ProviderToolResultPart():
-                replacement = unsupported_part(part, message, position, options, reason="")
-                if replacement is not None:
-                    parts.append(replacement)
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if not is_blank(part.text):
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            allowed = _FILE_BLOCKS if message.role != "assistant" else ()
+            parts.extend(_file_read_back(part, allowed, message, position, options))
+        elif isinstance(part, ToolCallPart):
+            call_id = ids.get(part.id, part.id)
+            parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
+        elif isinstance(part, ToolResultPart):
+            parts.append(_result_read_back(part, ids, message, position, options))
+        elif isinstance(part, ReasoningPart):
+            redacted = _redacted_bytes(part)
+            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
+            if action == "replay" and part.redacted:
+                encrypted = encode_base64(redacted or b"")
+                parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
+            elif action == "replay":
+                parts.append(
+                    ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+                )
+            elif action == "text":
+                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            replacement = unsupported_part(part, message, position, options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

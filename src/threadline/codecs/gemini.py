@@ -287,27 +287,29 @@ def _sign_first_call(parts: list[dict[str, Any]]) -> None:
 def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if part.text:
-                    parts.append({"text": part.text})
-            case FilePart():
-                block = _file_part(part, _MEDIA_TYPES)
-                if block is None:
-                    block = _unsupported_text(part, message, (index, part_index), options)
-                if block is not None:
-                    parts.append(block)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append({"text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_part(part, _MEDIA_TYPES)
+            if block is None:
+                block = _unsupported_text(part, message, (index, part_index), options)
+            if block is not None:
+                parts.append(block)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -318,38 +320,37 @@ def _model_parts(
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
         block: dict[str, Any] | None = None
-        match part:
-            case TextPart():
-                if not part.text and _signature(part, signatures_allowed) is None:
-                    continue
-                block = {"text": part.text}
-            case ToolCallPart():
-                block = {
-                    "functionCall": {
-                        "id": ids.get(part.id, part.id),
-                        "name": part.name,
-                        "args": dict(part.arguments),
-                    }
-                }
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_thought_replayable(part))
-                if action == "replay":
-                    parts.append(_thought_part(part))
-                elif action == "text":
-                    parts.extend({"text": text.text} for text in downgrade_reasoning(part))
+        if isinstance(part, TextPart):
+            if not part.text and _signature(part, signatures_allowed) is None:
                 continue
-            case FilePart():
-                block = _file_part(part, _MEDIA_TYPES)
-            case ProviderToolCallPart():
-                block = _server_call(part)
-            case ProviderToolResultPart():
-                block = _server_result(part)
-            case HookPart():
-                continue  # UI state: never sent
-            case ToolResultPart():
-                pass  # never on an assistant message: the unsupported policy below
-            case _:
-                assert_never(part)
+            block = {"text": part.text}
+        elif isinstance(part, ToolCallPart):
+            block = {
+                "functionCall": {
+                    "id": ids.get(part.id, part.id),
+                    "name": part.name,
+                    "args": dict(part.arguments),
+                }
+            }
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_thought_replayable(part))
+            if action == "replay":
+                parts.append(_thought_part(part))
+            elif action == "text":
+                parts.extend({"text": text.text} for text in downgrade_reasoning(part))
+            continue
+        elif isinstance(part, FilePart):
+            block = _file_part(part, _MEDIA_TYPES)
+        elif isinstance(part, ProviderToolCallPart):
+            block = _server_call(part)
+        elif isinstance(part, ProviderToolResultPart):
+            block = _server_result(part)
+        elif isinstance(part, HookPart):
+            continue  # UI state: never sent
+        elif isinstance(part, ToolResultPart):
+            pass  # never on an assistant message: the unsupported policy below
+        else:
+            assert_never(part)
         if block is None:
             block = _unsupported_text(part, message, (index, part_index), options)
             if block is not None:
@@ -1032,24 +1033,26 @@ def normalize_for_round_trip(
 def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if part.text:
-                    parts.append(TextPart(text=part.text))
-            case FilePart():
-                position = (index, part_index)
-                parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            position = (index, part_index)
+            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -1083,44 +1086,39 @@ def _model_read_back(
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
         position = (index, part_index)
-        match part:
-            case TextPart():
-                metadata = _read_back_signature(part, allowed)
-                if part.text or _signature(part, allowed) is not None:
-                    parts.append(TextPart(text=part.text, metadata=metadata))
-            case ToolCallPart():
-                parts.append(
-                    ToolCallPart(
-                        id=ids.get(part.id, part.id),
-                        name=part.name,
-                        arguments=part.arguments,
-                        metadata=_read_back_signature(part, allowed),
-                    )
+        if isinstance(part, TextPart):
+            metadata = _read_back_signature(part, allowed)
+            if part.text or _signature(part, allowed) is not None:
+                parts.append(TextPart(text=part.text, metadata=metadata))
+        elif isinstance(part, ToolCallPart):
+            parts.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    metadata=_read_back_signature(part, allowed),
                 )
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_thought_replayable(part))
-                if action == "replay":
-                    signature = None if part.signature == SKIP_SIGNATURE else part.signature
-                    parts.append(
-                        ReasoningPart(text=part.text, signature=signature, provider=PROVIDER)
-                    )
-                elif action == "text":
-                    parts.extend(downgrade_reasoning(part))
-            case FilePart():
-                metadata = _read_back_signature(part, allowed)
-                parts.extend(
-                    _file_read_back(part, _MEDIA_TYPES, message, position, options, metadata)
-                )
-            case ProviderToolCallPart() | ProviderToolResultPart():
-                parts.extend(_server_read_back(part, allowed, message, position, options))
-            case HookPart():
-                pass
-            case ToolResultPart():
-                replacement = _unsupported(part, message, position, options)
-                if replacement is not None:
-                    parts.append(replacement)
-            case _:
-                assert_never(part)
+            )
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_thought_replayable(part))
+            if action == "replay":
+                signature = None if part.signature == SKIP_SIGNATURE else part.signature
+                parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
+            elif action == "text":
+                parts.extend(downgrade_reasoning(part))
+        elif isinstance(part, FilePart):
+            metadata = _read_back_signature(part, allowed)
+            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            parts.extend(_server_read_back(part, allowed, message, position, options))
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, ToolResultPart):
+            replacement = _unsupported(part, message, position, options)
+            if replacement is not None:
+                parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

@@ -229,26 +229,28 @@ def _content_message(
         return {"role": role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        match part:
-            case TextPart():
-                content.append({"type": "text", "text": part.text})
-            case FilePart():
-                chunk = _file_chunk(part)
-                if chunk is None:
-                    chunk = _unsupported_chunk(part, message, (index, part_index), options)
-                if chunk is not None:
-                    content.append(chunk)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user or system message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, FilePart):
+            chunk = _file_chunk(part)
+            if chunk is None:
+                chunk = _unsupported_chunk(part, message, (index, part_index), options)
+            if chunk is not None:
+                content.append(chunk)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": role, "content": content}
@@ -260,28 +262,29 @@ def _assistant_message(
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if part.text:  # an empty text says nothing, and an empty message is refused
-                    content.append({"type": "text", "text": part.text})
-            case ToolCallPart():
-                calls.append(_tool_call(part, ids))
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_replayable(part))
-                if action == "replay":
-                    content.append(_thinking_chunk(part))
-                elif action == "text":
-                    content.extend(
-                        {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
-                    )
-            case HookPart():
-                pass  # UI state: never sent
-            case FilePart() | ProviderToolCallPart() | ProviderToolResultPart() | ToolResultPart():
-                chunk = _unsupported_chunk(part, message, (index, part_index), options)
-                if chunk is not None:
-                    content.append(chunk)
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if part.text:  # an empty text says nothing, and an empty message is refused
+                content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            calls.append(_tool_call(part, ids))
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                content.append(_thinking_chunk(part))
+            elif action == "text":
+                content.extend(
+                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
+                )
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
+            chunk = _unsupported_chunk(part, message, (index, part_index), options)
+            if chunk is not None:
+                content.append(chunk)
+        else:
+            assert_never(part)
     if not content and not calls:
         return None
     item: dict[str, Any] = {"role": "assistant"}
@@ -751,22 +754,24 @@ def normalize_for_round_trip(
 def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
     parts: list[Any] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                parts.append(TextPart(text=part.text))
-            case FilePart():
-                parts.extend(_file_read_back(part, message, (index, part_index), options))
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user or system message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, FilePart):
+            parts.extend(_file_read_back(part, message, (index, part_index), options))
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -776,34 +781,35 @@ def _assistant_read_back(
     parts: list[Any] = []
     calls: list[ToolCallPart] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if part.text:
-                    parts.append(TextPart(text=part.text))
-            case ToolCallPart():
-                calls.append(
-                    ToolCallPart(
-                        id=ids.get(part.id, part.id),
-                        name=part.name,
-                        arguments=part.arguments,
-                        raw_arguments=part.raw_arguments,
-                    )
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append(TextPart(text=part.text))
+        elif isinstance(part, ToolCallPart):
+            calls.append(
+                ToolCallPart(
+                    id=ids.get(part.id, part.id),
+                    name=part.name,
+                    arguments=part.arguments,
+                    raw_arguments=part.raw_arguments,
                 )
-            case ReasoningPart():
-                action = reasoning_action(part, options, replayable=_replayable(part))
-                if action == "replay":
-                    parts.append(_thinking_read_back(part))
-                elif action == "text":
-                    parts.extend(downgrade_reasoning(part))
-            case HookPart():
-                pass
-            case FilePart() | ProviderToolCallPart() | ProviderToolResultPart() | ToolResultPart():
-                position = (index, part_index)
-                replacement = unsupported_part(part, message, position, options, reason="")
-                if replacement is not None:
-                    parts.append(replacement)
-            case _:
-                assert_never(part)
+            )
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_replayable(part))
+            if action == "replay":
+                parts.append(_thinking_read_back(part))
+            elif action == "text":
+                parts.extend(downgrade_reasoning(part))
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
+            position = (index, part_index)
+            replacement = unsupported_part(part, message, position, options, reason="")
+            if replacement is not None:
+                parts.append(replacement)
+        else:
+            assert_never(part)
     return parts + calls
 
 

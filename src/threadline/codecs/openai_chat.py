@@ -190,26 +190,28 @@ def _user_or_system_message(
         return {"role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        match part:
-            case TextPart():
-                content.append({"type": "text", "text": part.text})
-            case FilePart():
-                block = _file_block(part)
-                if block is None:
-                    block = _unsupported_block(part, message, (index, part_index), options)
-                if block is not None:
-                    content.append(block)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user or system message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_block(part)
+            if block is None:
+                block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                content.append(block)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": message.role, "content": content}
@@ -221,29 +223,30 @@ def _assistant_message(
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        match part:
-            case TextPart():
-                if not part.text:
-                    continue  # an empty assistant message is a 400; an empty text says nothing
-                if part.metadata.get("openai.refusal") is True:
-                    content.append({"type": "refusal", "refusal": part.text})
-                else:
-                    content.append({"type": "text", "text": part.text})
-            case ToolCallPart():
-                calls.append(_tool_call(part, ids))
-            case ReasoningPart():
-                if reasoning_action(part, options, replayable=False) == "text":
-                    content.extend(
-                        {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
-                    )
-            case HookPart():
-                pass  # UI state: never sent
-            case FilePart() | ProviderToolCallPart() | ProviderToolResultPart() | ToolResultPart():
-                block = _unsupported_block(part, message, (index, part_index), options)
-                if block is not None:
-                    content.append(block)
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if not part.text:
+                continue  # an empty assistant message is a 400; an empty text says nothing
+            if part.metadata.get("openai.refusal") is True:
+                content.append({"type": "refusal", "refusal": part.text})
+            else:
+                content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ToolCallPart):
+            calls.append(_tool_call(part, ids))
+        elif isinstance(part, ReasoningPart):
+            if reasoning_action(part, options, replayable=False) == "text":
+                content.extend(
+                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
+                )
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
+            block = _unsupported_block(part, message, (index, part_index), options)
+            if block is not None:
+                content.append(block)
+        else:
+            assert_never(part)
     if not content and not calls:
         return None
     item: dict[str, Any] = {"role": "assistant"}
@@ -654,43 +657,42 @@ def normalize_for_round_trip(
         calls: list[ToolCallPart] = []
         for part_index, part in enumerate(message.parts):
             position = (index, part_index)
-            match part:
-                case TextPart():
-                    if message.role != "assistant":
-                        parts.append(TextPart(text=part.text))
-                    elif part.text:
-                        refusal = part.metadata.get("openai.refusal") is True
-                        metadata = _REFUSAL if refusal else EMPTY
-                        parts.append(TextPart(text=part.text, metadata=metadata))
-                case FilePart() if message.role != "assistant":
-                    parts.extend(_file_read_back(part, message, position, options))
-                case ToolCallPart():
-                    custom = _is_custom_call(part)
-                    calls.append(
-                        ToolCallPart(
-                            id=ids.get(part.id, part.id),
-                            name=part.name,
-                            arguments=part.arguments,
-                            raw_arguments=None if custom else part.raw_arguments,
-                            metadata=_CUSTOM_TOOL if custom else EMPTY,
-                        )
+            if isinstance(part, TextPart):
+                if message.role != "assistant":
+                    parts.append(TextPart(text=part.text))
+                elif part.text:
+                    refusal = part.metadata.get("openai.refusal") is True
+                    metadata = _REFUSAL if refusal else EMPTY
+                    parts.append(TextPart(text=part.text, metadata=metadata))
+            elif isinstance(part, FilePart) and message.role != "assistant":
+                parts.extend(_file_read_back(part, message, position, options))
+            elif isinstance(part, ToolCallPart):
+                custom = _is_custom_call(part)
+                calls.append(
+                    ToolCallPart(
+                        id=ids.get(part.id, part.id),
+                        name=part.name,
+                        arguments=part.arguments,
+                        raw_arguments=None if custom else part.raw_arguments,
+                        metadata=_CUSTOM_TOOL if custom else EMPTY,
                     )
-                case ToolResultPart():
-                    read_file = partial(
-                        _file_read_back, message=message, position=position, options=options
-                    )
-                    parts.append(read_back_result(part, ids, read_file))
-                case ReasoningPart():
-                    if reasoning_action(part, options, replayable=False) == "text":
-                        parts.extend(downgrade_reasoning(part))
-                case HookPart():
-                    pass
-                case FilePart() | ProviderToolCallPart() | ProviderToolResultPart():
-                    replacement = unsupported_part(part, message, position, options, reason="")
-                    if replacement is not None:
-                        parts.append(replacement)
-                case _:
-                    assert_never(part)
+                )
+            elif isinstance(part, ToolResultPart):
+                read_file = partial(
+                    _file_read_back, message=message, position=position, options=options
+                )
+                parts.append(read_back_result(part, ids, read_file))
+            elif isinstance(part, ReasoningPart):
+                if reasoning_action(part, options, replayable=False) == "text":
+                    parts.extend(downgrade_reasoning(part))
+            elif isinstance(part, HookPart):
+                pass
+            elif isinstance(part, (FilePart, ProviderToolCallPart, ProviderToolResultPart)):
+                replacement = unsupported_part(part, message, position, options, reason="")
+                if replacement is not None:
+                    parts.append(replacement)
+            else:
+                assert_never(part)
         parts.extend(calls)
         if parts and message.role != "internal":
             out.append(message.model_copy(update={"parts": tuple(parts)}))

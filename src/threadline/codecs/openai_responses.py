@@ -240,25 +240,27 @@ def _segment(
     out: list[_Entry] = []
     for part_index in range(start, end):
         part = message.parts[part_index]
-        match part:
-            case TextPart():
-                if part.text:
-                    out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
-            case ToolCallPart():
-                out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
-            case ReasoningPart():  # another provider's: never replayed here
-                if reasoning_action(part, options, replayable=False) == "text":
-                    out.extend(_Entry("text", text) for text in _readable(part))
-            case ProviderToolCallPart() if _hosted_type(part) is not None:
-                out.append(_Entry("hosted", part))
-            case HookPart():
-                pass  # UI state: never sent
-            case FilePart() | ToolResultPart() | ProviderToolCallPart() | ProviderToolResultPart():
-                replacement = _unsupported(part, message, (index, part_index), options)
-                if replacement is not None:
-                    out.append(_Entry("text", replacement))
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            if part.text:
+                out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ToolCallPart):
+            out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ReasoningPart):
+            # another provider's (the plan takes OpenAI's): never replayed here
+            if reasoning_action(part, options, replayable=False) == "text":
+                out.extend(_Entry("text", text) for text in _readable(part))
+        elif isinstance(part, ProviderToolCallPart) and _hosted_type(part) is not None:
+            out.append(_Entry("hosted", part))
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+        ):
+            replacement = _unsupported(part, message, (index, part_index), options)
+            if replacement is not None:
+                out.append(_Entry("text", replacement))
+        else:
+            assert_never(part)
     return out
 
 
@@ -380,28 +382,30 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
         return {"type": "message", "role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        match part:
-            case TextPart():
-                content.append({"type": "input_text", "text": part.text})
-            case FilePart():
-                block = _file_block(part)
-                if block is None:
-                    replacement = _unsupported(part, message, (index, part_index), options)
-                    if replacement is not None:
-                        content.append({"type": "input_text", "text": replacement.text})
-                else:
-                    content.append(block)
-            case (
-                ReasoningPart()
-                | ToolCallPart()
-                | ToolResultPart()
-                | HookPart()
-                | ProviderToolCallPart()
-                | ProviderToolResultPart()
-            ):
-                pass  # never on a user or system message: Message checks parts per role
-            case _:
-                assert_never(part)
+        if isinstance(part, TextPart):
+            content.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, FilePart):
+            block = _file_block(part)
+            if block is None:
+                replacement = _unsupported(part, message, (index, part_index), options)
+                if replacement is not None:
+                    content.append({"type": "input_text", "text": replacement.text})
+            else:
+                content.append(block)
+        elif isinstance(
+            part,
+            (
+                ReasoningPart,
+                ToolCallPart,
+                ToolResultPart,
+                HookPart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+            ),
+        ):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"type": "message", "role": message.role, "content": content}
@@ -978,23 +982,25 @@ def normalize_for_round_trip(
                     parts.append(_result_read_back(part, ids, message, position, options))
         elif role in ("user", "system"):
             for part_index, part in enumerate(message.parts):
-                match part:
-                    case TextPart():
-                        parts.append(TextPart(text=part.text))
-                    case FilePart():
-                        position = (index, part_index)
-                        parts.extend(_file_read_back(part, message, position, options))
-                    case (
-                        ReasoningPart()
-                        | ToolCallPart()
-                        | ToolResultPart()
-                        | HookPart()
-                        | ProviderToolCallPart()
-                        | ProviderToolResultPart()
-                    ):
-                        pass  # never on a user or system message: Message checks parts per role
-                    case _:
-                        assert_never(part)
+                if isinstance(part, TextPart):
+                    parts.append(TextPart(text=part.text))
+                elif isinstance(part, FilePart):
+                    position = (index, part_index)
+                    parts.extend(_file_read_back(part, message, position, options))
+                elif isinstance(
+                    part,
+                    (
+                        ReasoningPart,
+                        ToolCallPart,
+                        ToolResultPart,
+                        HookPart,
+                        ProviderToolCallPart,
+                        ProviderToolResultPart,
+                    ),
+                ):
+                    pass  # never on a user or system message: Message checks parts per role
+                else:
+                    assert_never(part)
         if parts:
             out.append(message.model_copy(update={"parts": tuple(parts)}))
     return name_results_after_calls(out)
