@@ -7,16 +7,32 @@ policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholde
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Literal, TypeAlias, TypeGuard
+from typing import Final, Literal, TypeAlias, TypeGuard
 
 from threadline.codecs.base import EncodeOptions
 from threadline.errors import UnsupportedContentError
 from threadline.messages import (
     FilePart,
+    HookPart,
     Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
+    ToolCallPart,
+    ToolResultPart,
 )
+
+NOT_IN_USER_MESSAGES: Final = (
+    ReasoningPart,
+    ToolCallPart,
+    ToolResultPart,
+    HookPart,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+)
+"""The part types a user or system message never holds (``Message`` checks parts per role):
+what a part loop over such a message names before it ends in ``assert_never``."""
 
 ReasoningAction: TypeAlias = Literal["replay", "text", "drop"]
 

@@ -49,6 +49,7 @@ from typing_extensions import assert_never
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
     downgrade_reasoning,
     is_blank,
     reasoning_action,
@@ -272,17 +273,7 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
                 block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 blocks.append(block)
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user message: Message checks parts per role
         else:
             assert_never(part)

@@ -51,6 +51,7 @@ from typing_extensions import assert_never
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
     downgrade_reasoning,
     is_one_of,
     reasoning_action,
@@ -296,17 +297,7 @@ def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[di
                 block = _unsupported_text(part, message, (index, part_index), options)
             if block is not None:
                 parts.append(block)
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user message: Message checks parts per role
         else:
             assert_never(part)
@@ -1039,17 +1030,7 @@ def _user_read_back(message: Message, index: int, options: EncodeOptions) -> lis
         elif isinstance(part, FilePart):
             position = (index, part_index)
             parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user message: Message checks parts per role
         else:
             assert_never(part)

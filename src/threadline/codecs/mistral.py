@@ -54,7 +54,12 @@ from threadline.codecs._media import (
     image_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._policies import downgrade_reasoning, reasoning_action, unsupported_part
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    reasoning_action,
+    unsupported_part,
+)
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -237,17 +242,7 @@ def _content_message(
                 chunk = _unsupported_chunk(part, message, (index, part_index), options)
             if chunk is not None:
                 content.append(chunk)
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user or system message: Message checks parts per role
         else:
             assert_never(part)
@@ -758,17 +753,7 @@ def _content_read_back(message: Message, index: int, options: EncodeOptions) -> 
             parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
             parts.extend(_file_read_back(part, message, (index, part_index), options))
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user or system message: Message checks parts per role
         else:
             assert_never(part)

@@ -43,7 +43,12 @@ from threadline.codecs._media import (
     media_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._policies import downgrade_reasoning, reasoning_action, unsupported_part
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    reasoning_action,
+    unsupported_part,
+)
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -198,17 +203,7 @@ def _user_or_system_message(
                 block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 content.append(block)
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user or system message: Message checks parts per role
         else:
             assert_never(part)

@@ -53,6 +53,7 @@ from threadline.codecs._media import (
     parse_data_url,
 )
 from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
     downgrade_reasoning,
     is_one_of,
     reasoning_action,
@@ -392,17 +393,7 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
                     content.append({"type": "input_text", "text": replacement.text})
             else:
                 content.append(block)
-        elif isinstance(
-            part,
-            (
-                ReasoningPart,
-                ToolCallPart,
-                ToolResultPart,
-                HookPart,
-                ProviderToolCallPart,
-                ProviderToolResultPart,
-            ),
-        ):
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             pass  # never on a user or system message: Message checks parts per role
         else:
             assert_never(part)
@@ -987,17 +978,7 @@ def normalize_for_round_trip(
                 elif isinstance(part, FilePart):
                     position = (index, part_index)
                     parts.extend(_file_read_back(part, message, position, options))
-                elif isinstance(
-                    part,
-                    (
-                        ReasoningPart,
-                        ToolCallPart,
-                        ToolResultPart,
-                        HookPart,
-                        ProviderToolCallPart,
-                        ProviderToolResultPart,
-                    ),
-                ):
+                elif isinstance(part, NOT_IN_USER_MESSAGES):
                     pass  # never on a user or system message: Message checks parts per role
                 else:
                     assert_never(part)
