@@ -127,15 +127,10 @@ def read_response(
 
 _T = TypeVar("_T")
 
-
 _STRICT_JSON: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
 _STRICT_COMPACT_JSON: Callable[[Any], str] = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False
 ).encode
-
-
 _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 

@@ -212,10 +212,7 @@ def read_back_result(
 
 
 _ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
-
-
 _ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
-
 
 FileDecoder: TypeAlias = Callable[[Mapping[str, Any], str, str, "Reader"], FilePart]
 """``decode_file(block, kind, path, reader)``: a format's reader of a file block."""

@@ -30,12 +30,8 @@ from typing import Any, Literal, Protocol, TypeAlias, cast
 
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.integrity import _as_messages as as_messages
-from threadline.limits import (
-    Limits,
-)
-from threadline.messages import (
-    Message,
-)
+from threadline.limits import Limits
+from threadline.messages import Message
 
 __all__ = [
     "TOOL_ERROR_PREFIX",
@@ -49,25 +45,15 @@ __all__ = [
 
 IntegrityMode: TypeAlias = Literal["auto", "strict", "off"]
 """How ``encode`` runs :func:`~threadline.prepare_messages` first (``off`` skips it)."""
-
-
 ReasoningPolicy: TypeAlias = Literal["auto", "text", "drop"]
 """``auto`` replays opaque reasoning only to its producer (and model); ``text`` also sends
 other reasoning as plain text; ``drop`` sends no reasoning."""
-
-
 UnsupportedPolicy: TypeAlias = Literal["placeholder", "drop", "raise"]
 """What happens to a part the format cannot carry."""
 
-
 _INTEGRITY_MODES = ("auto", "strict", "off")
-
-
 _REASONING_POLICIES = ("auto", "text", "drop")
-
-
 _UNSUPPORTED_POLICIES = ("placeholder", "drop", "raise")
-
 
 TOOL_ERROR_PREFIX = "[tool error] "
 """Written before a failed tool's output by formats with no error flag on tool results."""
