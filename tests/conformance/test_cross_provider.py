@@ -39,7 +39,7 @@ from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai
 from tests.support import require_module
 from threadline import Message, ReasoningPart, TextPart
 from threadline.codecs import decode, decode_response, encode
-from threadline.codecs.base import downgrade_reasoning, is_blank
+from threadline.codecs._policies import downgrade_reasoning, is_blank
 
 pytestmark = pytest.mark.requires_sdk
 

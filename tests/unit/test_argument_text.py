@@ -197,7 +197,7 @@ def test_a_python_int_too_long_for_json_text_is_refused() -> None:
 
 
 def test_response_text_is_parsed_by_the_bounded_parser() -> None:
-    from threadline.codecs.base import as_json_document
+    from threadline.codecs._reading import as_json_document
 
     with pytest.raises(LimitExceededError, match="max_depth"):
         as_json_document("[" * 100_000, "test")

@@ -11,37 +11,41 @@ import pytest
 
 import threadline as tl
 from threadline import CodecError
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    Reader,
+    image_type_from_url,
+    media_type_from_url,
+    parse_data_url,
+)
+from threadline.codecs._policies import (
+    downgrade_reasoning,
+    is_blank,
+    is_one_of,
+    placeholder_text,
+    reasoning_action,
+)
+from threadline.codecs._reading import Reader, response_message, response_metadata
+from threadline.codecs._tools import (
     add_error_prefix,
-    add_leading_turn,
     arguments_json,
     call_from_json,
     call_names,
     compact_json,
-    downgrade_reasoning,
     fold_attachments,
-    image_type_from_url,
-    is_blank,
-    is_leading_turn,
-    is_one_of,
     map_call_ids,
-    media_type_from_url,
-    merge_into_turns,
-    parse_data_url,
-    placeholder_text,
     read_back_result,
     read_text_result,
-    reasoning_action,
-    response_message,
-    response_metadata,
     strip_error_prefix,
     text_tool_content,
+)
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
     without_leading_turn,
 )
+from threadline.codecs.base import EncodeOptions
 
 
 def turn(*ids: str) -> list[tl.Message]:

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.codecs.base import Reader, parse_data_url
+from threadline.codecs._media import parse_data_url
+from threadline.codecs._reading import Reader
 
 VALID = [
     "image/png",

@@ -35,32 +35,40 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
-from threadline.codecs.base import (
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    as_json_document,
-    build_message,
     decode_base64,
-    downgrade_reasoning,
     encode_base64,
     image_type_from_url,
+)
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
     is_blank,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import map_call_ids, name_results_after_calls
+from threadline.codecs._turns import merge_into_turns
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (
@@ -207,6 +215,10 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
                 block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 blocks.append(block)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return blocks
 
 
@@ -242,8 +254,12 @@ def _assistant_blocks(
             block = _server_result_block(part, server_calls)
             if block is None:
                 block = _unsupported_block(part, message, (index, part_index), options)
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(part, (FilePart, ToolResultPart)):
             block = _unsupported_block(part, message, (index, part_index), options)
+        else:
+            assert_never(part)
         if block is not None:
             blocks.append(block)
     return blocks
@@ -841,10 +857,14 @@ def _read_back_parts(
                     ),
                 )
             )
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
             replacement = unsupported_part(part, message, position, options, reason="")
             if replacement is not None:
                 parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

@@ -44,40 +44,49 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
-    EncodeOptions,
-    IntegrityMode,
+from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    is_blank,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
     Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
     as_json_document,
     build_message,
-    decode_base64,
-    downgrade_reasoning,
-    encode_base64,
-    is_blank,
-    is_leading_turn,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import map_call_ids, name_results_after_calls
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
     without_leading_turn,
+)
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
     Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -264,6 +273,10 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
                 block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 blocks.append(block)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return blocks
 
 
@@ -294,8 +307,14 @@ def _assistant_blocks(
                     for text in downgrade_reasoning(part)
                     if not is_blank(text.text)
                 )
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+        ):
             block = _unsupported_block(part, message, (index, part_index), options)
+        else:
+            assert_never(part)
         if block is not None:
             blocks.append(block)
     return blocks
@@ -767,9 +786,8 @@ def _read_back_parts(
             allowed = _FILE_BLOCKS if message.role != "assistant" else ()
             parts.extend(_file_read_back(part, allowed, message, position, options))
         elif isinstance(part, ToolCallPart):
-            parts.append(
-                ToolCallPart(id=ids.get(part.id, part.id), name=part.name, arguments=part.arguments)
-            )
+            call_id = ids.get(part.id, part.id)
+            parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
         elif isinstance(part, ToolResultPart):
             parts.append(_result_read_back(part, ids, message, position, options))
         elif isinstance(part, ReasoningPart):
@@ -784,10 +802,14 @@ def _read_back_parts(
                 )
             elif action == "text":
                 parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
             replacement = unsupported_part(part, message, position, options, reason="")
             if replacement is not None:
                 parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

@@ -46,37 +46,47 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
-    EncodeOptions,
-    IntegrityMode,
+from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    is_one_of,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
     Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
     as_json_document,
     build_message,
-    call_names,
-    decode_base64,
-    downgrade_reasoning,
-    encode_base64,
-    hashed_id,
-    is_leading_turn,
-    is_one_of,
-    map_call_ids,
-    merge_into_turns,
-    name_results_after_calls,
-    prepare_for_encoding,
-    read_back_result,
     read_payload,
     read_response,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
-    unsupported_part,
+)
+from threadline.codecs._tools import (
+    call_names,
+    hashed_id,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+)
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
     without_leading_turn,
+)
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (
@@ -278,15 +288,19 @@ def _sign_first_call(parts: list[dict[str, Any]]) -> None:
 def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        if type(part) is TextPart:
+        if isinstance(part, TextPart):
             if part.text:
                 parts.append({"text": part.text})
-        elif type(part) is FilePart:
+        elif isinstance(part, FilePart):
             block = _file_part(part, _MEDIA_TYPES)
             if block is None:
                 block = _unsupported_text(part, message, (index, part_index), options)
             if block is not None:
                 parts.append(block)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -296,35 +310,38 @@ def _model_parts(
     signatures_allowed = _signatures_allowed(message, options)
     parts: list[dict[str, Any]] = []
     for part_index, part in enumerate(message.parts):
-        kind = type(part)
         block: dict[str, Any] | None = None
-        if kind is TextPart:
-            if not part.text and _signature(part, signatures_allowed) is None:  # type: ignore[union-attr]
+        if isinstance(part, TextPart):
+            if not part.text and _signature(part, signatures_allowed) is None:
                 continue
-            block = {"text": part.text}  # type: ignore[union-attr]
-        elif kind is ToolCallPart:
+            block = {"text": part.text}
+        elif isinstance(part, ToolCallPart):
             block = {
                 "functionCall": {
-                    "id": ids.get(part.id, part.id),  # type: ignore[union-attr]
-                    "name": part.name,  # type: ignore[union-attr]
-                    "args": dict(part.arguments),  # type: ignore[union-attr]
+                    "id": ids.get(part.id, part.id),
+                    "name": part.name,
+                    "args": dict(part.arguments),
                 }
             }
-        elif kind is ReasoningPart:
-            action = reasoning_action(part, options, replayable=_thought_replayable(part))  # type: ignore[arg-type]
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=_thought_replayable(part))
             if action == "replay":
-                parts.append(_thought_part(part))  # type: ignore[arg-type]
+                parts.append(_thought_part(part))
             elif action == "text":
-                parts.extend({"text": text.text} for text in downgrade_reasoning(part))  # type: ignore[arg-type]
+                parts.extend({"text": text.text} for text in downgrade_reasoning(part))
             continue
-        elif kind is FilePart:
-            block = _file_part(part, _MEDIA_TYPES)  # type: ignore[arg-type]
-        elif kind is ProviderToolCallPart:
-            block = _server_call(part)  # type: ignore[arg-type]
-        elif kind is ProviderToolResultPart:
-            block = _server_result(part)  # type: ignore[arg-type]
-        elif kind is HookPart:
-            continue
+        elif isinstance(part, FilePart):
+            block = _file_part(part, _MEDIA_TYPES)
+        elif isinstance(part, ProviderToolCallPart):
+            block = _server_call(part)
+        elif isinstance(part, ProviderToolResultPart):
+            block = _server_result(part)
+        elif isinstance(part, HookPart):
+            continue  # UI state: never sent
+        elif isinstance(part, ToolResultPart):
+            pass  # never on an assistant message: the unsupported policy below
+        else:
+            assert_never(part)
         if block is None:
             block = _unsupported_text(part, message, (index, part_index), options)
             if block is not None:
@@ -463,10 +480,10 @@ def _function_response(
     items: list[Any] = []
     files: list[dict[str, Any]] = []
     for entry in content:
-        if type(entry) is TextPart:
+        if isinstance(entry, TextPart):
             items.append(entry.text)
             continue
-        block = _file_part(entry, _RESULT_MEDIA_TYPES)  # type: ignore[arg-type]
+        block = _file_part(entry, _RESULT_MEDIA_TYPES)
         if block is None:
             replacement = _unsupported(entry, message, position, options)
             if replacement is not None:
@@ -1011,7 +1028,12 @@ def _user_read_back(message: Message, index: int, options: EncodeOptions) -> lis
             if part.text:
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
-            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, (index, part_index), options))
+            position = (index, part_index)
+            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -1070,10 +1092,14 @@ def _model_read_back(
             parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
         elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
             parts.extend(_server_read_back(part, allowed, message, position, options))
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(part, ToolResultPart):
             replacement = _unsupported(part, message, position, options)
             if replacement is not None:
                 parts.append(replacement)
+        else:
+            assert_never(part)
     return parts
 
 

@@ -43,48 +43,59 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, freeze_json_map
-from threadline.codecs.base import (
-    LEADING_USER_TEXT,
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_leading_turn,
-    arguments_json,
-    as_json_document,
-    build_message,
-    call_from_json,
-    call_names,
     data_url,
     decode_base64,
-    downgrade_reasoning,
     encode_base64,
-    fold_attachments,
     image_type_from_url,
-    is_leading_turn,
-    map_call_ids,
-    name_results_after_calls,
     parse_data_url,
-    prepare_for_encoding,
-    read_back_result,
+)
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
     read_payload,
     read_response,
-    read_text_result,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
+)
+from threadline.codecs._tools import (
+    arguments_json,
+    call_from_json,
+    call_names,
+    fold_attachments,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+    read_text_result,
     text_tool_content,
-    unsupported_part,
+)
+from threadline.codecs._turns import LEADING_USER_TEXT, add_leading_turn, is_leading_turn
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
     Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -231,6 +242,10 @@ def _content_message(
                 chunk = _unsupported_chunk(part, message, (index, part_index), options)
             if chunk is not None:
                 content.append(chunk)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": role, "content": content}
@@ -255,10 +270,16 @@ def _assistant_message(
                 content.extend(
                     {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
                 )
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
             chunk = _unsupported_chunk(part, message, (index, part_index), options)
             if chunk is not None:
                 content.append(chunk)
+        else:
+            assert_never(part)
     if not content and not calls:
         return None
     item: dict[str, Any] = {"role": "assistant"}
@@ -732,6 +753,10 @@ def _content_read_back(message: Message, index: int, options: EncodeOptions) -> 
             parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
             parts.extend(_file_read_back(part, message, (index, part_index), options))
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     return parts
 
 
@@ -759,10 +784,17 @@ def _assistant_read_back(
                 parts.append(_thinking_read_back(part))
             elif action == "text":
                 parts.extend(downgrade_reasoning(part))
-        elif not isinstance(part, HookPart):
-            replacement = unsupported_part(part, message, (index, part_index), options, reason="")
+        elif isinstance(part, HookPart):
+            pass
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
+            position = (index, part_index)
+            replacement = unsupported_part(part, message, position, options, reason="")
             if replacement is not None:
                 parts.append(replacement)
+        else:
+            assert_never(part)
     return parts + calls
 
 

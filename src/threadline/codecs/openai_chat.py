@@ -31,45 +31,58 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY, freeze_json_map
-from threadline.codecs.base import (
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    arguments_json,
-    as_json_document,
-    build_message,
-    call_from_json,
     data_url,
     decode_base64,
-    downgrade_reasoning,
     encode_base64,
-    fold_attachments,
     image_type_from_url,
-    map_call_ids,
     media_type_from_url,
-    name_results_after_calls,
     parse_data_url,
-    prepare_for_encoding,
-    read_back_result,
+)
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    reasoning_action,
+    unsupported_part,
+)
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
     read_payload,
     read_response,
-    read_text_result,
-    reasoning_action,
     response_message,
     response_metadata,
     strip_nulls,
+)
+from threadline.codecs._tools import (
+    arguments_json,
+    call_from_json,
+    fold_attachments,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+    read_text_result,
     text_tool_content,
-    unsupported_part,
+)
+from threadline.codecs.base import (
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
 )
 from threadline.limits import Limits
 from threadline.messages import (
     FilePart,
     HookPart,
     Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -190,6 +203,10 @@ def _user_or_system_message(
                 block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 content.append(block)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": message.role, "content": content}
@@ -215,10 +232,16 @@ def _assistant_message(
                 content.extend(
                     {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
                 )
-        elif not isinstance(part, HookPart):
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+        ):
             block = _unsupported_block(part, message, (index, part_index), options)
             if block is not None:
                 content.append(block)
+        else:
+            assert_never(part)
     if not content and not calls:
         return None
     item: dict[str, Any] = {"role": "assistant"}
@@ -634,7 +657,8 @@ def normalize_for_round_trip(
                     parts.append(TextPart(text=part.text))
                 elif part.text:
                     refusal = part.metadata.get("openai.refusal") is True
-                    parts.append(TextPart(text=part.text, metadata=_REFUSAL if refusal else EMPTY))
+                    metadata = _REFUSAL if refusal else EMPTY
+                    parts.append(TextPart(text=part.text, metadata=metadata))
             elif isinstance(part, FilePart) and message.role != "assistant":
                 parts.extend(_file_read_back(part, message, position, options))
             elif isinstance(part, ToolCallPart):
@@ -656,10 +680,14 @@ def normalize_for_round_trip(
             elif isinstance(part, ReasoningPart):
                 if reasoning_action(part, options, replayable=False) == "text":
                     parts.extend(downgrade_reasoning(part))
-            elif not isinstance(part, HookPart):
+            elif isinstance(part, HookPart):
+                pass
+            elif isinstance(part, (FilePart, ProviderToolCallPart, ProviderToolResultPart)):
                 replacement = unsupported_part(part, message, position, options, reason="")
                 if replacement is not None:
                     parts.append(replacement)
+            else:
+                assert_never(part)
         parts.extend(calls)
         if parts and message.role != "internal":
             out.append(message.model_copy(update={"parts": tuple(parts)}))

@@ -41,47 +41,58 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal, NamedTuple, TypeAlias
 
+from typing_extensions import assert_never
+
 from threadline._json import freeze_json_map
-from threadline.codecs.base import (
-    TOOL_ERROR_PREFIX,
+from threadline.codecs._media import (
     UNKNOWN_IMAGE,
-    EncodeOptions,
-    IntegrityMode,
-    Reader,
-    ReasoningPolicy,
-    UnsupportedPolicy,
-    add_error_prefix,
-    arguments_json,
-    as_json_document,
-    build_message,
-    call_from_json,
     data_url,
     decode_base64,
-    downgrade_reasoning,
     image_type_from_url,
-    is_one_of,
-    map_call_ids,
     media_type_from_url,
-    name_results_after_calls,
-    parse_arguments,
     parse_data_url,
-    prepare_for_encoding,
-    read_back_result,
-    read_payload,
-    read_response,
+)
+from threadline.codecs._policies import (
+    NOT_IN_USER_MESSAGES,
+    downgrade_reasoning,
+    is_one_of,
     reasoning_action,
-    response_message,
-    response_metadata,
-    strip_error_prefix,
-    strip_nulls,
     unsupported_part,
 )
-from threadline.limits import Limits
+from threadline.codecs._reading import (
+    Reader,
+    as_json_document,
+    build_message,
+    read_payload,
+    read_response,
+    response_message,
+    response_metadata,
+    strip_nulls,
+)
+from threadline.codecs._tools import (
+    add_error_prefix,
+    arguments_json,
+    call_from_json,
+    map_call_ids,
+    name_results_after_calls,
+    read_back_result,
+    strip_error_prefix,
+)
+from threadline.codecs.base import (
+    TOOL_ERROR_PREFIX,
+    EncodeOptions,
+    IntegrityMode,
+    ReasoningPolicy,
+    UnsupportedPolicy,
+    prepare_for_encoding,
+)
+from threadline.limits import Limits, parse_arguments
 from threadline.messages import (
     FilePart,
     HookPart,
     Message,
     ProviderToolCallPart,
+    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -233,21 +244,27 @@ def _segment(
     out: list[_Entry] = []
     for part_index in range(start, end):
         part = message.parts[part_index]
-        kind = type(part)
-        if kind is TextPart or kind is ToolCallPart:
-            if kind is TextPart and not part.text:  # type: ignore[union-attr]
-                continue
-            item_id = _item_id(part) if keep_ids else None  # type: ignore[arg-type]
-            out.append(_Entry("text" if kind is TextPart else "call", part, item_id))
-        elif kind is ReasoningPart:  # another provider's: never replayed here
-            if reasoning_action(part, options, replayable=False) == "text":  # type: ignore[arg-type]
-                out.extend(_Entry("text", text) for text in _readable(part))  # type: ignore[arg-type]
-        elif kind is ProviderToolCallPart and _hosted_type(part) is not None:  # type: ignore[arg-type]
+        if isinstance(part, TextPart):
+            if part.text:
+                out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ToolCallPart):
+            out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ReasoningPart):
+            # another provider's (the plan takes OpenAI's): never replayed here
+            if reasoning_action(part, options, replayable=False) == "text":
+                out.extend(_Entry("text", text) for text in _readable(part))
+        elif isinstance(part, ProviderToolCallPart) and _hosted_type(part) is not None:
             out.append(_Entry("hosted", part))
-        elif kind is not HookPart:
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(
+            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+        ):
             replacement = _unsupported(part, message, (index, part_index), options)
             if replacement is not None:
                 out.append(_Entry("text", replacement))
+        else:
+            assert_never(part)
     return out
 
 
@@ -369,9 +386,9 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
         return {"type": "message", "role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
     for part_index, part in enumerate(parts):
-        if type(part) is TextPart:
+        if isinstance(part, TextPart):
             content.append({"type": "input_text", "text": part.text})
-        elif type(part) is FilePart:
+        elif isinstance(part, FilePart):
             block = _file_block(part)
             if block is None:
                 replacement = _unsupported(part, message, (index, part_index), options)
@@ -379,6 +396,10 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
                     content.append({"type": "input_text", "text": replacement.text})
             else:
                 content.append(block)
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
+            pass  # never on a user or system message: Message checks parts per role
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"type": "message", "role": message.role, "content": content}
@@ -506,10 +527,10 @@ def _output_item(
         return item
     output: list[dict[str, Any]] = []
     for entry in content:
-        if type(entry) is TextPart:
+        if isinstance(entry, TextPart):
             output.append({"type": "input_text", "text": entry.text})
             continue
-        block = _file_block(entry)  # type: ignore[arg-type]
+        block = _file_block(entry)
         if block is None:
             replacement = _unsupported(entry, message, position, options)
             if replacement is not None:
@@ -960,6 +981,10 @@ def normalize_for_round_trip(
                 elif isinstance(part, FilePart):
                     position = (index, part_index)
                     parts.extend(_file_read_back(part, message, position, options))
+                elif isinstance(part, NOT_IN_USER_MESSAGES):
+                    pass  # never on a user or system message: Message checks parts per role
+                else:
+                    assert_never(part)
         if parts:
             out.append(message.model_copy(update={"parts": tuple(parts)}))
     return name_results_after_calls(out)

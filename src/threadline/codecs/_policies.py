@@ -1,0 +1,131 @@
+"""The reasoning and unsupported-content policies, the same for every format (private).
+
+``reasoning_action`` is the replay rule, ``downgrade_reasoning`` the text a ``reasoning="text"``
+policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholder text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final, Literal, TypeAlias, TypeGuard
+
+from threadline.codecs.base import EncodeOptions
+from threadline.errors import UnsupportedContentError
+from threadline.messages import (
+    FilePart,
+    HookPart,
+    Message,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+    ReasoningPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
+
+NOT_IN_USER_MESSAGES: Final = (
+    ReasoningPart,
+    ToolCallPart,
+    ToolResultPart,
+    HookPart,
+    ProviderToolCallPart,
+    ProviderToolResultPart,
+)
+"""The part types a user or system message never holds (``Message`` checks parts per role):
+what a part loop over such a message names before it ends in ``assert_never``."""
+
+ReasoningAction: TypeAlias = Literal["replay", "text", "drop"]
+
+
+def reasoning_action(
+    part: ReasoningPart, options: EncodeOptions, *, replayable: bool
+) -> ReasoningAction:
+    """Decide what a format does with a reasoning part.
+
+    Opaque state is replayed only to the provider that produced it, only when the target
+    ``model`` is unknown or is the part's model, and only when the format can carry it
+    (``replayable``: Anthropic needs a signature, OpenAI Chat has no field at all). Otherwise
+    ``reasoning="text"`` sends the readable text as plain text and ``"auto"`` drops it.
+    """
+    if options.reasoning == "drop":
+        return "drop"
+    if (
+        replayable
+        and part.provider == options.provider
+        and (options.model is None or options.model == part.model)
+    ):
+        return "replay"
+    return "text" if options.reasoning == "text" else "drop"
+
+
+def downgrade_reasoning(part: ReasoningPart) -> list[TextPart]:
+    """The readable text of a reasoning part as text parts (none for redacted reasoning).
+
+    The text itself when there is one, else one text part per summary entry: parts are never
+    joined, so no separator is invented.
+    """
+    if part.text:
+        return [TextPart(text=part.text)]
+    return [TextPart(text=entry) for entry in part.summary if entry]
+
+
+def is_one_of(value: object, choices: Collection[str]) -> TypeGuard[str]:
+    """Whether ``value`` is one of the strings ``choices``.
+
+    For values read from metadata or a payload, which may be any JSON: ``value in choices``
+    raises ``TypeError`` for a list or an object when ``choices`` is a set or a dict.
+    """
+    return isinstance(value, str) and value in choices
+
+
+def is_blank(text: str) -> bool:
+    """Empty or whitespace only: text some APIs refuse in a text block."""
+    return not text or text.isspace()
+
+
+def placeholder_text(part: object, provider: str) -> str:
+    """``[<media_type> omitted: not supported by <provider>]``.
+
+    For a part that is not a file, the part's ``type`` tag stands in for the media type
+    (``[provider_tool_call omitted: ...]``).
+    """
+    label = part.media_type if isinstance(part, FilePart) else getattr(part, "type", "part")
+    return f"[{label} omitted: not supported by {provider}]"
+
+
+def unsupported_part(
+    part: object,
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+    *,
+    reason: str,
+) -> TextPart | None:
+    """Apply the ``unsupported`` policy to a part the format cannot carry.
+
+    Returns the placeholder text part, or ``None`` to drop the part.
+
+    Args:
+        part: the part (or the file inside a tool result) that cannot be sent.
+        message: the prepared message holding it.
+        position: its (message index, part index) in the prepared list.
+        options: the encode options.
+        reason: why the format cannot carry it, for the error message.
+
+    Raises:
+        threadline.UnsupportedContentError: ``unsupported="raise"``.
+    """
+    if options.unsupported == "placeholder":
+        return TextPart(text=placeholder_text(part, options.provider))
+    if options.unsupported == "drop":
+        return None
+    label = part.media_type if isinstance(part, FilePart) else getattr(part, "type", "part")
+    index, part_index = options.locate(message, part, position)
+    raise UnsupportedContentError(
+        f"{options.provider} cannot carry the {label} part at messages[{index}].parts"
+        f"[{part_index}] (message id {message.id!r}): {reason}. Pass "
+        "unsupported='placeholder' to send a placeholder text instead, or 'drop' to leave it out",
+        provider=options.provider,
+        message_index=index,
+        part_index=part_index,
+    )
