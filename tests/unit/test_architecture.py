@@ -28,7 +28,6 @@ left: the graph has no cycle)."""
 
 KNOWN_LONG: frozenset[str] = frozenset(
     {
-        "threadline.codecs.base",  # issue 20 item 2
         "threadline.integrity",
     }
 )
