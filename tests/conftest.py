@@ -6,7 +6,7 @@ minutes on two cores with no server: everything but the fault and soak tests
 ``requires_server``) and the tests marked ``slow``. ``THREADLINE_FULL=1`` (which ``.ci/run``
 sets) runs the full tier: all of it, with the ``ci`` hypothesis profile.
 
-Profiles: ``dev`` (the default, quick) and ``ci`` (more examples, chosen when ``CI`` or
+Profiles: ``dev`` (the default, quick: 20 examples) and ``ci`` (200, chosen when ``CI`` or
 ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
 """
 
@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
+# The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
 settings.register_profile(
-    "dev", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 # CI is derandomized: a run that passes here passes there, and a failure reproduces exactly.
 # The explain phase is off: on a failure it can trace for minutes before reporting.

@@ -12,11 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import require_module
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a whole mkdocs build; .ci/run also builds the site before the tests
 def test_docs_build_strict(tmp_path: Path) -> None:
     require_module("mkdocs", 'pip install -e ".[docs]"')
     require_module("mkdocstrings_handlers.python", 'pip install -e ".[docs]"')
