@@ -52,12 +52,6 @@ from threadline.messages import (
 if TYPE_CHECKING:
     from threadline.integrity import IssueCode
 
-MISSING_RESULT_TEXT: Final = (
-    "The tool call was interrupted before it returned a result; no result is available."
-)
-"""The content of the error result that repair inserts for a call without a result
-(public as :data:`threadline.integrity.MISSING_RESULT_TEXT`)."""
-
 _REPAIR_KEY: Final = "threadline.repair"
 _RAW_ARGUMENTS_KEY: Final = "threadline.raw_arguments"
 
@@ -425,15 +419,30 @@ def _created_id(call_message: Message) -> str:
 class Run:
     """One run of the passes: the scan, the working state and the findings so far."""
 
-    __slots__ = ("findings", "rename", "renamed", "scan", "state", "suggest_rename")
+    __slots__ = (
+        "findings",
+        "missing_text",
+        "rename",
+        "renamed",
+        "scan",
+        "state",
+        "suggest_rename",
+    )
 
     def __init__(
-        self, items: list[Message], scan: Scan, *, rename: bool, suggest_rename: bool
+        self,
+        items: list[Message],
+        scan: Scan,
+        *,
+        rename: bool,
+        suggest_rename: bool,
+        missing_text: str,
     ) -> None:
         self.scan = scan
         self.state = State(items)
         self.rename = rename
         self.suggest_rename = suggest_rename
+        self.missing_text = missing_text
         self.findings: list[Finding] = []
         self.renamed: set[str] = set()
 
@@ -695,7 +704,7 @@ def _answer_missing_calls(run: Run) -> None:
         assert type(part) is ToolCallPart
         result = ToolResultPart(
             call_id=part.id,
-            content=MISSING_RESULT_TEXT,
+            content=run.missing_text,
             name=part.name,
             is_error=True,
             metadata=_MISSING_MARK,
@@ -724,13 +733,16 @@ PASSES: Final[tuple[Callable[[Run], None], ...]] = (
 )
 
 
-def run_passes(items: list[Message], scan: Scan, *, rename: bool, suggest_rename: bool) -> Run:
+def run_passes(
+    items: list[Message], scan: Scan, *, rename: bool, suggest_rename: bool, missing_text: str
+) -> Run:
     """Run every pass over ``items``, whose :func:`scan_messages` found ``scan``.
 
     ``rename`` renames unambiguous duplicate call ids; ``suggest_rename`` says in a duplicate
-    id's problem that renaming was available.
+    id's problem that renaming was available; ``missing_text`` is the content of the error
+    result that answers a call without one.
     """
-    run = Run(items, scan, rename=rename, suggest_rename=suggest_rename)
+    run = Run(items, scan, rename=rename, suggest_rename=suggest_rename, missing_text=missing_text)
     for run_pass in PASSES:
         run_pass(run)
     return run

@@ -41,10 +41,7 @@ misplaced or missing: which call its results answer is unknown.
 
 The caller's messages and parts are never mutated; changed ones are copies. Repair takes time
 linear in the input whatever its shape (one message of N calls, N results to move or merge, N
-internal messages after a call, N renames). The scan and the passes live in the private
-``threadline._repair``, the helpers of :func:`sanitize_untrusted` in ``threadline._sanitize``;
-this module is the contract: the codes, the reports, the public functions, and what each mode
-does with each code.
+internal messages after a call, N renames).
 
 Where results go
 ----------------
@@ -82,12 +79,16 @@ from typing import Final, Literal, TypeAlias, get_args
 
 import pydantic
 
-from threadline import _repair
+import threadline._repair as _repair
 from threadline._sanitize import Untrusted, sanitized
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, IntegrityError, ValidationError
 from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
 from threadline.messages import Message
+
+# This module is the contract: the codes, the reports, the public functions and what each mode
+# does with each code. The scan and the passes live in _repair (which knows nothing of modes and
+# never imports this module), the helpers of sanitize_untrusted in _sanitize.
 
 __all__ = [
     "ISSUE_CODES",
@@ -118,7 +119,9 @@ IssueCode: TypeAlias = Literal[
 ISSUE_CODES: Final[tuple[IssueCode, ...]] = get_args(IssueCode)
 """Every issue code, in the order the checks run."""
 
-MISSING_RESULT_TEXT: Final = _repair.MISSING_RESULT_TEXT
+MISSING_RESULT_TEXT: Final = (
+    "The tool call was interrupted before it returned a result; no result is available."
+)
 """The content of the error result that repair inserts for a call without a result."""
 
 Mode: TypeAlias = Literal["auto", "strict"]
@@ -220,7 +223,9 @@ def check_messages(messages: Sequence[Message]) -> IntegrityReport:
     scan = _repair.scan_messages(items)
     if scan.clean:
         return IntegrityReport()
-    run = _repair.run_passes(items, scan, rename=False, suggest_rename=True)
+    run = _repair.run_passes(
+        items, scan, rename=False, suggest_rename=True, missing_text=MISSING_RESULT_TEXT
+    )
     return IntegrityReport(
         tuple(_issue(items, finding, finding.problem) for finding in run.findings)
     )
@@ -333,7 +338,13 @@ def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
     scan = _repair.scan_messages(items)
     if scan.clean:
         return Repaired(items, IntegrityReport())
-    run = _repair.run_passes(items, scan, rename=rename, suggest_rename=mode != "strict")
+    run = _repair.run_passes(
+        items,
+        scan,
+        rename=rename,
+        suggest_rename=mode != "strict",
+        missing_text=MISSING_RESULT_TEXT,
+    )
     issues: list[IntegrityIssue] = []
     refused: list[IntegrityIssue] = []
     for finding in run.findings:
