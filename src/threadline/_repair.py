@@ -2,10 +2,10 @@
 
 :mod:`threadline.integrity` holds the contract (the issue codes and their order, the report
 types, the public functions and what each mode does with each code); this module finds the
-issues and makes the changes, and knows nothing of modes: it records a *finding* (the code,
-the input position, the call id, the problem and what was done about it) for every issue, and
-the contract turns findings into :class:`~threadline.IntegrityIssue` objects and decides which
-of them a mode refuses.
+issues and makes the changes, and knows nothing of modes: every pass calls :meth:`Run.report`
+with the code, the input position, the call id, the problem and what repair did about it, and
+the contract's subclass of :class:`Run` turns that into an :class:`~threadline.IntegrityIssue`
+and decides whether the mode refuses it.
 
 First one scan over the input finds the candidates of every check. It is the only code that
 visits every message: the checks are fused into it because a scan per check would cost several
@@ -33,7 +33,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from threadline._json import EMPTY, FrozenJsonMap
 from threadline.messages import (
@@ -57,18 +57,6 @@ _RAW_ARGUMENTS_KEY: Final = "threadline.raw_arguments"
 
 Position: TypeAlias = tuple[int, int]
 """(message index, part index) in the input."""
-
-
-class Finding(NamedTuple):
-    """One issue as the passes found it, with what repair did about it."""
-
-    code: IssueCode
-    position: Position | int
-    """Where, in the input: a part, or a whole message (its index)."""
-    call_id: str | None
-    problem: str
-    action: str | None
-    """What repair did; ``None`` when the issue cannot be repaired."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -417,17 +405,13 @@ def _created_id(call_message: Message) -> str:
 
 
 class Run:
-    """One run of the passes: the scan, the working state and the findings so far."""
+    """One run of the passes: the scan, the working state, and where the passes report.
 
-    __slots__ = (
-        "findings",
-        "missing_text",
-        "rename",
-        "renamed",
-        "scan",
-        "state",
-        "suggest_rename",
-    )
+    The passes call :meth:`report` once for every issue; what a report becomes is the
+    contract's business (its subclass of this class).
+    """
+
+    __slots__ = ("missing_text", "rename", "renamed", "scan", "state", "suggest_rename")
 
     def __init__(
         self,
@@ -441,9 +425,11 @@ class Run:
         self.scan = scan
         self.state = State(items)
         self.rename = rename
+        """Rename unambiguous duplicate call ids."""
         self.suggest_rename = suggest_rename
+        """Say in a duplicate id's problem that renaming was available."""
         self.missing_text = missing_text
-        self.findings: list[Finding] = []
+        """The content of the error result that answers a call without one."""
         self.renamed: set[str] = set()
 
     def unresolved_duplicate(self, call_id: str) -> bool:
@@ -464,7 +450,7 @@ class Run:
         call_id: str | None = None,
     ) -> None:
         """Record an issue; ``action`` is what repair did, ``None`` when it cannot repair it."""
-        self.findings.append(Finding(code, position, call_id, problem, action))
+        raise NotImplementedError
 
 
 def _drop_internal_messages(run: Run) -> None:
@@ -733,19 +719,10 @@ PASSES: Final[tuple[Callable[[Run], None], ...]] = (
 )
 
 
-def run_passes(
-    items: list[Message], scan: Scan, *, rename: bool, suggest_rename: bool, missing_text: str
-) -> Run:
-    """Run every pass over ``items``, whose :func:`scan_messages` found ``scan``.
-
-    ``rename`` renames unambiguous duplicate call ids; ``suggest_rename`` says in a duplicate
-    id's problem that renaming was available; ``missing_text`` is the content of the error
-    result that answers a call without one.
-    """
-    run = Run(items, scan, rename=rename, suggest_rename=suggest_rename, missing_text=missing_text)
+def run_passes(run: Run) -> None:
+    """Run every pass, in table order, over the input of ``run``."""
     for run_pass in PASSES:
         run_pass(run)
-    return run
 
 
 # ---------------------------------------------------------------------------------------------

@@ -223,12 +223,9 @@ def check_messages(messages: Sequence[Message]) -> IntegrityReport:
     scan = _repair.scan_messages(items)
     if scan.clean:
         return IntegrityReport()
-    run = _repair.run_passes(
-        items, scan, rename=False, suggest_rename=True, missing_text=MISSING_RESULT_TEXT
-    )
-    return IntegrityReport(
-        tuple(_issue(items, finding, finding.problem) for finding in run.findings)
-    )
+    run = _Run(items, scan, None, rename=False)
+    _repair.run_passes(run)
+    return IntegrityReport(tuple(run.issues))
 
 
 def repair_messages(
@@ -338,24 +335,11 @@ def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
     scan = _repair.scan_messages(items)
     if scan.clean:
         return Repaired(items, IntegrityReport())
-    run = _repair.run_passes(
-        items,
-        scan,
-        rename=rename,
-        suggest_rename=mode != "strict",
-        missing_text=MISSING_RESULT_TEXT,
-    )
-    issues: list[IntegrityIssue] = []
-    refused: list[IntegrityIssue] = []
-    for finding in run.findings:
-        if finding.action is None or (mode == "strict" and finding.code not in _DROP_CODES):
-            refused.append(_issue(items, finding, finding.problem))
-            issues.append(refused[-1])
-        else:
-            issues.append(_issue(items, finding, f"{finding.problem}; {finding.action}"))
-    if refused:
-        raise IntegrityError(_error_message(refused, mode), refused)
-    return Repaired(run.state.assemble(), IntegrityReport(tuple(issues)))
+    run = _Run(items, scan, mode, rename=rename)
+    _repair.run_passes(run)
+    if run.refused:
+        raise IntegrityError(_error_message(run.refused, mode), run.refused)
+    return Repaired(run.state.assemble(), IntegrityReport(tuple(run.issues)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,17 +403,53 @@ def _as_message(item: object, index: int) -> Message:
 # Reports
 
 
-def _issue(items: list[Message], finding: _repair.Finding, detail: str) -> IntegrityIssue:
-    position = finding.position
-    index, part_index = position if isinstance(position, tuple) else (position, None)
-    return IntegrityIssue(
-        code=finding.code,
-        message_index=index,
-        part_index=part_index,
-        message_id=items[index].id,
-        call_id=finding.call_id,
-        detail=detail,
-    )
+class _Run(_repair.Run):
+    """A run of the passes that reports :class:`IntegrityIssue` objects under ``mode``.
+
+    ``mode`` is ``None`` for :func:`check_messages` (report only: nothing is refused).
+    """
+
+    __slots__ = ("issues", "mode", "refused")
+
+    def __init__(
+        self, items: list[Message], scan: _repair.Scan, mode: Mode | None, *, rename: bool
+    ) -> None:
+        super().__init__(
+            items,
+            scan,
+            rename=rename,
+            suggest_rename=mode != "strict",
+            missing_text=MISSING_RESULT_TEXT,
+        )
+        self.mode = mode
+        self.issues: list[IntegrityIssue] = []
+        self.refused: list[IntegrityIssue] = []
+
+    def report(
+        self,
+        code: IssueCode,
+        position: _repair.Position | int,
+        problem: str,
+        *,
+        action: str | None,
+        call_id: str | None = None,
+    ) -> None:
+        index, part_index = position if isinstance(position, tuple) else (position, None)
+        refused = self.mode is not None and (
+            action is None or (self.mode == "strict" and code not in _DROP_CODES)
+        )
+        detail = problem if self.mode is None or refused else f"{problem}; {action}"
+        issue = IntegrityIssue(
+            code=code,
+            message_index=index,
+            part_index=part_index,
+            message_id=self.state.source[index].id,
+            call_id=call_id,
+            detail=detail,
+        )
+        self.issues.append(issue)
+        if refused:
+            self.refused.append(issue)
 
 
 def _count(number: int, noun: str) -> str:
