@@ -15,7 +15,7 @@ pass before left.
 
 The working state is addressed by *input* positions: a dropped message or part leaves a hole,
 results added to a turn are kept beside the message they join, and a tool message created by
-repair hangs off the call message it follows. So no pass re-scans the history, every finding
+repair hangs off the call message it follows. So no pass re-scans the history, every issue
 names input indexes, and the output is assembled once at the end by copying the untouched runs
 of the input. The caller's messages and parts are never mutated; changed ones are copies.
 

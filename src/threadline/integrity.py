@@ -87,8 +87,9 @@ from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
 from threadline.messages import Message
 
 # This module is the contract: the codes, the reports, the public functions and what each mode
-# does with each code. The scan and the passes live in _repair (which knows nothing of modes and
-# never imports this module), the helpers of sanitize_untrusted in _sanitize.
+# does with each code (_Run.report). The scan and the passes live in _repair, which knows nothing
+# of modes and imports this module only for type checking; sanitize_untrusted's helpers live in
+# _sanitize.
 
 __all__ = [
     "ISSUE_CODES",
