@@ -26,12 +26,9 @@ KNOWN_CYCLES: frozenset[frozenset[str]] = frozenset()
 """Import cycles that predate the test; each may lose modules or vanish, never grow (none are
 left: the graph has no cycle)."""
 
-KNOWN_LONG: frozenset[str] = frozenset(
-    {
-        "threadline.integrity",
-    }
-)
-"""Modules over ``MAX_LINES`` lines that predate the test (format codecs are exempt)."""
+KNOWN_LONG: frozenset[str] = frozenset()
+"""Modules over ``MAX_LINES`` lines that predate the test (format codecs are exempt); none are
+left."""
 
 FORMAT_CODECS = frozenset(
     {"anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses"}
