@@ -123,8 +123,10 @@ def refuse_rebinding(binding: Binding | None) -> None:
     """
     if binding is not None:
         raise RuntimeError(
-            f"this history is bound already (to conversation {binding.conversation_id!r} "
-            f"in {binding.store!r}); bind a new History, or a copy (copies are unbound)"
+            f"this history is bound already, to conversation {binding.conversation_id!r} in "
+            f"{binding.store!r}, and a binding is for the history's life (there is no unbind). "
+            "To persist its messages elsewhere too, bind a copy, made with `history.copy()` "
+            "(a copy is unbound and holds the same messages and plugins), or a new History"
         )
 
 

@@ -98,17 +98,11 @@ class Plugins:
 
     async def reduce(self, history: History, **options: int | datetime | timedelta | None) -> bool:
         """Every ``reduce`` in order, each called with ``options``; whether any changed the
-        history.
+        history (with no plugin that reduces: nothing to do, ``False``).
 
         Raises:
-            threadline.PluginError: no plugin reduces, or one failed (its error is
-                ``__cause__``).
+            threadline.PluginError: a plugin failed (its error is ``__cause__``).
         """
-        if not self.reducers:
-            raise PluginError(
-                "History.reduce() needs a plugin that reduces, such as "
-                "history.use(RollingSummary(summarizer)); none is registered"
-            )
         changed = False
         for plugin, reduce in self.reducers:
             try:

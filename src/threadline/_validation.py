@@ -6,6 +6,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 
 import pydantic
+from pydantic_core import ErrorDetails
 
 from threadline._json import NOT_UNICODE_HINT
 from threadline.errors import ErrorDetail, ValidationError
@@ -33,6 +34,18 @@ _UNION_NOISE = frozenset(
 _NOT_UNICODE = (
     "not valid Unicode text: it holds a lone surrogate (such as \\ud800), " + NOT_UNICODE_HINT
 )
+# A provider's message shape given where a threadline message belongs: the usual first mistake.
+_CONTENT_NOT_PARTS = (
+    "threadline messages hold `parts`, not `content`: build it with user_message(...) or "
+    "decode provider payloads with threadline.decode(..., provider='openai_chat')"
+)
+_ROLES = "system, user, assistant, tool and internal"
+# Roles of provider formats that threadline spells differently, with the codec that maps them.
+_FOREIGN_ROLES = {
+    "developer": ("OpenAI's developer", "system", "openai_chat"),
+    "model": ("Gemini's model", "assistant", "gemini"),
+    "function": ("OpenAI's legacy function", "tool", "openai_chat"),
+}
 
 
 def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
@@ -75,9 +88,25 @@ def translate_errors(
     not_unicode = {
         path for item, path in zip(items, paths, strict=True) if item["type"] == "string_unicode"
     }
+    # A message given ``content`` and no ``parts`` (a provider's shape): one error saying so,
+    # in place of "parts: Field required" and "content: unknown field".
+    extra = {path for item, path in zip(items, paths, strict=True) if _is_extra(item)}
+    content_for_parts = {
+        path
+        for item, path in zip(items, paths, strict=True)
+        if item["type"] == "missing" and _is_field(item, "parts") and path[:-5] + "content" in extra
+    }
+    inputs: list[object] | None = None  # the inputs, read only for an error that names one
     ordered: list[str] | None = None  # sorted paths, to find one inside another in log time
-    for item, path in zip(items, paths, strict=True):
+    for index, (item, path) in enumerate(zip(items, paths, strict=True)):
         kind = item["type"]
+        content_not_parts = path in content_for_parts
+        if not content_not_parts and (
+            _is_extra(item)
+            and _is_field(item, "content")
+            and (path[:-7] + "parts" in content_for_parts)
+        ):
+            continue
         if kind == "too_short":
             if ordered is None:
                 ordered = sorted(paths)
@@ -87,7 +116,14 @@ def translate_errors(
             continue
         if kind == "role_part":
             path = f"{path}[{item.get('ctx', {}).get('index')}]"
-        message = _friendly(kind, item["msg"], path)
+        if content_not_parts:
+            message = _CONTENT_NOT_PARTS
+        elif kind == "literal_error" and _is_field(item, "role"):
+            if inputs is None:
+                inputs = [each.get("input") for each in error.errors(include_url=False)]
+            message = _unknown_role(inputs[index])
+        else:
+            message = _friendly(kind, item["msg"], path)
         if (path, message) in seen:
             continue
         seen.add((path, message))
@@ -95,6 +131,33 @@ def translate_errors(
     lines = "\n".join(f"  {detail}" for detail in details)
     noun = "problem" if len(details) == 1 else "problems"
     return ValidationError(f"{summary}: {len(details)} {noun}\n{lines}", details)
+
+
+def _is_field(item: ErrorDetails, name: str) -> bool:
+    """Whether the error is about the field ``name`` (the last item of its location)."""
+    loc = item["loc"]
+    return bool(loc) and loc[-1] == name
+
+
+def _is_extra(item: ErrorDetails) -> bool:
+    return item["type"] in ("extra_forbidden", "unexpected_keyword_argument")
+
+
+def _unknown_role(value: object) -> str:
+    """What to say about a role threadline does not have: the roles it has, and where the
+    value is a provider's spelling of one, which one and the codec that maps it."""
+    if isinstance(value, str):  # escaped and cut short: the value may come from anyone
+        shown = ascii(value) if len(value) <= 40 else ascii(value[:40])[:-1] + "...'"
+    else:
+        shown = f"a value of type {type(value).__name__}"
+    message = f"{shown} is not a threadline role; the roles are {_ROLES}"
+    if isinstance(value, str) and value in _FOREIGN_ROLES:
+        theirs, ours, provider = _FOREIGN_ROLES[value]
+        message += (
+            f". {theirs} role is `{ours}` in threadline: use role={ours!r}, or decode the "
+            f"provider's messages with threadline.decode(..., provider={provider!r})"
+        )
+    return message
 
 
 def _has_path_under(ordered: list[str], path: str) -> bool:

@@ -425,12 +425,15 @@ class History:
             max_messages: reduce until the history fits this many messages.
             older_than: reduce what is older than this (a datetime, or an age).
 
+        With no plugin that reduces there is nothing to do: it returns ``False``, so calling
+        it every turn is safe whether or not a reducer is registered.
+
         Returns:
-            Whether any plugin changed the history.
+            Whether any plugin changed the history (``False`` when none reduces).
 
         Raises:
-            threadline.PluginError: no registered plugin can reduce, or one failed (its error
-                is ``__cause__``); what earlier plugins did stays done.
+            threadline.PluginError: a plugin failed (its error is ``__cause__``); what earlier
+                plugins did stays done.
         """
         return await self._plugins.reduce(
             self, max_tokens=max_tokens, max_messages=max_messages, older_than=older_than

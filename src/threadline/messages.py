@@ -457,12 +457,13 @@ class Message(pydantic.BaseModel):
             if type(part) not in allowed:
                 raise PydanticCustomError(
                     "role_part",
-                    "a {part_type} part, which a {role} message cannot hold; "
+                    "a {part_type} part, which {article} {role} message cannot hold; "
                     "{role} messages hold {allowed} ({hint})",
                     {
                         "index": index,
                         "part_type": part.type,
                         "role": role,
+                        "article": "an" if role in ("assistant", "internal") else "a",
                         "allowed": _ALLOWED_TEXT[role],
                         "hint": _WHERE_INSTEAD[part.type],
                     },

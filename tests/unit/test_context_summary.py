@@ -180,9 +180,10 @@ class TestReduceByHand:
 
 
 class TestReduceFailures:
-    def test_no_reducing_plugin(self) -> None:
-        with pytest.raises(tl.PluginError, match="RollingSummary"):
-            asyncio.run(History(conversation(1)).reduce())
+    def test_no_reducing_plugin_is_nothing_to_do(self) -> None:
+        history = History(conversation(1))
+        assert asyncio.run(history.reduce(max_messages=1)) is False
+        assert list(history) == conversation(1)
 
     def test_a_summarizer_error_is_a_plugin_error_and_nothing_changes(self) -> None:
         def summarize(messages: list[tl.Message], previous: str | None) -> str:

@@ -317,7 +317,10 @@ def test_which_parts_each_role_may_hold(role: str, part: object, allowed: bool) 
     if allowed:
         assert Message(role=role, parts=(part,)).parts == (part,)  # type: ignore[arg-type]
         return
-    with pytest.raises(pydantic.ValidationError, match=f"which a {role} message cannot hold"):
+    article = "an" if role in ("assistant", "internal") else "a"
+    with pytest.raises(
+        pydantic.ValidationError, match=f"which {article} {role} message cannot hold"
+    ):
         Message(role=role, parts=(TextPart(text="ok") if role != "tool" else part, part))  # type: ignore[arg-type]
 
 
