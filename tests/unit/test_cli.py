@@ -206,7 +206,7 @@ UNREADABLE: dict[str, tuple[bytes | None, str]] = {
     "newer-version": (b'{"format": "threadline", "version": 99, "messages": []}', "upgrade"),
     "provider-payload": (
         b'{"messages": [{"role": "user", "content": "hi"}]}',
-        "pass --from PROVIDER",
+        "pass --from openai_chat",
     ),
     "a-number": (b"42", "expected an envelope"),
     "too-deep": (b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),

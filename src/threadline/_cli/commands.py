@@ -230,8 +230,10 @@ def run_convert(args: argparse.Namespace) -> int:
     """``threadline convert``: print ``threadline.encode(history, provider=TO)`` as JSON."""
     loaded = load_history(args.file, args.source)
     try:
+        # What encode's integrity="auto" runs, done here to report what it changed.
+        repaired = repair_messages(loaded.messages)
         payload = encode(
-            loaded.messages,
+            repaired.messages,
             provider=args.to,
             system=args.system,
             model=args.model,
@@ -245,6 +247,12 @@ def run_convert(args: argparse.Namespace) -> int:
     except UnsupportedContentError as error:
         raise CliError(f"{loaded.name}: {one_line(error)}", EXIT_ISSUES) from error
     print_json(jsonable(payload))
+    issues = repaired.report.issues
+    if issues:  # stdout is the payload: the report goes to stderr, as `repair -o -` does
+        lines = [
+            f"{loaded.name}: repaired {plural(len(issues), 'issue')} before converting to {args.to}"
+        ]
+        print_lines(lines + [f"  {issue}" for issue in issues], file=sys.stderr)
     return EXIT_OK
 
 

@@ -16,6 +16,7 @@ import pydantic
 from threadline._cli.output import STDIN, CliError, json_problem, one_line, warn
 from threadline._validation import translate_errors
 from threadline.codecs import codec_names, decode
+from threadline.codecs._sniff import guess_request_format, looks_like
 from threadline.errors import CodecError, ValidationError
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -103,16 +104,26 @@ def _load_neutral(name: str, text: str) -> list[Message]:
         if "role" in document and "parts" in document:  # JSON Lines with one message
             return _validated([document], f"{name}:1")
         if _PROVIDER_KEYS & document.keys():
-            raise CliError(
-                f"{name}: not a threadline history but it looks like a provider request; "
-                f"pass --from PROVIDER ({', '.join(codec_names())})"
-            )
+            raise CliError(f"{name}: not a threadline history; {_from_hint(document)}")
     try:
         # A file the operator chose is trusted: no size limits (nesting still has a ceiling),
         # so a long history with inline images reads whole.
         return load_json(text, limits=Limits.none())
     except ValidationError as error:
-        raise CliError(f"{name}: {one_line(error)}") from error
+        guess = guess_request_format(document)
+        hint = f"; {_from_hint(document)}" if guess is not None else ""
+        raise CliError(f"{name}: {one_line(error)}{hint}") from error
+
+
+def _from_hint(document: Any) -> str:
+    """What to pass for a provider payload given without ``--from``, naming its format where
+    it can be told."""
+    guess = guess_request_format(document)
+    if guess is None:
+        return (
+            f"it looks like a provider request: pass --from PROVIDER ({', '.join(codec_names())})"
+        )
+    return f"this looks like {looks_like(guess, 'payload')}: pass --from {guess}"
 
 
 def _first_line_is_json(text: str) -> bool:

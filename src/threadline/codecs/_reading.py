@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 import pydantic
 
 from threadline._validation import translate_errors
+from threadline.codecs._sniff import guess_response_format, looks_like
 from threadline.errors import CodecError, ValidationError
 from threadline.limits import (
     LimitExceededError,
@@ -120,9 +121,25 @@ def read_response(
         detail = error.errors[0].message if error.errors else str(error)
         raise CodecError(f"not a valid {format_name} response: {detail}") from None
     with _reading(checked, what):
-        message = read(document)
+        try:
+            message = read(document)
+        except CodecError as error:
+            hint = _other_format_hint(document, what.partition(".")[0])
+            if hint is None or type(error) is not CodecError:
+                raise
+            raise CodecError(f"{error}; {hint}") from None
     enforce_counts([message], checked, what=what)
     return message
+
+
+def _other_format_hint(document: Any, provider: str) -> str | None:
+    """ "it looks like a <format> response: pass provider='<name>'" when ``document`` (a
+    response ``provider``'s codec could not read, JSON text already parsed) has the telltale
+    shape of another format."""
+    guess = guess_response_format(document)
+    if guess is None or guess == provider or {guess, provider} == {"openai_chat", "mistral"}:
+        return None
+    return f"it looks like {looks_like(guess, 'response')}: pass provider={guess!r}"
 
 
 _T = TypeVar("_T")
