@@ -425,11 +425,9 @@ class History:
             max_messages: reduce until the history fits this many messages.
             older_than: reduce what is older than this (a datetime, or an age).
 
-        With no plugin that reduces there is nothing to do: it returns ``False``, so calling
-        it every turn is safe whether or not a reducer is registered.
-
         Returns:
-            Whether any plugin changed the history (``False`` when none reduces).
+            Whether any plugin changed the history: ``False`` when none reduces (nothing to
+            do), so calling it every turn is safe whether or not a reducer is registered.
 
         Raises:
             threadline.PluginError: a plugin failed (its error is ``__cause__``); what earlier
