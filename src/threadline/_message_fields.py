@@ -5,6 +5,7 @@ message id factory, the shared fields set and the serializer of part unions."""
 from __future__ import annotations
 
 import binascii
+import json
 import re
 import secrets
 from base64 import b64decode, b64encode
@@ -25,6 +26,8 @@ __all__ = [
     "SerializedByItsClass",
     "StandardBase64",
     "is_media_type",
+    "is_url",
+    "json_result_text",
     "merged_metadata",
     "new_message_id",
     "use_id_factory",
@@ -91,6 +94,41 @@ def is_media_type(text: str) -> bool:
     (``; charset=utf-8``), as RFC 9110 writes them. Nothing else, so a media type cannot
     carry a line break into a header, or a path into a file name."""
     return _MEDIA_TYPE.fullmatch(text) is not None
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
+"""A URL starts with an RFC 3986 scheme and a colon: ``https:``, ``gs:``, ``s3:``, ``data:``,
+threadline's own blob references (``threadline-blob:``, :mod:`threadline.stores.blobs`)...
+Base64 text never holds a colon, and a file name or a path has no scheme. One-letter schemes
+are refused: none is registered, and ``C:`` is a Windows drive. Whether a URL may be fetched
+is :func:`~threadline.sanitize_untrusted`'s question, not this one."""
+
+
+def is_url(text: str) -> bool:
+    """Whether ``text`` is a URL a file part may hold (see :data:`_URL`): base64 text, a file
+    name or a path is not, and a provider would refuse it only when the message is sent."""
+    return _URL.match(text) is not None
+
+
+_RESULT_KINDS = "a str, a list of text/file parts, or a JSON value (dict, list, int, float, bool "
+_RESULT_KINDS += "or None, sent as JSON text)"
+
+
+def json_result_text(value: object) -> str:
+    """A structured tool result as compact JSON text, the form every provider accepts.
+
+    Raises:
+        threadline.ValidationError: naming ``content``, when ``value`` is not a JSON value
+            (a set, an object, ``NaN``, a lone surrogate, an int JSON readers refuse...).
+    """
+    try:
+        checked = check_json_value(value, "content")
+    except PydanticCustomError as error:
+        message = f"{error.message()}; a tool result's content is {_RESULT_KINDS}"
+        detail = ErrorDetail("content", message, error.type)
+        summary = f"invalid tool_result part: 1 problem\n  {detail}"
+        raise ValidationError(summary, [detail]) from None
+    return json.dumps(checked, separators=(",", ":"), ensure_ascii=False)
 
 
 def merged_metadata(

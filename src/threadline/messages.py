@@ -28,6 +28,8 @@ from threadline._message_fields import (
     ALL_FIELDS,
     SerializedByItsClass,
     StandardBase64,
+    is_url,
+    json_result_text,
     merged_metadata,
     new_message_id,
     use_id_factory,
@@ -226,7 +228,8 @@ class FilePart(_PartBase):
     """The file's bytes; standard base64 in JSON. OpenAI ``data:`` URLs and ``file_data``;
     Anthropic ``source.data``; Gemini ``inlineData.data``; Bedrock ``source.bytes``."""
     url: str | None = None
-    """Where the file lives (``https://``, ``gs://``, ``s3://``...). OpenAI ``image_url.url``
+    """Where the file lives: a URL, which starts with a scheme (``https://``, ``gs://``,
+    ``s3://``, ``data:``...); base64 text or a path is refused. OpenAI ``image_url.url``
     and ``file_url``; Anthropic ``source.url``; Gemini ``fileData.fileUri``; Bedrock
     ``s3Location.uri``."""
     filename: str | None = None
@@ -234,6 +237,22 @@ class FilePart(_PartBase):
     ``name``)."""
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Provider details kept across persistence."""
+
+    @pydantic.field_validator("url", mode="after")
+    @classmethod
+    def _check_url(cls, url: str | None, info: pydantic.ValidationInfo) -> str | None:
+        if url is None or is_url(url):
+            return url
+        media_type = info.data.get("media_type")
+        if not isinstance(media_type, str) or len(media_type) > 80 or not is_media_type(media_type):
+            media_type = None  # shown in the message: only a short, valid one
+        raise PydanticCustomError(
+            "url",
+            "{url} is not a URL (it has no scheme such as https:, gs:, s3: or data:); for base64 "
+            "text pass the bytes (base64.b64decode(text)) or a data URL "
+            "(data:{media_type};base64,...)",
+            {"url": repr(url)[:80], "media_type": media_type or "image/png"},
+        )
 
     def __post_init__(self) -> None:
         if (self.data is None) == (self.url is None):
@@ -704,14 +723,22 @@ def tool_result_part(
     is_error: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> ToolResultPart:
-    """A tool result for the call ``call_id``; ``content`` is a string or text/file parts.
+    """A tool result for the call ``call_id``.
+
+    ``content`` is a string, or a list or tuple of text/file parts (each ``str`` a text part),
+    or any other JSON value -- a dict, a list of values, an int, a float, a bool or ``None`` --
+    which becomes compact JSON text (``{"temp":22}``), the form every provider accepts.
 
     Raises:
-        threadline.ValidationError: ``content`` holds something other than text or files.
+        threadline.ValidationError: ``content`` holds parts a tool result cannot hold, or is
+            neither text, parts nor a JSON value (a set, an object, ``NaN``...).
     """
-    value: object = (
-        content if isinstance(content, str) else tuple(_as_part(item) for item in content)
-    )
+    value: object = content
+    given: object = content  # callers without a type checker pass anything
+    if isinstance(given, (list, tuple)) and all(map(_is_content_part, given)):
+        value = tuple(_as_part(item) for item in given)
+    elif not isinstance(given, str):
+        value = json_result_text(given)
     return _part(
         ToolResultPart,
         "tool_result",
@@ -723,6 +750,13 @@ def tool_result_part(
     )
 
 
+def _is_content_part(item: object) -> bool:
+    """Whether ``item`` reads as a part of a tool result's content (not as a JSON value)."""
+    if isinstance(item, Mapping):
+        return item.get("type") in ("text", "file")
+    return isinstance(item, (str, _PartBase))
+
+
 def file_part(
     data_or_url: bytes | str,
     media_type: str,
@@ -732,8 +766,12 @@ def file_part(
 ) -> FilePart:
     """A file part: ``bytes`` become ``data``, a ``str`` is a ``url``.
 
+    A ``str`` must be a URL with a scheme (``https://``, ``gs://``, ``s3://``, ``data:``...):
+    for base64 text, pass ``base64.b64decode(text)`` or a ``data:`` URL.
+
     Raises:
-        threadline.ValidationError: ``media_type`` is not a media type.
+        threadline.ValidationError: ``media_type`` is not a media type, or a ``str`` is not
+            a URL.
     """
     source = "data" if isinstance(data_or_url, (bytes, bytearray, memoryview)) else "url"
     value = bytes(data_or_url) if source == "data" else data_or_url  # type: ignore[arg-type]
