@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from threadline._bounded_json import Limits, parse_arguments
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, JsonValue
 from threadline._message_fields import (
     ALL_FIELDS,
     SerializedByItsClass,
@@ -721,7 +721,7 @@ def tool_call_part(
 
 def tool_result_part(
     call_id: str,
-    content: str | Sequence[str | TextPart | FilePart],
+    content: str | Sequence[str | TextPart | FilePart | Mapping[str, Any]] | JsonValue,
     *,
     name: str | None = None,
     is_error: bool = False,
