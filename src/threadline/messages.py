@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from threadline._bounded_json import Limits, parse_arguments
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, JsonValue
 from threadline._message_fields import (
     ALL_FIELDS,
     SerializedByItsClass,
@@ -72,8 +72,12 @@ __all__ = [
 Role: TypeAlias = Literal["system", "user", "assistant", "tool", "internal"]
 """Who a message is from. ``internal`` messages never reach a model (UI and resume state)."""
 
-Metadata: TypeAlias = FrozenJsonMap
-"""Read-only JSON metadata; the annotation used for every ``metadata`` field."""
+Metadata: TypeAlias = Annotated[Mapping[str, Any], FrozenJsonMap]
+"""Read-only JSON metadata; the annotation used for every ``metadata`` field.
+
+Typed as a ``Mapping`` so that constructors take any mapping (a plain ``dict`` passes a type
+checker); the value a part or message holds is always a read-only ``FrozenJsonMap``, whose
+pydantic schema the annotation carries."""
 
 # defer_build: the validators and serializers are built on first use, not at import. Building
 # them is cheap, but the first build in a process makes pydantic scan every installed
@@ -97,13 +101,13 @@ _PART_CONFIG = ConfigDict(
 
 
 Base64Bytes = Annotated[bytes, StandardBase64]
-JsonObject = Annotated[FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
+JsonObject = Annotated[Mapping[str, Any], FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
 JsonData = Annotated[Any, JSON_DATA]
 
 
 class _HasMetadata(Protocol):
     @property
-    def metadata(self) -> FrozenJsonMap: ...
+    def metadata(self) -> Mapping[str, Any]: ...
 
 
 _Self = TypeVar("_Self", bound=_HasMetadata)
@@ -717,7 +721,7 @@ def tool_call_part(
 
 def tool_result_part(
     call_id: str,
-    content: str | Sequence[str | TextPart | FilePart],
+    content: str | Sequence[str | TextPart | FilePart | Mapping[str, Any]] | JsonValue,
     *,
     name: str | None = None,
     is_error: bool = False,

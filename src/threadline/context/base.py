@@ -64,6 +64,9 @@ class Plugin(Protocol):
     @_default_hook
     def on_registered(self, history: History) -> None:
         """Called once when ``history`` registers this plugin; raise to refuse it."""
+        # An explicit return: a protocol method with only a docstring is abstract to a type
+        # checker, and a subclass that overrides some hooks could then not be instantiated.
+        return
 
     @_default_hook
     def transform(self, history: History, messages: list[Message]) -> Sequence[Message]:
@@ -77,6 +80,7 @@ class Plugin(Protocol):
     @_default_hook
     def after_append(self, history: History, messages: tuple[Message, ...]) -> None:
         """Called after ``messages`` were appended (one for ``append``, a batch for ``extend``)."""
+        return
 
     @_default_hook
     def reduce(
