@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import pydantic
 
 from threadline._blob_marks import blob_mark_errors
+from threadline._message_fields import FROM_DATA
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
@@ -95,7 +96,7 @@ def _from_input(item: object, path: str) -> Message | list[ErrorDetail]:
             )
         ]
     try:
-        message = Message.model_validate(item)
+        message = Message.model_validate(item, context=FROM_DATA)
     except pydantic.ValidationError as error:
         return list(translate_errors(error, "", prefix=path).errors)
     return blob_mark_errors(message, path) or message

@@ -80,6 +80,7 @@ from typing import Final, Literal, TypeAlias, get_args
 import pydantic
 
 import threadline._repair as _repair
+from threadline._message_fields import FROM_DATA
 from threadline._sanitize import Untrusted, sanitized
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, IntegrityError, ValidationError
@@ -387,7 +388,7 @@ def _as_message(item: object, index: int) -> Message:
         return item
     if isinstance(item, Mapping):
         try:
-            return Message.model_validate(item)
+            return Message.model_validate(item, context=FROM_DATA)
         except pydantic.ValidationError as error:
             raise translate_errors(
                 error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"

@@ -32,6 +32,7 @@ from threadline._message_fields import (
     json_result_text,
     merged_metadata,
     new_message_id,
+    refuse_replay_from_data,
     use_id_factory,
 )
 from threadline._message_fields import (
@@ -461,9 +462,11 @@ class Message(pydantic.BaseModel):
     """When the message was created; never set automatically (deterministic replays)."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
-    replay: bool = Field(default=False, exclude=True)
-    """Runtime only: this message is being replayed from a stored run. Never serialized, so
-    loaded or sanitized messages always have ``replay=False``."""
+    replay: Annotated[bool, pydantic.AfterValidator(refuse_replay_from_data)] = Field(
+        default=False, exclude=True
+    )
+    """Runtime only: this message is being replayed from a stored run. Set in Python; never
+    serialized and refused in data read from outside; the seal covers it."""
 
     @pydantic.field_validator("parts", mode="after")
     @classmethod
