@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol, TypeAlias, TypeVar, Union, get_args
 
 import pydantic
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from threadline._bounded_json import Limits, parse_arguments
@@ -74,11 +74,8 @@ Role: TypeAlias = Literal["system", "user", "assistant", "tool", "internal"]
 """Who a message is from. ``internal`` messages never reach a model (UI and resume state)."""
 
 Metadata: TypeAlias = Annotated[Mapping[str, Any], FrozenJsonMap]
-"""Read-only JSON metadata; the annotation used for every ``metadata`` field.
-
-Typed as a ``Mapping`` so that constructors take any mapping (a plain ``dict`` passes a type
-checker); the value a part or message holds is always a read-only ``FrozenJsonMap``, whose
-pydantic schema the annotation carries."""
+"""Read-only JSON metadata, the annotation of every ``metadata`` field: constructors take any
+mapping (a ``dict`` passes a type checker); the value held is a read-only ``FrozenJsonMap``."""
 
 # defer_build: the validators and serializers are built on first use, not at import. Building
 # them is cheap, but the first build in a process makes pydantic scan every installed
@@ -104,6 +101,7 @@ _PART_CONFIG = ConfigDict(
 Base64Bytes = Annotated[bytes, StandardBase64]
 JsonObject = Annotated[Mapping[str, Any], FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
 JsonData = Annotated[Any, JSON_DATA]
+_REPLAY_FIELD: Any = Field(default=False, exclude=True)
 
 
 class _HasMetadata(Protocol):
@@ -462,11 +460,9 @@ class Message(pydantic.BaseModel):
     """When the message was created; never set automatically (deterministic replays)."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
-    replay: Annotated[bool, pydantic.AfterValidator(refuse_replay_from_data)] = Field(
-        default=False, exclude=True
-    )
+    replay: Annotated[bool, AfterValidator(refuse_replay_from_data)] = _REPLAY_FIELD
     """Runtime only: this message is being replayed from a stored run. Set in Python; never
-    serialized and refused in data read from outside; the seal covers it."""
+    serialized, refused in data read from outside and by ``verify``."""
 
     @pydantic.field_validator("parts", mode="after")
     @classmethod
