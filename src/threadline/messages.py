@@ -37,7 +37,7 @@ from threadline._message_fields import (
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
-from threadline._validation import register_part_tags, translate_errors
+from threadline._validation import RoleHints, register_part_tags, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
@@ -432,7 +432,7 @@ _WHERE_INSTEAD = {
 }
 
 
-class Message(pydantic.BaseModel):
+class Message(RoleHints):
     """One message of a conversation: a role and at least one part.
 
     Frozen; compare with ``==`` (every field, ids and metadata included) or
