@@ -12,7 +12,8 @@ def test_message_with_the_developer_role_says_to_use_system() -> None:
     with pytest.raises(pydantic.ValidationError) as caught:
         tl.Message(role="developer", parts=(tl.text_part("hi"),))  # type: ignore[arg-type]
     text = str(caught.value)
-    assert "literal_error" not in text and "errors.pydantic.dev" not in text
+    assert "literal_error" not in text
+    assert "errors.pydantic.dev" not in text
     assert "system, user, assistant, tool and internal" in text
     assert "role='system'" in text
 
@@ -22,7 +23,8 @@ def test_any_invalid_role_lists_the_roles(role: object) -> None:
     with pytest.raises(pydantic.ValidationError) as caught:
         tl.Message.model_validate({"role": role, "parts": [{"type": "text", "text": "x"}]})
     text = str(caught.value)
-    assert "is not a threadline role" in text and "errors.pydantic.dev" not in text
+    assert "is not a threadline role" in text
+    assert "errors.pydantic.dev" not in text
 
 
 def test_the_json_schema_still_lists_the_roles() -> None:
