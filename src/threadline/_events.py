@@ -5,7 +5,7 @@ subscribed) under the history's lock; listeners run once the lock is released, f
 per-history queue drained by one thread at a time, so every listener sees every event in
 mutation order even when several threads mutate at once, and a listener may read or mutate
 the history. A listener that takes no argument is called without the event; one that is a
-coroutine function is awaited (:mod:`threadline._background`); one that can take neither is
+coroutine function is awaited (`threadline._background`); one that can take neither is
 refused when it subscribes.
 """
 
@@ -50,8 +50,8 @@ class HistoryEvent:
 
 
 Listener: TypeAlias = "Callable[[HistoryEvent], object] | Callable[[], object]"
-"""A function called with every :class:`HistoryEvent` (or with no argument, when it takes
-none); what it returns is ignored, unless it is awaitable: then it is awaited."""
+"""Called with every [`HistoryEvent`][threadline.HistoryEvent], or with no argument when it
+takes none; what it returns is ignored, unless it is awaitable: then it is awaited."""
 
 ListenerErrorHandler: TypeAlias = Callable[[Exception, HistoryEvent, Listener], object]
 """Called as ``handler(error, event, listener)`` when a listener raises."""

@@ -5,7 +5,7 @@
 ``transform`` or an ``after_append`` is isolated and handed to ``on_plugin_error``
 (:meth:`Plugins.failed`); one in a ``reduce`` reaches the caller as
 :class:`~threadline.PluginError`. An ``after_append`` that is a coroutine function is awaited
-(:mod:`threadline._background`); a plugin that could never run (no hook at all, or an async
+(`threadline._background`); a plugin that could never run (no hook at all, or an async
 hook where the history cannot await it) is refused when it is registered.
 """
 
@@ -61,7 +61,7 @@ class Plugins:
 
         A plugin that could never run is refused before ``on_registered`` runs: one with a
         hook that is not callable, one with no hook at all (a bare function; a subclass of
-        :class:`~threadline.context.Plugin` has the no-op ones), and one whose
+        [`Plugin`][threadline.context.Plugin] has the no-op ones), and one whose
         ``transform`` or ``on_registered`` is a coroutine function (the history calls them
         where nothing can await them).
 
@@ -99,12 +99,12 @@ class Plugins:
                 self.reducers = (*self.reducers, (plugin, reduce))
 
     def register_all(self, history: History, plugins: Iterable[Any], lock: threading.RLock) -> None:
-        """:meth:`register` each of ``plugins`` in order.
+        """`register` each of ``plugins`` in order.
 
         Raises:
             TypeError: ``plugins`` is not iterable (one plugin given without a list), or as
-                :meth:`register`.
-            threadline.PluginError: as :meth:`register`.
+                `register`.
+            threadline.PluginError: as `register`.
         """
         if not isinstance(plugins, Iterable):
             raise TypeError(
@@ -124,8 +124,8 @@ class Plugins:
         return messages
 
     def run_after_append(self, history: History, messages: tuple[Message, ...]) -> None:
-        """Every ``after_append``; one that raises goes to :meth:`failed`. What one returns
-        that is awaitable (a coroutine function's call) is awaited, see :class:`Background`."""
+        """Every ``after_append``; one that raises goes to `failed`. What one returns
+        that is awaitable (a coroutine function's call) is awaited, see `Background`."""
         for plugin, after_append in self.after_append:
             try:
                 result = after_append(history, messages)

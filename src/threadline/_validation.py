@@ -96,7 +96,7 @@ class RoleHints(pydantic.BaseModel):
 
 
 def _role_hinted(error: pydantic.ValidationError) -> pydantic.ValidationError | None:
-    """``error`` with its unknown-role error saying what :func:`_unknown_role` says (the
+    """``error`` with its unknown-role error saying what `_unknown_role` says (the
     others kept, type, message and context), or ``None`` when it has none."""
     items = error.errors(include_url=False)
     if not any(item["type"] == "literal_error" and item["loc"] == ("role",) for item in items):

@@ -531,11 +531,11 @@ class History:
         They run in subscription order and see events in mutation order, one event per
         mutation. When several threads mutate, one thread delivers the queued events while the
         others return at once, so a listener may run on another thread than the mutation's.
-        An exception from a listener goes to ``on_listener_error`` and breaks nothing. A
-        coroutine function is awaited like an async ``after_append`` (see :meth:`flush`).
+        An exception from a listener goes to ``on_listener_error`` and breaks nothing. An
+        async listener is awaited (see [`flush`][threadline.History.flush]).
 
         Args:
-            listener: a callable taking a :class:`HistoryEvent`, or taking no argument.
+            listener: a callable taking a [`HistoryEvent`][threadline.HistoryEvent], or none.
 
         Returns:
             A function that unsubscribes ``listener``; calling it again does nothing. After it
@@ -688,7 +688,7 @@ class History:
 
     async def flush(self) -> None:
         """Await the async listeners and ``after_append`` hooks started on this loop (their
-        errors went to their handlers), then send the writes queued since :meth:`abind`.
+        errors went to their handlers), then send the writes queued since ``abind``.
 
         Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
         before it unnecessary, so they are skipped. If a write fails, its error is raised here
@@ -697,7 +697,7 @@ class History:
         is cancelled, or fails, after the store applied the write but before it replied: the
         next flush sends the write again, and the store skips the messages it holds already
         (their ids are taken, by the same messages), so each is stored once, in order. Writes
-        are never queued for an unbound history or one bound with :meth:`bind`.
+        are never queued for an unbound history or one bound with [`bind`][threadline.History.bind].
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).

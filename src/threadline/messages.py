@@ -454,7 +454,8 @@ class Message(RoleHints):
     parts: tuple[Part, ...] = Field(min_length=1)
     """What the message holds, in order. Which part types are allowed depends on ``role``."""
     created_at: datetime | None = None
-    """When the message was created; never set automatically (deterministic replays)."""
+    """When the message was created. Never set by default (replays stay deterministic); a
+    ``History(timestamps=True)`` sets it on what it stores."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
     replay: bool = Field(default=False, exclude=True)

@@ -12,7 +12,7 @@ It may implement any of four hooks; each is optional:
 - ``after_append(history, messages)`` — after every ``append`` and ``extend``, once the
   listeners have run, outside the history's lock (so it may read or mutate the history). May
   be a coroutine function: it runs as a task on the running event loop, which
-  :meth:`History.flush <threadline.History.flush>` awaits (with no loop running, it runs to
+  [`History.flush`][threadline.History.flush] awaits (with no loop running, it runs to
   completion before ``append`` returns).
 - ``reduce(history, *, max_tokens, max_messages, older_than) -> bool`` — on
   ``await history.reduce(...)``: shrink the stored history (rolling summary); may be a
@@ -25,7 +25,7 @@ called by hand reaches the caller as :class:`~threadline.PluginError`.
 
 Subclass :class:`Plugin` and override what you need (the others are no-ops the history skips),
 or pass any object with some of these methods. A plugin that could never run is refused when
-it is registered, with a :class:`TypeError` saying what to write: an object with none of these
+it is registered, with a `TypeError` saying what to write: an object with none of these
 methods (a bare function: subscribe it as a listener instead), or an async ``transform`` or
 ``on_registered`` (both are called where nothing can await them).
 

@@ -82,7 +82,7 @@ class RollingSummary(Plugin):
       units all of whose messages were created before it (a naive datetime counts as UTC).
       It reads ``created_at``, which threadline never sets unless asked: create the history
       with ``History(..., timestamps=True)``. Over a message without one (system messages
-      and the summary aside) it raises :class:`~threadline.ValidationError` rather than
+      and the summary aside) it raises [`ValidationError`][threadline.ValidationError] rather than
       silently summarizing nothing.
     - Several options: the most any of them asks for. None at all: everything but the newest
       unit.
