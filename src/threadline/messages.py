@@ -38,7 +38,7 @@ from threadline._message_fields import (
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
-from threadline._validation import register_part_tags, translate_errors
+from threadline._validation import RoleHints, register_part_tags, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
@@ -435,7 +435,7 @@ _WHERE_INSTEAD = {
 }
 
 
-class Message(pydantic.BaseModel):
+class Message(RoleHints):
     """One message of a conversation: a role and at least one part.
 
     Frozen; compare with ``==`` (every field, ids and metadata included) or
@@ -457,7 +457,8 @@ class Message(pydantic.BaseModel):
     parts: tuple[Part, ...] = Field(min_length=1)
     """What the message holds, in order. Which part types are allowed depends on ``role``."""
     created_at: datetime | None = None
-    """When the message was created; never set automatically (deterministic replays)."""
+    """When the message was created. Never set by default (replays stay deterministic); a
+    ``History(timestamps=True)`` sets it on what it stores."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
     replay: Annotated[bool, AfterValidator(refuse_replay_from_data)] = _REPLAY_FIELD
