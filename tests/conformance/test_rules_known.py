@@ -1,0 +1,205 @@
+"""The rules today's encoders break: one minimal history each, judged by the rules judge.
+
+Each case is a strict xfail naming the rule it breaks, with every rule judged (none
+tolerated). When an encoder fix makes its payload keep the rule, the case passes, strict
+xfail turns that into a failure, and the fix removes the mark here and the rule's id from
+``KNOWN_VIOLATIONS`` (then the conformance suites and the property test enforce the rule).
+``test_every_known_violation_has_a_reproducer`` keeps the two lists in step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+import threadline as tl
+from tests.conformance import _rules
+from tests.conformance.judges import WireError
+from threadline import FilePart, Message, ReasoningPart
+from threadline.codecs import encode
+
+PNG = FilePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")
+PDF = FilePart(media_type="application/pdf", data=b"%PDF-1.4", filename="report.pdf")
+MODEL = "claude-sonnet-4-5-20250929"
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+
+
+def ask(text: str = "What's the weather in Paris?") -> Message:
+    return tl.user_message(text)
+
+
+def call(name: str = "get_weather") -> Message:
+    return tl.assistant_message(tl.tool_call_part("call_1", name, {"city": "Paris"}))
+
+
+def result(content: str | Sequence[str | FilePart] = "18C", *, is_error: bool = False) -> Message:
+    return tl.tool_message(tl.tool_result_part("call_1", content, is_error=is_error))
+
+
+def thinking_then_call() -> Message:
+    reasoning = ReasoningPart(
+        text="Use the tool.", signature="c2ln", provider="anthropic", model=MODEL
+    )
+    call_part = tl.tool_call_part("toolu_1", "get_weather", {"city": "Paris"})
+    return tl.assistant_message(reasoning, call_part, metadata={"model": MODEL})
+
+
+# (case id, rule id, the history, encode's keyword arguments, request fields the caller adds)
+Case = tuple[str, str, list[Message], Mapping[str, Any], Mapping[str, Any]]
+CASES: list[Case] = [
+    (
+        "user-question-after-result",
+        "mistral.nothing_but_assistant_after_tool",
+        [ask(), call(), result(), ask("And tomorrow?")],
+        {},
+        {},
+    ),
+    (
+        "user-question-after-repaired-call",
+        "mistral.nothing_but_assistant_after_tool",
+        [ask(), call(), ask("Never mind: and tomorrow?")],
+        {},
+        {},
+    ),
+    (
+        "system-after-result",
+        "mistral.nothing_but_assistant_after_tool",
+        [ask(), call(), result(), tl.system_message("Be brief."), tl.assistant_message("18C.")],
+        {},
+        {},
+    ),
+    (
+        "files-moved-out-of-result",
+        "mistral.nothing_but_assistant_after_tool",
+        [ask(), call(), result(["the map", PNG]), tl.assistant_message("Sunny.")],
+        {},
+        {},
+    ),
+    (
+        "dotted-tool-name",
+        "mistral.tool_name_pattern",
+        [ask(), call("files.read"), result()],
+        {},
+        {},
+    ),
+    (
+        "failed-result-with-an-image",
+        "anthropic.failed_result_text_only",
+        [ask(), call(), result(["the request failed", PNG], is_error=True)],
+        {},
+        {},
+    ),
+    (
+        "failed-result-empty",
+        "anthropic.failed_result_not_empty",
+        [ask(), call(), result("", is_error=True)],
+        {},
+        {},
+    ),
+    (
+        "window-starts-with-assistant",
+        "anthropic.first_message_user",
+        [tl.assistant_message("Hello!"), ask()],
+        {},
+        {},
+    ),
+    (
+        "thinking-of-a-model-alias",
+        "anthropic.tool_loop_starts_with_thinking",
+        [ask(), thinking_then_call(), tl.tool_message(tl.tool_result_part("toolu_1", "18C"))],
+        {"model": "claude-sonnet-4-5"},
+        {"thinking": THINKING},
+    ),
+    (
+        "dotted-tool-name",
+        "anthropic.tool_name_pattern",
+        [ask(), call("files.read"), result()],
+        {},
+        {},
+    ),
+    (
+        "two-files-one-name",
+        "bedrock.document_names_unique",
+        [tl.user_message("Compare these.", PDF, PDF)],
+        {},
+        {},
+    ),
+    (
+        "empty-result",
+        "bedrock.tool_result_not_empty",
+        [ask(), call(), result("")],
+        {},
+        {"toolConfig": {"tools": []}},
+    ),
+    (
+        "dotted-tool-name",
+        "bedrock.tool_name_pattern",
+        [ask(), call("files.read"), result()],
+        {},
+        {"toolConfig": {"tools": []}},
+    ),
+    (
+        "spaced-tool-name",
+        "gemini.tool_name_pattern",
+        [ask(), call("get weather"), result()],
+        {},
+        {},
+    ),
+    (
+        "dotted-tool-name",
+        "openai_chat.tool_name_pattern",
+        [ask(), call("files.read"), result()],
+        {},
+        {},
+    ),
+    (
+        "dotted-tool-name",
+        "openai_responses.tool_name_pattern",
+        [ask(), call("files.read"), result()],
+        {},
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "history", "kw", "request_fields"),
+    [
+        pytest.param(
+            rule_id,
+            history,
+            kw,
+            fields,
+            id=f"{rule_id}-{case}",
+            marks=pytest.mark.xfail(
+                strict=True, raises=WireError, reason=f"{rule_id}: today's encoder breaks it"
+            ),
+        )
+        for case, rule_id, history, kw, fields in CASES
+    ],
+)
+def test_the_encoder_keeps_the_rule(
+    rule_id: str,
+    history: list[Message],
+    kw: Mapping[str, Any],
+    request_fields: Mapping[str, Any],
+) -> None:
+    found = _rules.rule(rule_id)
+    payload = {**encode(history, provider=found.format, **kw), **request_fields}
+    _rules.judge_rules(found.format, payload, scope="request", known=frozenset())
+
+
+def test_every_known_violation_has_a_reproducer() -> None:
+    assert {rule_id for _, rule_id, *_ in CASES} == _rules.KNOWN_VIOLATIONS
+
+
+def test_each_reproducer_breaks_its_own_rule_today() -> None:
+    """The xfails fail for the reason they name, not another (a reproducer that also broke
+    some other rule would keep failing after its own rule's fix)."""
+    for case, rule_id, history, kw, fields in CASES:
+        found = _rules.rule(rule_id)
+        payload = {**encode(history, provider=found.format, **kw), **fields}
+        broken = {rule.id for rule, _ in _rules.violations(found.format, payload)}
+        assert broken == {rule_id}, (case, broken)
