@@ -12,7 +12,7 @@ they read. Each *dialect* below is a function from a schema to a schema:
   are named in the description), and keywords Gemini rejects are removed.
 - ``"openai_strict"``: OpenAI's strict mode. Every object gets ``additionalProperties: false``
   and lists every property as required; a property the schema left optional is made nullable
-  (``null`` then stands for "absent": :func:`drop_strict_nulls` removes it from the arguments
+  (``null`` then stands for "absent": ``drop_strict_nulls`` removes it from the arguments
   a model sends back). ``oneOf`` becomes ``anyOf`` and a ``default`` moves into the
   description. A schema whose objects take keys it does not name (``additionalProperties``
   other than ``false``, ``patternProperties``, an object without ``properties``) or that uses

@@ -4,9 +4,8 @@
 Schema of its arguments; [`tool_from_function`][threadline.tool_from_function] builds one from
 a typed Python function (through pydantic, each parameter's description read from the
 docstring) and [`tool_from_model`][threadline.tool_from_model] from a pydantic model. The
-schema is written as standard JSON Schema; the codecs adapt it to each provider
-(:mod:`threadline._schemas`), and [`adapted_parameters`][threadline.tools.adapted_parameters]
-is how they ask for it.
+schema is written as standard JSON Schema; the codecs adapt it to each provider, and
+[`adapted_parameters`][threadline.tools.adapted_parameters] is how they ask for it.
 """
 
 from __future__ import annotations
@@ -23,13 +22,20 @@ from pydantic_core import PydanticCustomError
 from threadline._bounded_json import Limits, walk
 from threadline._docstrings import parse_docstring
 from threadline._json import EMPTY, FrozenJsonMap, check_json_value
-from threadline._schemas import Dialect, adapt_schema_text, schema_text
+from threadline._schemas import Dialect, adapt_schema_text, drop_strict_nulls, schema_text
 from threadline.errors import ErrorDetail, ValidationError
 
 if typing.TYPE_CHECKING:
     import pydantic
 
-__all__ = ["ToolDefinition", "adapted_parameters", "tool_from_function", "tool_from_model"]
+__all__ = [
+    "Dialect",
+    "ToolDefinition",
+    "adapted_parameters",
+    "drop_strict_nulls",
+    "tool_from_function",
+    "tool_from_model",
+]
 
 _LIMITS = Limits.untrusted()
 """Tool schemas may come from elsewhere (an MCP server): they are read as untrusted JSON."""
@@ -109,7 +115,9 @@ class ToolDefinition:
 def adapted_parameters(tool: ToolDefinition, dialect: Dialect) -> dict[str, Any]:
     """``tool.parameters`` as ``dialect`` needs it: a fresh dict, computed once per schema.
 
-    For the codecs; the dialects are described in :mod:`threadline._schemas`.
+    For the codecs. The dialects: ``"standard"`` (unchanged), ``"inline"`` (``$ref`` inlined),
+    ``"gemini"`` (inlined, cut to Gemini's schema subset) and ``"openai_strict"`` (OpenAI's
+    strict mode); the docs page "Tools and requests" says what each one changes.
 
     Raises:
         threadline.ValidationError: the schema cannot be adapted (a recursive schema for a
@@ -305,7 +313,8 @@ def tool_from_function(
         fn: the function (a coroutine function works too).
         name: the tool's name; default ``fn.__name__``.
         description: the tool's description; default from the docstring.
-        strict: [`ToolDefinition.strict`][threadline.ToolDefinition.strict].
+        strict: the definition's ``strict`` (OpenAI's strict mode; see
+            [`ToolDefinition`][threadline.ToolDefinition]).
 
     Raises:
         threadline.ValidationError: a parameter cannot be in a tool (named, with the fix), or
@@ -365,7 +374,8 @@ def tool_from_model(
         model: a ``pydantic.BaseModel`` subclass.
         name: the tool's name; default the model's class name.
         description: the tool's description; default from the model's docstring.
-        strict: [`ToolDefinition.strict`][threadline.ToolDefinition.strict].
+        strict: the definition's ``strict`` (OpenAI's strict mode; see
+            [`ToolDefinition`][threadline.ToolDefinition]).
 
     Raises:
         TypeError: ``model`` is not a pydantic model class.
