@@ -455,6 +455,24 @@ def bench_encode(report: Report, c: Corpus, samples: int, min_time: float) -> No
             report.check(f"encode {provider} ÷ dump_json", c.size, r, "≤ 3", r <= 3)
 
 
+def bench_tools(report: Report, samples: int, min_time: float) -> None:
+    """``tool_from_function`` against pydantic's own schema generation for the same function
+    (issue 23: at most 1.5 times). Both start from the function each call: nothing cached."""
+    import pydantic
+    import tool_sample
+
+    fn = tool_sample.get_weather
+    candidates = {
+        "TypeAdapter.json_schema": timed(lambda: pydantic.TypeAdapter(fn).json_schema(), min_time),
+        "tool_from_function": timed(lambda: tl.tool_from_function(fn), min_time),
+    }
+    stats = measure(candidates, samples)
+    row = Row("tool_from_function", 1, "tool_from_function", stats, ["TypeAdapter.json_schema"])
+    report.rows.append(row)
+    r = ratio(row, "tool_from_function", "TypeAdapter.json_schema")
+    report.check("tool_from_function ÷ TypeAdapter.json_schema", None, r, "≤ 1.5", r <= 1.5)
+
+
 UNTRUSTED = {
     "load_json": "load_json(text)",
     "restore": "History.restore(mappings)",
@@ -894,6 +912,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if wanted(name):
                 progress(f"size {size:,}: {name}")
                 bench(report, c, samples, min_time)
+    if wanted("tools"):
+        progress("tool_from_function")
+        bench_tools(report, samples, min_time)
     rounds = 1 if args.quick else FRESH_ROUNDS
     if wanted("untrusted"):
         progress(f"untrusted input, fresh interpreters, {rounds} round(s)")

@@ -69,7 +69,6 @@ if _typing.TYPE_CHECKING:
     from threadline.context import (
         Plugin,
         RollingSummary,
-        ToolDefinition,
         ToolResultMasking,
         Trimmed,
         trim_messages,
@@ -83,6 +82,7 @@ if _typing.TYPE_CHECKING:
         SQLiteStore,
         Store,
     )
+    from threadline.tools import ToolDefinition, tool_from_function, tool_from_model
 
 __version__ = "0.1.0.dev0"
 
@@ -90,7 +90,7 @@ __version__ = "0.1.0.dev0"
 _LAZY: dict[str, str] = {
     "Plugin": "threadline.context",
     "RollingSummary": "threadline.context",
-    "ToolDefinition": "threadline.context",
+    "ToolDefinition": "threadline.tools",
     "ToolResultMasking": "threadline.context",
     "Trimmed": "threadline.context",
     "trim_messages": "threadline.context",
@@ -104,6 +104,8 @@ _LAZY: dict[str, str] = {
     "decode": "threadline.codecs",
     "decode_response": "threadline.codecs",
     "encode": "threadline.codecs",
+    "tool_from_function": "threadline.tools",
+    "tool_from_model": "threadline.tools",
 }
 
 
@@ -188,6 +190,8 @@ __all__ = [
     "system_message",
     "text_part",
     "tool_call_part",
+    "tool_from_function",
+    "tool_from_model",
     "tool_message",
     "tool_result_part",
     "trim_messages",

@@ -40,12 +40,12 @@ started on a task) to ``on_plugin_error``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from threadline.messages import Message
+from threadline.tools import ToolDefinition
 
 if TYPE_CHECKING:
     from threadline.history import History
@@ -104,26 +104,3 @@ class Plugin(Protocol):
     ) -> bool | Awaitable[bool]:
         """Shrink the stored history toward the given targets; return whether it changed."""
         return False
-
-
-@dataclass(frozen=True, slots=True)
-class ToolDefinition:
-    """A tool a model can call, ready to hand to an agent framework or a provider SDK.
-
-    ``name``, ``description`` and ``parameters`` (a JSON Schema object) are what providers take
-    in their tool lists; ``function`` runs the tool with the model's arguments as keywords.
-    Calling the definition itself calls ``function``.
-    """
-
-    name: str
-    """The tool's name, as the model will call it."""
-    description: str
-    """What the tool does and when to use it, for the model."""
-    parameters: Mapping[str, Any]
-    """The JSON Schema of the tool's arguments (an ``object`` schema)."""
-    function: Callable[..., str]
-    """Runs the tool: called with the model's arguments as keyword arguments."""
-
-    def __call__(self, **arguments: Any) -> str:
-        """Run the tool with the model's ``arguments``."""
-        return self.function(**arguments)

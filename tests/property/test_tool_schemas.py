@@ -1,0 +1,242 @@
+"""The law of schema adaptation (issue 23): an adapted schema accepts what the original accepts.
+
+Hypothesis draws JSON Schemas (objects with optional and required properties, arrays, enums,
+``const``, ``anyOf``, ``type`` lists, nested objects, ``$defs`` with ``$ref``, with and
+without sibling keywords) together with values valid under them. For each dialect the adapted
+schema must accept the value (checked with ``jsonschema``); under OpenAI strict mode the value
+is the one a model would send, with every absent optional key ``null``, and
+``drop_strict_nulls`` must turn it back into a value the original schema accepts. Adapting an
+adapted schema changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import jsonschema
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from threadline import ToolDefinition, ValidationError
+from threadline._schemas import adapt_schema, drop_strict_nulls
+
+# A drawn schema with the strategy of its values: pairs (value, the value as strict mode sends it).
+Pair: TypeAlias = "tuple[dict[str, Any], st.SearchStrategy[tuple[Any, Any]]]"
+
+NAMES = st.sampled_from(["a", "b", "city", "type", "$ref", "properties", "items", "x y", "é"])
+
+
+def _same(values: st.SearchStrategy[Any]) -> st.SearchStrategy[tuple[Any, Any]]:
+    return values.map(lambda value: (value, value))
+
+
+def _leaves(strict: bool) -> st.SearchStrategy[Pair]:
+    """Leaf schemas; ``strict``: only those OpenAI strict mode can express (no open dict)."""
+    texts = st.text(alphabet="ab c", max_size=4)
+    open_dicts = st.just(
+        (
+            {"type": "object", "additionalProperties": {"type": "integer"}},
+            _same(st.dictionaries(texts, st.integers(), max_size=2)),
+        )
+    )
+    return (st.nothing() if strict else open_dicts) | st.one_of(
+        st.just(({"type": "string"}, _same(texts))),
+        st.integers(0, 3).map(
+            lambda n: (
+                {"type": "string", "minLength": n, "format": "email"},
+                _same(st.text(alphabet="xy", min_size=n, max_size=n + 2)),
+            )
+        ),
+        st.just(({"type": "integer", "minimum": -5, "maximum": 5}, _same(st.integers(-5, 5)))),
+        st.just(
+            (
+                {"type": "integer", "exclusiveMinimum": 0, "multipleOf": 2},
+                _same(st.integers(1, 4).map(lambda n: 2 * n)),
+            )
+        ),
+        st.just(({"type": "number"}, _same(st.floats(allow_nan=False, allow_infinity=False)))),
+        st.just(({"type": "boolean", "description": "on?"}, _same(st.booleans()))),
+        st.just(({"type": "null"}, _same(st.none()))),
+        st.just(({"type": ["string", "null"]}, _same(st.none() | texts))),
+        st.just(
+            (
+                {"type": ["integer", "string"], "maxLength": 2},
+                _same(st.integers() | st.text(alphabet="ab", max_size=2)),
+            )
+        ),
+        st.lists(texts, min_size=1, max_size=3, unique=True).map(
+            lambda values: ({"type": "string", "enum": values}, _same(st.sampled_from(values)))
+        ),
+        st.lists(st.integers(-3, 3), min_size=1, max_size=3, unique=True).map(
+            lambda values: ({"enum": values}, _same(st.sampled_from(values)))
+        ),
+        st.sampled_from([1, "x", True, None, 2.5]).map(
+            lambda value: ({"const": value}, _same(st.just(value)))
+        ),
+        st.just(
+            (
+                {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}],
+                    "items": {"type": "string"},
+                },
+                _same(
+                    st.tuples(st.integers(), st.lists(texts, max_size=2)).map(
+                        lambda t: [t[0], *t[1]]
+                    )
+                ),
+            )
+        ),
+    )
+
+
+@st.composite
+def _object(draw: st.DrawFn, children: st.SearchStrategy[Pair]) -> Pair:
+    fields = draw(
+        st.lists(
+            st.tuples(NAMES, children, st.booleans()), max_size=4, unique_by=lambda field: field[0]
+        )
+    )
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: sub for name, (sub, _), _ in fields},
+        "required": [name for name, _, required in fields if required],
+    }
+    if draw(st.booleans()):
+        schema["additionalProperties"] = False
+    if draw(st.booleans()):
+        schema["description"] = "an object"
+
+    @st.composite
+    def values(draw: st.DrawFn) -> tuple[Any, Any]:
+        value: dict[str, Any] = {}
+        sent: dict[str, Any] = {}
+        for name, (_, pairs), required in fields:
+            if required or draw(st.booleans()):
+                value[name], sent[name] = draw(pairs)
+            else:
+                sent[name] = None
+        return value, sent
+
+    return schema, values()
+
+
+def _extend(children: st.SearchStrategy[Pair], strict: bool) -> st.SearchStrategy[Pair]:
+    def array(pair: Pair) -> Pair:
+        sub, pairs = pair
+        return (
+            {"type": "array", "items": sub, "maxItems": 3},
+            st.lists(pairs, max_size=3).map(
+                lambda items: ([v for v, _ in items], [s for _, s in items])
+            ),
+        )
+
+    def union(branches: list[Pair]) -> Pair:
+        return {"anyOf": [sub for sub, _ in branches]}, st.one_of([p for _, p in branches])
+
+    def optional(pair: Pair) -> Pair:
+        sub, pairs = pair
+        return {"anyOf": [sub, {"type": "null"}], "default": None}, pairs | _same(st.none())
+
+    def all_of(pair: Pair) -> Pair:
+        sub, pairs = pair
+        return {"allOf": [sub]}, pairs
+
+    return st.one_of(
+        children.map(array),
+        st.lists(children, min_size=1, max_size=3).map(union),
+        children.map(optional),
+        st.nothing() if strict else children.map(all_of),
+        _object(children),
+    )
+
+
+def _trees(strict: bool, extra: st.SearchStrategy[Pair] | None = None) -> st.SearchStrategy[Pair]:
+    base = _leaves(strict) if extra is None else _leaves(strict) | extra
+    return st.recursive(base, lambda children: _extend(children, strict), max_leaves=5)
+
+
+@st.composite
+def schemas_and_values(draw: st.DrawFn, strict: bool = False) -> tuple[dict[str, Any], Any, Any]:
+    """A tool parameters schema (an object at the top, maybe with ``$defs``), a value valid
+    under it and that value as strict mode sends it; ``strict``: schemas strict mode takes."""
+    definitions = draw(st.lists(_trees(strict), max_size=3))
+    refs: list[Pair] = []
+    for index, (_, pairs) in enumerate(definitions):
+        refs.append(({"$ref": f"#/$defs/D{index}"}, pairs))
+        refs.append(({"$ref": f"#/$defs/D{index}", "description": "see D"}, pairs))
+    children = _trees(strict, st.sampled_from(refs) if refs else None)
+    schema, pairs = draw(_object(children))
+    if definitions:
+        schema["$defs"] = {f"D{index}": sub for index, (sub, _) in enumerate(definitions)}
+    value, sent = draw(pairs)
+    return schema, value, sent
+
+
+def _valid(schema: dict[str, Any], value: Any) -> None:
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(value)
+
+
+@given(schemas_and_values())
+def test_every_dialect_accepts_what_the_original_accepts(case: tuple[Any, Any, Any]) -> None:
+    schema, value, _ = case
+    note(f"schema={schema!r}")
+    _valid(schema, value)  # the generator's own promise
+    ToolDefinition("t", parameters=schema)
+    for dialect in ("standard", "inline", "gemini"):
+        adapted = adapt_schema(schema, dialect)
+        note(f"{dialect}: {adapted!r}")
+        _valid(adapted, value)
+        assert adapt_schema(adapted, dialect) == adapted  # idempotent
+        assert adapt_schema(schema, dialect) == adapted  # deterministic
+
+
+@given(schemas_and_values(strict=True))
+def test_strict_mode_accepts_the_value_with_nulls_and_decoding_drops_them(
+    case: tuple[Any, Any, Any],
+) -> None:
+    schema, value, sent = case
+    note(f"schema={schema!r}")
+    strict = adapt_schema(schema, "openai_strict")
+    note(f"strict={strict!r}")
+    _valid(strict, sent)
+    assert adapt_schema(strict, "openai_strict") == strict
+    decoded = drop_strict_nulls(sent, schema)
+    _valid(schema, decoded)
+    assert drop_strict_nulls(value, schema) == value  # nothing to drop in what the model sent
+
+
+@given(schemas_and_values())
+def test_strict_mode_refuses_only_with_the_path(case: tuple[Any, Any, Any]) -> None:
+    schema, _, _ = case
+    try:
+        adapt_schema(schema, "openai_strict")
+    except ValidationError as error:
+        refusal = error
+    else:
+        return
+    assert refusal.errors[0].path.startswith("#")
+    assert "strict" in str(refusal)
+
+
+@given(schemas_and_values())
+def test_gemini_keeps_only_its_subset(case: tuple[Any, Any, Any]) -> None:
+    schema, _, _ = case
+    allowed = {
+        "type", "format", "title", "description", "nullable", "enum", "items", "minItems",
+        "maxItems", "properties", "required", "minProperties", "maxProperties", "minLength",
+        "maxLength", "pattern", "example", "anyOf", "propertyOrdering", "default", "minimum",
+        "maximum",
+    }  # fmt: skip
+    stack: list[Any] = [adapt_schema(schema, "gemini")]
+    while stack:
+        node = stack.pop()
+        assert isinstance(node, dict)
+        assert set(node) <= allowed, set(node) - allowed
+        assert not isinstance(node.get("type"), list)
+        assert all(isinstance(value, str) for value in node.get("enum", []))
+        stack.extend(node.get("properties", {}).values())
+        stack.extend(node.get("anyOf", []))
+        if "items" in node:
+            stack.append(node["items"])
