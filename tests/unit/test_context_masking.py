@@ -162,6 +162,7 @@ class TestMaskingInAHistory:
         assert tool.name == RETRIEVE_TOOL_NAME
         assert tool.parameters["required"] == ["call_id"]
         assert tool(call_id="c0") == "the whole file"
+        assert tool.function is not None
         assert tool.function(call_id="c1") == "caption\n[1 file(s) not shown: image/png]"
         assert "No tool result" in tool(call_id="nope")
         with pytest.raises(TypeError, match="call_id"):
