@@ -1,10 +1,10 @@
 """A history's context plugins: their hooks in registration order, and their errors.
 
-:class:`~threadline.History` registers plugins here and calls their hooks through
-:class:`Plugins`; what each hook means is :mod:`threadline.context.base`'s. An error in a
+[`History`][] registers plugins here and calls their hooks through
+`Plugins`; what each hook means is [`threadline.context.base`][]'s. An error in a
 ``transform`` or an ``after_append`` is isolated and handed to ``on_plugin_error``
-(:meth:`Plugins.failed`); one in a ``reduce`` reaches the caller as
-:class:`~threadline.PluginError`.
+(`Plugins.failed`); one in a ``reduce`` reaches the caller as
+[`PluginError`][].
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Plugins:
         return messages
 
     def run_after_append(self, history: History, messages: tuple[Message, ...]) -> None:
-        """Every ``after_append``; one that raises goes to :meth:`failed`."""
+        """Every ``after_append``; one that raises goes to `failed`."""
         for plugin, after_append in self.after_append:
             try:
                 after_append(history, messages)
