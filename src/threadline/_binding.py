@@ -1,7 +1,7 @@
 """A history's store binding: where its writes go and, bound to an async store, the queue.
 
-Bound with [`History.bind`][], every mutation is written through before it is applied, under the
-history's lock. Bound with [`History.abind`][], writes are queued in order under the lock and
+Bound with `History.bind`, every mutation is written through before it is applied, under the
+history's lock. Bound with `History.abind`, writes are queued in order under the lock and
 `Binding.flush` sends them. Either way the binding knows the conversation's message ids, so a bound
 history refuses a message whose id is taken before anything is written.
 """

@@ -1,6 +1,6 @@
 """A history's events: what a mutation did, who listens, and delivery in mutation order.
 
-Every mutation of a [`History`][] queues one [`HistoryEvent`][] (when someone
+Every mutation of a `History` queues one `HistoryEvent` (when someone
 subscribed) under the history's lock; listeners run once the lock is released, from a
 per-history queue drained by one thread at a time, so every listener sees every event in
 mutation order even when several threads mutate at once, and a listener may read or mutate
@@ -24,12 +24,12 @@ __all__ = ["EventKind", "Events", "HistoryEvent", "Listener", "ListenerErrorHand
 logger = logging.getLogger("threadline")
 
 EventKind: TypeAlias = Literal["append", "extend", "reset", "restore", "trim"]
-"""What a mutation did; the ``kind`` of a [`HistoryEvent`][]."""
+"""What a mutation did; the ``kind`` of a `HistoryEvent`."""
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:
-    """What one mutation of a [`History`][] did, as a listener receives it."""
+    """What one mutation of a `History` did, as a listener receives it."""
 
     kind: EventKind
     """``append`` (one message), ``extend`` (a batch), ``reset`` (cleared), ``restore``
@@ -42,11 +42,11 @@ class HistoryEvent:
     snapshot: Snapshot = field(repr=False, compare=False)
     """The history as this mutation left it. Listeners run after the lock is released, so the
     history may have moved on by the time one runs; render this to stay consistent with
-    [`messages`][] and [`version`][]."""
+    `messages` and `version`."""
 
 
 Listener: TypeAlias = Callable[[HistoryEvent], object]
-"""A function called with every [`HistoryEvent`][]; what it returns is ignored."""
+"""A function called with every `HistoryEvent`; what it returns is ignored."""
 
 ListenerErrorHandler: TypeAlias = Callable[[Exception, HistoryEvent, Listener], object]
 """Called as ``handler(error, event, listener)`` when a listener raises."""

@@ -1,8 +1,8 @@
-"""Messages from callers' input: a [`Message`][] passes as it is, a mapping is validated.
+"""Messages from callers' input: a `Message` passes as it is, a mapping is validated.
 
-What [`History`][] and [`Snapshot`][] take at the door. Every
+What `History` and `Snapshot` take at the door. Every
 problem is reported with its path (``messages[2].parts[0].arguments``) in one
-[`ValidationError`][], raised before anything changes.
+`ValidationError`, raised before anything changes.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def validated_batch(
 
 
 def leading_messages(expected: object) -> tuple[Message, ...]:
-    """``expected`` of [`History.replace_prefix`][] as a
+    """``expected`` of `History.replace_prefix` as a
     tuple of messages.
 
     Raises:

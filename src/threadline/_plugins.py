@@ -1,10 +1,10 @@
 """A history's context plugins: their hooks in registration order, and their errors.
 
-[`History`][] registers plugins here and calls their hooks through
-`Plugins`; what each hook means is [`threadline.context.base`][]'s. An error in a
+`History` registers plugins here and calls their hooks through
+`Plugins`; what each hook means is `threadline.context.base`'s. An error in a
 ``transform`` or an ``after_append`` is isolated and handed to ``on_plugin_error``
 (`Plugins.failed`); one in a ``reduce`` reaches the caller as
-[`PluginError`][].
+`PluginError`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The machinery of [`threadline.integrity`][]: the scan, the working state and the passes.
+"""The machinery of `threadline.integrity`: the scan, the working state and the passes.
 
-[`threadline.integrity`][] holds the contract (the issue codes and their order, the report
+`threadline.integrity` holds the contract (the issue codes and their order, the report
 types, the public functions and what each mode does with each code); this module finds the
 issues and makes the changes, and knows nothing of modes: every pass calls `Run.report`
 with the code, the input position, the call id, the problem and what repair did about it, and
-the contract's subclass of `Run` turns that into an [`IntegrityIssue`][]
+the contract's subclass of `Run` turns that into an `IntegrityIssue`
 and decides whether the mode refuses it.
 
 First one scan over the input finds the candidates of every check. It is the only code that
@@ -407,8 +407,8 @@ def _created_id(call_message: Message) -> str:
 class Run:
     """One run of the passes: the scan, the working state, and where the passes report.
 
-    The passes call [`report`][threadline.integrity.Repaired.report] once for every issue; what a
-    report becomes is the contract's business (its subclass of this class).
+    The passes call `report` once for every issue; what a report becomes is the
+    contract's business (its subclass of this class).
     """
 
     __slots__ = ("missing_text", "rename", "renamed", "scan", "state", "suggest_rename")

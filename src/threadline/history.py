@@ -8,9 +8,8 @@ Four ideas make that cheap and safe:
   same object is returned until the next mutation (``snapshot is last_snapshot`` tells a UI
   nothing changed), and a snapshot never changes once taken.
 - **Windows advance a start.** With ``max_messages`` or ``max_tokens`` every mutation drops the
-  oldest whole units that no longer fit (the rule of [`threadline.context.trim_messages`][],
-  applied incrementally), in O(1) amortized time; token counts are kept as messages come
-  and go.
+  oldest whole units that no longer fit (the rule of [`threadline.context.trim_messages`][], applied
+  incrementally), in O(1) amortized time; token counts are kept as messages come and go.
 - **Events after the lock.** Every mutation bumps [`History.version`][] and, when someone
   subscribed, queues a [`HistoryEvent`][]. Listeners run once the lock is released (they may
   read the history, or even mutate it), from a per-history queue, so every listener sees every

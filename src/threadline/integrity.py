@@ -405,9 +405,9 @@ def _as_message(item: object, index: int) -> Message:
 
 
 class _Run(_repair.Run):
-    """A run of the passes that reports [`IntegrityIssue`][] objects under ``mode``.
+    """A run of the passes that reports `IntegrityIssue` objects under ``mode``.
 
-    ``mode`` is ``None`` for [`check_messages`][] (report only: nothing is refused).
+    ``mode`` is ``None`` for `check_messages` (report only: nothing is refused).
     """
 
     __slots__ = ("issues", "mode", "refused")

@@ -110,8 +110,7 @@ _Self = TypeVar("_Self", bound=_HasMetadata)
 
 
 class _PartBase:
-    """What every part type shares, written once:
-    [`with_metadata`][threadline.messages.Message.with_metadata]."""
+    """What every part type shares, written once: `with_metadata`."""
 
     __slots__ = ()  # parts are slotted: a base with a __dict__ would give each part one
 

@@ -152,7 +152,7 @@ _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 class Reader:
-    """Reads a decoded JSON payload, raising [`CodecError`][] with the JSON
+    """Reads a decoded JSON payload, raising `CodecError` with the JSON
     path of the first value that does not fit the format.
 
     A payload given as Python values need not be JSON at all: it can hold ``NaN``, bytes or

@@ -32,7 +32,7 @@ from threadline.messages import (
 
 
 def add_error_prefix(text: str) -> str:
-    """``text`` with [`TOOL_ERROR_PREFIX`][] before it."""
+    """``text`` with `TOOL_ERROR_PREFIX` before it."""
     return TOOL_ERROR_PREFIX + text
 
 
@@ -234,7 +234,7 @@ def text_tool_content(
     ``[files from tool result <wire id>]`` header, and the result's text says where it went
     (``[file 1 (image/png) is in the next user message]``). A file the format cannot take
     goes through ``unsupported_block`` (the unsupported policy). A failed result's text
-    starts with [`TOOL_ERROR_PREFIX`][].
+    starts with `TOOL_ERROR_PREFIX`.
     """
     content = part.content
     if isinstance(content, str):
@@ -268,7 +268,7 @@ def read_text_result(
     call_id: str, content: Any, name: str | None, path: str, reader: Reader
 ) -> ToolResultPart:
     """The result a text-only tool message holds (``content`` a string or ``text``
-    blocks), with the [`TOOL_ERROR_PREFIX`][] read as ``is_error``.
+    blocks), with the `TOOL_ERROR_PREFIX` read as ``is_error``.
 
     Raises:
         threadline.CodecError: ``content`` holds something other than text, naming ``path``.

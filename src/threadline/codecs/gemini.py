@@ -594,7 +594,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind [`decode`][], given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload, "contents")
     out: list[Message] = []
@@ -895,7 +895,7 @@ def _dump_sdk_response(response: Any) -> Any:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind [`decode_response`][], given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     if hasattr(response, "model_dump") and not isinstance(response, Mapping):
         response = _dump_sdk_response(response)

@@ -376,7 +376,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind [`decode`][], given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -579,7 +579,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind [`decode_response`][], given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")

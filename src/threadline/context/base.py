@@ -50,7 +50,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _default_hook(function: _F) -> _F:
-    """Mark a [`Plugin`][] method as the no-op default, which a history does not call."""
+    """Mark a `Plugin` method as the no-op default, which a history does not call."""
     function.__threadline_default_hook__ = True  # type: ignore[attr-defined]
     return function
 

@@ -3,7 +3,7 @@
 A pool holds at most ``max_connections`` connections; idle ones are reused. A pooled connection
 the server has closed (a restart, an idle timeout) is noticed before use and replaced, with no
 round trip, so a restart between calls raises nothing. After ``fork()`` the child opens its
-own connections and leaves the parent's alone. Only [`threadline.stores.postgres`][] imports
+own connections and leaves the parent's alone. Only `threadline.stores.postgres` imports
 this module, after checking that the driver is installed.
 """
 

@@ -1,7 +1,7 @@
 """The SQL of the Postgres stores: the schema (and the migration of older tables), the
 statements for one table prefix, the append batch, and what the driver's errors mean.
 
-Only [`threadline.stores.postgres`][] imports this module, after checking that the driver is
+Only `threadline.stores.postgres` imports this module, after checking that the driver is
 installed. Only a prefix that passed its check is formatted into the SQL, so names need no
 quoting.
 """
@@ -112,7 +112,7 @@ class Queries:
 
 @contextmanager
 def driver_errors(action: str) -> Iterator[None]:
-    """psycopg's errors (and invalid stored JSON) as [`StoreError`][], the original as cause."""
+    """psycopg's errors (and invalid stored JSON) as `StoreError`, the original as cause."""
     try:
         yield
     except ValidationError:

@@ -143,7 +143,7 @@ SCHEMA_SQL = schema_sql()
 
 
 class _PostgresStoreBase(JsonRows):
-    """What [`PostgresStore`][] and [`AsyncPostgresStore`][] share: the arguments, the
+    """What `PostgresStore` and `AsyncPostgresStore` share: the arguments, the
     SQL, the batches and the errors. The twins only open connections and run the statements.
     """
 
@@ -185,7 +185,7 @@ class _PostgresStoreBase(JsonRows):
         return as_message_list(messages, f"{self._NAME}.{method}")
 
     def _failing(self, doing: str) -> AbstractContextManager[None]:
-        """Raise psycopg's errors (and invalid stored JSON) as [`StoreError`][]."""
+        """Raise psycopg's errors (and invalid stored JSON) as `StoreError`."""
         return driver_errors(f"{self!r} could not {doing}")
 
     def _batch(self, conversation_id: str, items: list[Message], texts: list[str]) -> Append:

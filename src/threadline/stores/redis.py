@@ -84,7 +84,7 @@ DEFAULT_PREFIX = "threadline:"
 
 
 class _RedisStoreBase(JsonRows):
-    """What [`RedisStore`][] and [`AsyncRedisStore`][] share: the arguments, the keys, the
+    """What `RedisStore` and `AsyncRedisStore` share: the arguments, the keys, the
     batches, the commands a write queues and the errors. The twins only send and wait."""
 
     _NAME: ClassVar[str]
@@ -115,7 +115,7 @@ class _RedisStoreBase(JsonRows):
         return as_message_list(messages, f"{self._NAME}.{method}")
 
     def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
-        """Raise the driver's errors (and ``errors``) as [`StoreError`][]."""
+        """Raise the driver's errors (and ``errors``) as `StoreError`."""
         return wrap_driver_errors(f"{self!r} could not {doing}", redis.RedisError, *errors)
 
     def _batch(
