@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install (when missing) and start the servers the test suite uses, on loopback only, and print
-# the environment variables the tests read. Used by .ci/run; usable by hand:
+# the environment variables the tests read; chromium too, for the docs browser tests. Used by
+# .ci/run; usable by hand:
 #   eval "$(bash .ci/services.sh)"
 set -euo pipefail
 
@@ -14,6 +15,14 @@ if ! command -v redis-server >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/p
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >&2
   apt-get install -y -qq redis-server postgresql >&2
+fi
+
+# The browser the docs tests look at the built site with (tests/examples/test_docs_browser.py).
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing chromium from Debian packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq chromium >&2
 fi
 
 REDIS_PORT="${THREADLINE_REDIS_PORT:-6379}"

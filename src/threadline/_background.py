@@ -3,7 +3,7 @@
 A plugin's ``after_append`` and a listener may be coroutine functions. A history calls them
 synchronously, right after a mutation, so what they return is handed to `Background`:
 with an event loop running in the mutating thread it becomes a task on that loop, which the
-history keeps until [`History.flush`][threadline.History.flush] awaits it; with no loop
+history keeps until [`History.flush`][threadline.history.History.flush] awaits it; with no loop
 running it runs to completion (``asyncio.run``) before the mutation returns, as a plain hook
 would. Either way its error goes to the handler given (``on_plugin_error``,
 ``on_listener_error``): none is lost, and none is left "never awaited".

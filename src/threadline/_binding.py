@@ -1,10 +1,9 @@
 """A history's store binding: where its writes go and, bound to an async store, the queue.
 
-Bound with :meth:`History.bind <threadline.History.bind>`, every mutation is written through
-before it is applied, under the history's lock. Bound with :meth:`History.abind
-<threadline.History.abind>`, writes are queued in order under the lock and
-:meth:`Binding.flush` sends them. Either way the binding knows the conversation's message ids,
-so a bound history refuses a message whose id is taken before anything is written.
+Bound with `History.bind`, every mutation is written through before it is applied, under the
+history's lock. Bound with `History.abind`, writes are queued in order under the lock and
+`Binding.flush` sends them. Either way the binding knows the conversation's message ids, so a bound
+history refuses a message whose id is taken before anything is written.
 """
 
 from __future__ import annotations

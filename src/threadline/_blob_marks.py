@@ -1,7 +1,7 @@
 """The marks of a blob reference, which only a store may write, and the check for them.
 
 A store with a blob store keeps a large file's bytes out of the message and leaves a reference
-part in its place (see :mod:`threadline.stores.blobs`): a ``threadline-blob:`` URL and the
+part in its place (see `threadline.stores.blobs`): a ``threadline-blob:`` URL and the
 ``threadline.blob`` metadata key. Input from outside must never carry that key, or a client
 could name a blob the store would then load: the entry points that turn outside data into
 messages (``load_json``, ``History`` methods given mappings) refuse it wherever it appears, in

@@ -1,9 +1,9 @@
 """Limits and the bounded reading of JSON: parsing text and walking values within limits.
 
-The machinery behind :mod:`threadline.limits`, which is the public face (read its docstring
+The machinery behind `threadline.limits`, which is the public face (read its docstring
 for how the checks run and why their cost is linear). This module knows no message type, so
-:mod:`threadline.messages` can parse tool-argument text with it; the walk visits messages and
-parts through the classes :func:`walk_fields` registered (:mod:`threadline.limits` registers
+`threadline.messages` can parse tool-argument text with it; the walk visits messages and
+parts through the classes `walk_fields` registered (`threadline.limits` registers
 ``Message`` and every part type).
 """
 
@@ -25,15 +25,15 @@ from threadline._json import FrozenJsonMap, find_not_unicode_in_text, lone_surro
 from threadline.errors import ErrorDetail, LimitExceededError, ValidationError
 
 DEPTH_CEILING = 200
-"""The deepest nesting any :class:`Limits` may allow.
+"""The deepest nesting any `Limits` may allow.
 
 pydantic-core's JSON parser stops at about this depth, and recursive Python code (pydantic's
-validators, :func:`json.dumps`, :mod:`copy`) needs a few frames per level of a 1,000-frame
+validators, `json.dumps`, `copy`) needs a few frames per level of a 1,000-frame
 stack; so deeper JSON can neither be read nor safely processed.
 """
 
 DEPTH_FLOOR = 8
-"""The shallowest nesting any :class:`Limits` may allow: threadline's own envelope nests 8
+"""The shallowest nesting any `Limits` may allow: threadline's own envelope nests 8
 levels (envelope, messages, message, parts, a tool result, its content, a file in it, the
 file's metadata), so anything less would refuse every history."""
 
@@ -46,7 +46,7 @@ class Limits:
 
     The defaults are generous but safe: any history an application writes fits, and no input
     can make a call run longer than linear time in the limits or overflow the stack. For
-    input from a client, use :meth:`untrusted`; to change one limit, use
+    input from a client, use `untrusted`; to change one limit, use
     ``dataclasses.replace(Limits.untrusted(), max_bytes=...)``.
     """
 
@@ -63,7 +63,7 @@ class Limits:
     max_depth: int = 64
     """How deeply arrays and objects may nest, counting the outermost one as 1. A threadline
     envelope puts tool arguments and metadata at depth 6, so 64 leaves them 58 levels. At
-    least :data:`DEPTH_FLOOR` and at most :data:`DEPTH_CEILING`. Default 64."""
+    least `DEPTH_FLOOR` and at most `DEPTH_CEILING`. Default 64."""
     max_string: int | None = 32 * _MIB
     """The longest string (text, base64 file data, an object key), in characters. Default
     32 MiB: a file of about 24 MB as base64."""
@@ -102,7 +102,7 @@ class Limits:
     @classmethod
     def none(cls) -> Limits:
         """No size or count limits, for trusted data only; nesting still stops at
-        :data:`DEPTH_CEILING`, beyond which nothing can read it safely."""
+        `DEPTH_CEILING`, beyond which nothing can read it safely."""
         return cls(
             max_bytes=None,
             max_messages=None,
@@ -124,10 +124,10 @@ _DEFAULT = Limits()
 
 
 def resolve_limits(limits: Limits | None) -> Limits:
-    """``limits``, or the default :class:`Limits` for ``None``.
+    """``limits``, or the default `Limits` for ``None``.
 
     Raises:
-        TypeError: ``limits`` is not a :class:`Limits`.
+        TypeError: ``limits`` is not a `Limits`.
     """
     if limits is None:
         return _DEFAULT
@@ -186,7 +186,7 @@ def parse_json(
 
     Raises:
         threadline.LimitExceededError: the text is larger than ``max_bytes``, or nests deeper
-            than :data:`DEPTH_CEILING`.
+            than `DEPTH_CEILING`.
         threadline.ValidationError: the text is not valid JSON.
     """
     check_size(data, limits, what=what, path=path)
@@ -217,7 +217,7 @@ def parse_json_value(
     ``limits`` as if the value it holds stood at ``depth`` in that document.
 
     The one parser for JSON text that becomes part of a message: its size, nesting and string
-    lengths are checked as :func:`enforce_limits` checks a document, and numbers JSON text
+    lengths are checked as `enforce_limits` checks a document, and numbers JSON text
     cannot carry back (``NaN``, ``Infinity``, ``1e999``, which overflows to infinity) are
     refused, so that whatever it returns reloads under the same limits.
 
@@ -276,7 +276,7 @@ def parse_arguments(
     text holds no JSON object that threadline can keep (not JSON, an array, a number JSON
     cannot carry such as ``NaN`` or ``1e999``), which makes the call an invalid one.
 
-    An object is parsed by :func:`parse_json_value`, at the depth of tool arguments in a
+    An object is parsed by `parse_json_value`, at the depth of tool arguments in a
     dumped history: one that exceeds ``limits`` is an error, not an invalid call, because
     the limits say what the caller is willing to read.
 
@@ -342,7 +342,7 @@ def walk(
     ``root`` nests at ``depth``. Containers are JSON objects and arrays (any mapping, list or
     tuple) and ``Message`` and part objects, whose members are their fields that can hold
     JSON values. ``check_strings=False`` skips string lengths, for callers who know none can
-    exceed ``max_string``; ``finite_floats`` refuses NaN and infinity (see :func:`run_walk`).
+    exceed ``max_string``; ``finite_floats`` refuses NaN and infinity (see `run_walk`).
 
     Depth is checked when a container is pushed, so empty containers need no push.
     Deepest-first matters beyond the stack: a self-referencing Python object hits
@@ -380,7 +380,7 @@ def run_walk(
     check_strings: bool,
     finite_floats: bool = False,
 ) -> None:
-    """The loop of :func:`walk`, from the containers on the stack (each at its depth).
+    """The loop of `walk`, from the containers on the stack (each at its depth).
 
     ``origin`` is the ``(root, path, depth)`` a problem's path is searched from. With
     ``finite_floats``, NaN and infinity are refused: JSON has neither, but pydantic-core's

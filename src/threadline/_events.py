@@ -1,6 +1,6 @@
 """A history's events: what a mutation did, who listens, and delivery in mutation order.
 
-Every mutation of a :class:`~threadline.History` queues one :class:`HistoryEvent` (when someone
+Every mutation of a `History` queues one `HistoryEvent` (when someone
 subscribed) under the history's lock; listeners run once the lock is released, from a
 per-history queue drained by one thread at a time, so every listener sees every event in
 mutation order even when several threads mutate at once, and a listener may read or mutate
@@ -28,12 +28,12 @@ __all__ = ["EventKind", "Events", "HistoryEvent", "Listener", "ListenerErrorHand
 logger = logging.getLogger("threadline")
 
 EventKind: TypeAlias = Literal["append", "extend", "reset", "restore", "trim"]
-"""What a mutation did; the ``kind`` of a :class:`HistoryEvent`."""
+"""What a mutation did; the ``kind`` of a `HistoryEvent`."""
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:
-    """What one mutation of a :class:`~threadline.History` did, as a listener receives it."""
+    """What one mutation of a `History` did, as a listener receives it."""
 
     kind: EventKind
     """``append`` (one message), ``extend`` (a batch), ``reset`` (cleared), ``restore``
@@ -46,7 +46,7 @@ class HistoryEvent:
     snapshot: Snapshot = field(repr=False, compare=False)
     """The history as this mutation left it. Listeners run after the lock is released, so the
     history may have moved on by the time one runs; render this to stay consistent with
-    :attr:`messages` and :attr:`version`."""
+    `messages` and `version`."""
 
 
 Listener: TypeAlias = "Callable[[HistoryEvent], object] | Callable[[], object]"
@@ -69,7 +69,7 @@ class _Subscription:
 class Events:
     """One history's subscriptions and the queue of events not delivered yet.
 
-    Shares the history's lock: :meth:`publish` is called under it, :meth:`deliver` after it
+    Shares the history's lock: `publish` is called under it, `deliver` after it
     was released.
     """
 

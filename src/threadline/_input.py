@@ -1,8 +1,8 @@
-"""Messages from callers' input: a :class:`Message` passes as it is, a mapping is validated.
+"""Messages from callers' input: a `Message` passes as it is, a mapping is validated.
 
-What :class:`~threadline.History` and :class:`~threadline.Snapshot` take at the door. Every
+What `History` and `Snapshot` take at the door. Every
 problem is reported with its path (``messages[2].parts[0].arguments``) in one
-:class:`~threadline.ValidationError`, raised before anything changes. A history created with
+`ValidationError`, raised before anything changes. A history created with
 ``timestamps=True`` passes its clock as ``stamp``: messages without ``created_at`` get it.
 """
 
@@ -100,7 +100,7 @@ def validated_batch(
 
 
 def leading_messages(expected: object) -> tuple[Message, ...]:
-    """``expected`` of :meth:`History.replace_prefix <threadline.History.replace_prefix>` as a
+    """``expected`` of `History.replace_prefix` as a
     tuple of messages.
 
     Raises:

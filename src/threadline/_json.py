@@ -154,7 +154,7 @@ def find_in_value(value: Any, needle: str | None = None) -> tuple[str, bool] | N
     ``None``, a surrogate), and whether it is a key; ``None`` if there is none.
 
     Iterative, in document order; visits mappings, lists and tuples (a model dumped in
-    Python mode), and stops at :data:`MAX_JSON_DEPTH` levels.
+    Python mode), and stops at `MAX_JSON_DEPTH` levels.
     """
 
     def holds(text: str) -> bool:
@@ -248,7 +248,7 @@ EMPTY: FrozenJsonMap = FrozenJsonMap()
 
 
 def freeze_json_map(value: Mapping[str, Any] | None) -> FrozenJsonMap:
-    """Return ``value`` as a :class:`FrozenJsonMap` without checking it (callers have)."""
+    """Return ``value`` as a `FrozenJsonMap` without checking it (callers have)."""
     if not value:
         return EMPTY
     if type(value) is FrozenJsonMap:
@@ -272,7 +272,7 @@ tool argument already sits 6 levels down in the envelope ``dump_json`` writes. C
 bound also keeps a self-referencing dict from looping."""
 
 _COPIES = (dict, list)
-"""The types of the copies :func:`_leaf` starts for containers (never of a scalar it returns)."""
+"""The types of the copies `_leaf` starts for containers (never of a scalar it returns)."""
 
 
 def check_json_value(value: Any, path: str = "") -> Any:
@@ -284,7 +284,7 @@ def check_json_value(value: Any, path: str = "") -> Any:
 
     Raises:
         pydantic_core.PydanticCustomError: naming the key path of the first non-JSON value, or of
-            the first value nested deeper than :data:`MAX_JSON_DEPTH`.
+            the first value nested deeper than `MAX_JSON_DEPTH`.
     """
     root = _leaf(value, None, path)
     if type(root) not in _COPIES:

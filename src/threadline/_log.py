@@ -1,24 +1,24 @@
-"""The append-only log behind a :class:`~threadline.History`: storage, snapshots, the window.
+"""The append-only log behind a `History`: storage, snapshots, the window.
 
 Three ideas make a history cheap to read and to trim:
 
 - **Append-only storage; snapshots are views.** Messages live in a list that is only ever
-  appended to. A :class:`Snapshot` is a view of it (the list, a start, a stop, a version), so
+  appended to. A `Snapshot` is a view of it (the list, a start, a stop, a version), so
   taking one costs the same at 100 messages as at 100,000, and the same object is returned
   until the next mutation. An append only adds past the stop of every existing snapshot, and a
   reset, a restore or a compaction installs a *new* list, so a snapshot never changes once
   taken.
 - **Windows advance a start.** With ``max_messages`` or ``max_tokens`` every mutation drops the
-  oldest whole units that no longer fit (the rule of :func:`threadline.context.trim_messages`,
+  oldest whole units that no longer fit (the rule of `threadline.context.trim_messages`,
   applied incrementally) by advancing the start of the live slice of storage: O(1) amortized,
   with the storage compacted into a new list once more than half of it is dead.
 - **Counts kept alongside.** Characters, token counts, the tool-result index and the positions
   of system messages are updated as messages arrive and leave, never recomputed.
 
-:class:`Log` does no locking and sends no events: :class:`~threadline.History` calls its
-mutating methods under its lock and publishes what they report. :mod:`threadline.context`
-reads snapshots through :func:`snapshot_storage` and :func:`system_positions`, and checks
-budgets with :func:`check_budget`; it never needs a history's internals.
+`Log` does no locking and sends no events: `History` calls its
+mutating methods under its lock and publishes what they report. `threadline.context`
+reads snapshots through `snapshot_storage` and `system_positions`, and checks
+budgets with `check_budget`; it never needs a history's internals.
 """
 
 from __future__ import annotations
@@ -74,15 +74,15 @@ _set_slot = object.__setattr__
 
 
 class Snapshot(Sequence[Message]):
-    """An immutable view of a history's messages at one :attr:`version`.
+    """An immutable view of a history's messages at one `version`.
 
-    A real :class:`~collections.abc.Sequence`: indexing (negative too), slicing (which returns
+    A real `Sequence`: indexing (negative too), slicing (which returns
     a ``tuple``), iteration, ``len``, ``in``, ``reversed``, ``index`` and ``count``. It compares
     equal to any sequence of equal messages (a ``list``, a ``tuple``, another snapshot) and, like
-    a ``list``, is not hashable: key caches on :attr:`version` instead. It pickles as the
+    a ``list``, is not hashable: key caches on `version` instead. It pickles as the
     messages and the version.
 
-    :meth:`History.snapshot <threadline.History.snapshot>` makes one in O(1): it is a view of
+    `History.snapshot` makes one in O(1): it is a view of
     the history's append-only storage, not a copy. ``Snapshot(messages, version=n)`` builds a
     standalone one (a copy), which is handy in tests and fakes.
     """
@@ -123,7 +123,7 @@ class Snapshot(Sequence[Message]):
 
     @property
     def version(self) -> int:
-        """The history's :attr:`~threadline.History.version` when this snapshot was taken."""
+        """The history's `version` when this snapshot was taken."""
         return self._version
 
     def __len__(self) -> int:
@@ -232,7 +232,7 @@ def _view(
 
 
 def rebuild_snapshot(messages: list[Message], version: int) -> Snapshot:
-    """What unpickling a :class:`Snapshot` calls (pickles made before this module existed
+    """What unpickling a `Snapshot` calls (pickles made before this module existed
     name it ``threadline.history._rebuild_snapshot``, which is kept)."""
     return _view(messages, 0, len(messages), (), version, tuple(system_positions(messages)), 0)
 
@@ -243,7 +243,7 @@ def snapshot_storage(
     """``(items, start, stop, head, systems)``: a snapshot is ``head + items[start:stop]``, and
     ``systems`` are the indexes in ``items`` of the system messages in ``items[start:stop]``.
 
-    For :mod:`threadline.context`: trimming reads the storage directly. ``items`` may hold
+    For `threadline.context`: trimming reads the storage directly. ``items`` may hold
     more messages past ``stop`` (a history appends to it); it is never changed below ``stop``.
     """
     offset = snapshot._offset
@@ -310,8 +310,8 @@ class Window:
 class Log:
     """One history's messages: the append-only storage, what derives from it, and the window.
 
-    Not thread-safe: its owner calls every method but :meth:`measure` and :meth:`measure_all`
-    under one lock. Every mutating method bumps :attr:`version` (a silent trim of a starting
+    Not thread-safe: its owner calls every method but `measure` and `measure_all`
+    under one lock. Every mutating method bumps `version` (a silent trim of a starting
     state excepted) and drops the cached snapshot; publishing events is the owner's job.
     """
 
@@ -321,13 +321,13 @@ class Log:
     # the system messages it passes into ``head`` (they are never dropped), and once more than
     # half of ``items`` is dead installs ``items[start:]`` as new storage. ``offset`` is the
     # absolute position of ``items[0]`` (compaction adds to it), so the window's bookkeeping
-    # (:class:`Window`) uses positions that never shift.
+    # (`Window`) uses positions that never shift.
     #
     # Tokens. ``tokens`` is aligned index for index with ``items`` and ``token_total`` sums the
     # live messages. With a window every message is counted as it arrives (by the owner, outside
     # its lock, so a slow tokenizer never blocks other threads) and ``sizes`` (aligned too)
     # keeps its characters so a trim subtracts them without measuring again; without a window,
-    # counting is deferred to :meth:`count_pending`, which counts only what arrived since
+    # counting is deferred to `count_pending`, which counts only what arrived since
     # (appends stay lean).
     __slots__ = (
         "counter",
@@ -355,7 +355,7 @@ class Log:
     offset: int
     version: int
     snapshot: Snapshot | None
-    """The snapshot of the current state once one was asked for (:meth:`current`)."""
+    """The snapshot of the current state once one was asked for (`current`)."""
     size: int
     """Characters of content over the live messages."""
     sizes: array[int]
@@ -366,7 +366,7 @@ class Log:
     tokens: array[int]
     token_total: int
     counter: Callable[[Message], int]
-    """The token counter, checked (:func:`~threadline.tokens.checked_counter`)."""
+    """The token counter, checked (`checked_counter`)."""
     token_counter: TokenCounter | None
     """The token counter as configured (``None`` for the estimate)."""
     max_messages: int | None
@@ -484,8 +484,8 @@ class Log:
             self.system_at = (*self.system_at, self.offset + len(items) - 1)
 
     def add_counted(self, window: Window, message: Message, chars: int, tokens: int) -> None:
-        """Append ``message`` as one mutation under ``window`` (this log's): :meth:`add` plus
-        its token count and the window's bookkeeping. Call :meth:`trim` next."""
+        """Append ``message`` as one mutation under ``window`` (this log's): `add` plus
+        its token count and the window's bookkeeping. Call `trim` next."""
         items = self.items
         items.append(message)
         self.version += 1
@@ -498,8 +498,8 @@ class Log:
         self._note(window, message, position)
 
     def add_all(self, items: Sequence[Message], sizes: list[int], counts: list[int]) -> None:
-        """Append ``items`` as one mutation; ``sizes`` and ``counts`` from :meth:`measure_all`.
-        With a window, call :meth:`trim` next."""
+        """Append ``items`` as one mutation; ``sizes`` and ``counts`` from `measure_all`.
+        With a window, call `trim` next."""
         position = self.offset + len(self.items)
         self.items.extend(items)
         self.version += 1

@@ -1,4 +1,4 @@
-"""Field types and helpers behind :mod:`threadline.messages`, which keeps the types and
+"""Field types and helpers behind `threadline.messages`, which keeps the types and
 constructors: standard base64 for file bytes, the media-type check, metadata merging, the
 message id factory, the shared fields set, the serializer of part unions and the rule that
 data cannot set ``replay``."""
@@ -102,14 +102,14 @@ def is_media_type(text: str) -> bool:
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")
 """A URL starts with an RFC 3986 scheme and a colon: ``https:``, ``gs:``, ``s3:``, ``data:``,
-threadline's own blob references (``threadline-blob:``, :mod:`threadline.stores.blobs`)...
+threadline's own blob references (``threadline-blob:``, `threadline.stores.blobs`)...
 Base64 text never holds a colon, and a file name or a path has no scheme. One-letter schemes
 are refused: none is registered, and ``C:`` is a Windows drive. Whether a URL may be fetched
-is :func:`~threadline.sanitize_untrusted`'s question, not this one."""
+is `sanitize_untrusted`'s question, not this one."""
 
 
 def is_url(text: str) -> bool:
-    """Whether ``text`` is a URL a file part may hold (see :data:`_URL`): base64 text, a file
+    """Whether ``text`` is a URL a file part may hold (see `_URL`): base64 text, a file
     name or a path is not, and a provider would refuse it only when the message is sent."""
     return _URL.match(text) is not None
 

@@ -1,10 +1,10 @@
 """A history's context plugins: their hooks in registration order, and their errors.
 
-:class:`~threadline.History` registers plugins here and calls their hooks through
-:class:`Plugins`; what each hook means is :mod:`threadline.context.base`'s. An error in a
+`History` registers plugins here and calls their hooks through
+`Plugins`; what each hook means is `threadline.context.base`'s. An error in a
 ``transform`` or an ``after_append`` is isolated and handed to ``on_plugin_error``
-(:meth:`Plugins.failed`); one in a ``reduce`` reaches the caller as
-:class:`~threadline.PluginError`. An ``after_append`` that is a coroutine function is awaited
+(`Plugins.failed`); one in a ``reduce`` reaches the caller as
+`PluginError`. An ``after_append`` that is a coroutine function is awaited
 (`threadline._background`); a plugin that could never run (no hook at all, or an async
 hook where the history cannot await it) is refused when it is registered.
 """

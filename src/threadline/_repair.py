@@ -1,16 +1,16 @@
-"""The machinery of :mod:`threadline.integrity`: the scan, the working state and the passes.
+"""The machinery of `threadline.integrity`: the scan, the working state and the passes.
 
-:mod:`threadline.integrity` holds the contract (the issue codes and their order, the report
+`threadline.integrity` holds the contract (the issue codes and their order, the report
 types, the public functions and what each mode does with each code); this module finds the
-issues and makes the changes, and knows nothing of modes: every pass calls :meth:`Run.report`
+issues and makes the changes, and knows nothing of modes: every pass calls `Run.report`
 with the code, the input position, the call id, the problem and what repair did about it, and
-the contract's subclass of :class:`Run` turns that into an :class:`~threadline.IntegrityIssue`
+the contract's subclass of `Run` turns that into an `IntegrityIssue`
 and decides whether the mode refuses it.
 
 First one scan over the input finds the candidates of every check. It is the only code that
 visits every message: the checks are fused into it because a scan per check would cost several
 times more on a 100,000-message history. On a clean history nothing else runs. Otherwise the
-passes in :data:`PASSES` run in the order of the issue table, each on the working state the
+passes in `PASSES` run in the order of the issue table, each on the working state the
 pass before left.
 
 The working state is addressed by *input* positions: a dropped message or part leaves a hole,
@@ -266,14 +266,14 @@ class _CallPlaces:
 
 
 class State:
-    """Private edits over the input; :meth:`assemble` builds the output once."""
+    """Private edits over the input; `assemble` builds the output once."""
 
     __slots__ = ("_after", "added", "created", "dropped", "edited", "source")
 
     def __init__(self, source: list[Message]) -> None:
         self.source = source
         self.dropped: set[int] = set()
-        """Input messages dropped so far; add to it with :meth:`drop` only."""
+        """Input messages dropped so far; add to it with `drop` only."""
         # (message index, tool messages too) -> the first later message that survives (and is
         # not a tool message unless asked for), found once per message: the messages between
         # a call and its turn's next one can be many dropped ones, asked about once per call.
@@ -407,7 +407,7 @@ def _created_id(call_message: Message) -> str:
 class Run:
     """One run of the passes: the scan, the working state, and where the passes report.
 
-    The passes call :meth:`report` once for every issue; what a report becomes is the
+    The passes call `report` once for every issue; what a report becomes is the
     contract's business (its subclass of this class).
     """
 

@@ -1,10 +1,10 @@
-"""The machinery of :func:`~threadline.sanitize_untrusted`: what a client may write.
+"""The machinery of `sanitize_untrusted`: what a client may write.
 
 A server that lets a browser hold the transcript gets back whatever the browser sends. This
 module decides what of it survives: the metadata keys a client may set (a short allow-list, plus
-the keys the caller names), which file URLs may stay (:mod:`threadline._urls`), what is left of
+the keys the caller names), which file URLs may stay (`threadline._urls`), what is left of
 a reasoning part once its provider-only state goes, and which calls of the trailing assistant
-message have no result after them. :mod:`threadline.integrity` reads the input and checks the
+message have no result after them. `threadline.integrity` reads the input and checks the
 limits; everything here works on validated messages and never mutates them.
 """
 
@@ -39,14 +39,14 @@ reason for each key a codec reads or writes."""
 
 @dataclass(frozen=True)
 class Untrusted:
-    """What :func:`sanitized` keeps: metadata ``keys`` and the file URLs allowed."""
+    """What `sanitized` keeps: metadata ``keys`` and the file URLs allowed."""
 
     keys: frozenset[str]
     url_allowed: Callable[[str], bool]
 
     @classmethod
     def policy(cls, *, keep_metadata: Collection[str], allow_private_urls: bool) -> Untrusted:
-        """The policy for :func:`~threadline.sanitize_untrusted`'s arguments of the same names.
+        """The policy for `sanitize_untrusted`'s arguments of the same names.
 
         Raises:
             TypeError: ``keep_metadata`` is not a collection of strings.

@@ -1,6 +1,6 @@
 """Which file URLs a server may fetch, or hand to a provider, on a client's behalf.
 
-:func:`is_public_web_url` is the test :func:`~threadline.sanitize_untrusted` applies to a file
+`is_public_web_url` is the test `sanitize_untrusted` applies to a file
 part's URL: ``http(s)`` whose host is a public DNS name or a globally routable address. It reads
 the host the way a WHATWG URL parser (browsers, and the fetchers that follow them) and
 ``inet_aton`` do, so ``http://2130706433/``, ``http://0x7f.1/``, ``http://127.1/`` and

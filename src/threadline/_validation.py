@@ -1,4 +1,4 @@
-"""Turn pydantic's validation errors into :class:`threadline.ValidationError` with JSON paths."""
+"""Turn pydantic's validation errors into `threadline.ValidationError` with JSON paths."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ _part_tags: frozenset[str] = frozenset()
 
 
 def register_part_tags(tags: Iterable[str]) -> None:
-    """Set the part tags that :func:`format_path` leaves out of paths (called by
-    :mod:`threadline.messages` once its ``Part`` union is defined)."""
+    """Set the part tags that `format_path` leaves out of paths (called by
+    `threadline.messages` once its ``Part`` union is defined)."""
     global _part_tags
     _part_tags = frozenset(tags)
 
@@ -142,7 +142,7 @@ def format_path(loc: Sequence[int | str], prefix: str = "") -> str:
 def translate_errors(
     error: pydantic.ValidationError, summary: str, prefix: str = ""
 ) -> ValidationError:
-    """Build a :class:`ValidationError` listing every problem in ``error`` with its path."""
+    """Build a `ValidationError` listing every problem in ``error`` with its path."""
     details: list[ErrorDetail] = []
     seen: set[tuple[str, str]] = set()
     items = error.errors(include_url=False, include_input=False)

@@ -1,7 +1,7 @@
 """The ``threadline`` command line: look into, repair and convert stored conversations.
 
 A conversation that broke in production is usually a file by the time someone looks at it: a
-``History.to_json()`` dump, a :class:`~threadline.stores.JsonlStore` file, or the request body a
+``History.to_json()`` dump, a [`JsonlStore`][] file, or the request body a
 provider refused. Five commands work on such a file (``-`` reads standard input)::
 
     threadline check   FILE [--strict] [--json] [--from PROVIDER]
@@ -13,14 +13,14 @@ provider refused. Five commands work on such a file (``-`` reads standard input)
 Input is read as the neutral JSON envelope (or a bare list of messages), as JSON Lines the way
 ``JsonlStore`` writes them (one message object, or an array of messages, per line; a torn last
 line is skipped with a warning, as the store does), or, with ``--from PROVIDER``, as a provider
-payload read by :func:`threadline.decode`.
+payload read by [`threadline.decode`][].
 
 Exit status: 0 success; 1 the history has integrity issues (``check``), or issues that stop
 ``repair`` or ``convert``; 2 the input cannot be read (and argparse's usage errors). Errors are one
 line on standard error; ``--debug`` adds the traceback. The command line uses the standard library
 only, so the command costs no dependency beyond threadline's own.
 
-This module is the front: the parser, :func:`main` and the dispatch to a command. The commands,
+This module is the front: the parser, `main` and the dispatch to a command. The commands,
 the reading of FILE and the rendering live in the private package ``threadline._cli`` (its
 docstring draws the layers); the names callers used from here are still importable from here.
 

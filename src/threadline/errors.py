@@ -20,13 +20,13 @@ code that does not know threadline::
 
     ConformanceError (AssertionError)       an extension broke a contract (threadline.testing)
 
-The classes are also importable where they are used: :class:`LimitExceededError` from
-``threadline.limits``, :class:`SealError` from ``threadline.sealing``,
-:class:`ConformanceError` from ``threadline.testing``, and all but the last from ``threadline``.
+The classes are also importable where they are used: [`LimitExceededError`][] from
+``threadline.limits``, [`SealError`][] from ``threadline.sealing``,
+[`ConformanceError`][] from ``threadline.testing``, and all but the last from ``threadline``.
 
 Calling pydantic directly (``Message(...)``, ``Message.model_validate``) raises pydantic's own
 ``ValidationError``, which is also a ``ValueError``; threadline's entry points (constructors,
-``load_json``, ``History`` methods, codecs) translate it to :class:`ValidationError`.
+``load_json``, ``History`` methods, codecs) translate it to [`ValidationError`][].
 """
 
 from __future__ import annotations
@@ -100,9 +100,9 @@ class UnsupportedVersionError(ValidationError):
 
 
 class LimitExceededError(ValidationError):
-    """Input exceeds one of the :class:`~threadline.Limits` of the call that read it.
+    """Input exceeds one of the [`Limits`][] of the call that read it.
 
-    A :class:`~threadline.ValidationError`, so code that handles bad input handles this too; a
+    A [`ValidationError`][], so code that handles bad input handles this too; a
     server can catch it first to answer "413 Payload Too Large" instead of "400 Bad Request".
     """
 
@@ -174,7 +174,7 @@ class SealError(ThreadlineError, ValueError):
     among the keys given: a retired key, or a forged seal), ``count`` (more or fewer messages
     than were sealed: truncated or extended), ``mismatch`` (a message was changed, added,
     removed or reordered, or the history was sealed for another conversation or with another
-    key), ``unsealed-role`` (:func:`~threadline.sealing.verify_prefix` only: a message after
+    key), ``unsealed-role`` ([`verify_prefix`][] only: a message after
     the sealed ones has a role the client may not add).
     """
 
@@ -200,8 +200,8 @@ class StoreRecoveryWarning(ThreadlineWarning):
 
 
 class ConformanceError(AssertionError):
-    """An extension broke a law of the contract its kit in :mod:`threadline.testing` checks.
+    """An extension broke a law of the contract its kit in [`threadline.testing`][] checks.
 
     An ``AssertionError``, so every test runner reports it as a failure; not a
-    :class:`ThreadlineError`, because the library itself never raises it.
+    [`ThreadlineError`][], because the library itself never raises it.
     """

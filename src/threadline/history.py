@@ -1,30 +1,29 @@
-"""The :class:`History` container: an observable, thread-safe conversation with O(1) snapshots.
+"""The [`History`][] container: an observable, thread-safe conversation with O(1) snapshots.
 
 Agent loops append to a history, UIs read it on every render, stores and plugins watch it:
 
-- **Append-only storage; snapshots are views.** A :class:`Snapshot` is a view of storage that
+- **Append-only storage; snapshots are views.** A [`Snapshot`][] is a view of storage that
   is only ever appended to, so taking one costs the same at 100 messages as at 100,000, the
   same object is returned until the next mutation (``snapshot is last_snapshot`` tells a UI
   nothing changed), and a snapshot never changes once taken.
 - **Windows advance a start.** With ``max_messages`` or ``max_tokens`` every mutation drops the
-  oldest whole units that no longer fit (the rule of :func:`threadline.context.trim_messages`,
-  applied incrementally), in O(1) amortized time; token counts are kept as messages come
-  and go.
-- **Events after the lock.** Every mutation bumps :attr:`History.version` and, when someone
-  subscribed, queues a :class:`HistoryEvent`. Listeners run once the lock is released (they may
+  oldest whole units that no longer fit (the rule of [`threadline.context.trim_messages`][], applied
+  incrementally), in O(1) amortized time; token counts are kept as messages come and go.
+- **Events after the lock.** Every mutation bumps [`History.version`][] and, when someone
+  subscribed, queues a [`HistoryEvent`][]. Listeners run once the lock is released (they may
   read the history, or even mutate it), from a per-history queue, so every listener sees every
   event in mutation order even when several threads mutate at once.
-- **Validation at the door.** ``append``, ``extend`` and ``restore`` take :class:`Message`
+- **Validation at the door.** ``append``, ``extend`` and ``restore`` take [`Message`][]
   objects or mappings of their fields. Mappings are validated first; invalid input raises
-  :class:`~threadline.ValidationError` naming the path of the bad field and changes nothing.
+  [`ValidationError`][] naming the path of the bad field and changes nothing.
   A ``Message`` is valid by construction (it is frozen): appending one is an ``isinstance``.
 
-Plugins (:mod:`threadline.context`) hook in at read time (``transform``), after appends
+Plugins ([`threadline.context`][]) hook in at read time (``transform``), after appends
 (``after_append``) and on demand (``reduce``); their errors go to ``on_plugin_error``. A bound
-history (:meth:`History.bind`, :meth:`History.abind`) writes each mutation to its store before
-applying it (or queues it, for :meth:`History.flush`), so memory and store agree.
+history ([`History.bind`][], [`History.abind`][]) writes each mutation to its store before
+applying it (or queues it, for [`History.flush`][]), so memory and store agree.
 
-This module is the contract. :class:`History` takes its lock and delegates to private parts
+This module is the contract. [`History`][] takes its lock and delegates to private parts
 that know nothing of each other's insides: ``threadline._log`` (storage, snapshots, the
 window), ``_events``, ``_plugins``, ``_binding`` and ``_input`` (validation, timestamps).
 """
@@ -71,24 +70,24 @@ _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before 
 
 
 class History:
-    """A conversation: an ordered, observable, thread-safe container of :class:`Message`.
+    """A conversation: an ordered, observable, thread-safe container of [`Message`][].
 
     ``len(history)``, iteration, ``history[i]`` and ``history[a:b]`` read the current
-    :meth:`snapshot`, so each is consistent even while other threads append.
+    [`snapshot`][], so each is consistent even while other threads append.
 
     Args:
         messages: the initial messages, or mappings of their fields (validated). They are the
-            starting state, not a mutation: :attr:`version` starts at 0 and no event is sent
+            starting state, not a mutation: [`version`][] starts at 0 and no event is sent
             (a window trims them silently).
         max_messages: keep at most this many messages, system messages included: after every
-            mutation the oldest whole units are dropped (see :mod:`threadline.context.window`).
+            mutation the oldest whole units are dropped (see [`threadline.context.window`][]).
         max_tokens: keep at most this many tokens (as ``token_counter`` counts them), system
             messages included, the same way.
         token_counter: counts one message's tokens, for ``max_tokens`` and
-            :attr:`total_tokens`; :func:`~threadline.estimate_tokens` when ``None``.
-        plugins: context plugins (:class:`~threadline.context.ToolResultMasking`,
-            :class:`~threadline.context.RollingSummary`...), registered in order as by
-            :meth:`use`.
+            [`total_tokens`][]; [`estimate_tokens`][] when ``None``.
+        plugins: context plugins ([`ToolResultMasking`][],
+            [`RollingSummary`][]...), registered in order as by
+            [`use`][].
         on_listener_error: called as ``handler(error, event, listener)`` when a listener
             raises; by default the error is logged to the ``"threadline"`` logger.
         on_plugin_error: called as ``handler(error, plugin, hook)`` when a plugin's
@@ -146,7 +145,7 @@ class History:
     # -- reading ---------------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        """The messages as they are now, as an immutable :class:`Snapshot`.
+        """The messages as they are now, as an immutable [`Snapshot`][].
 
         O(1) at any length, and the same object until the next mutation, so ``is`` tells a UI
         whether anything changed. A snapshot never changes once taken.
@@ -186,9 +185,9 @@ class History:
         """The history as a model should see it: plugins' transforms, then ``prepare_messages``.
 
         Each plugin's ``transform`` (such as tool-result masking) runs in registration order on
-        the output of the one before; then :func:`~threadline.prepare_messages` drops internal
+        the output of the one before; then [`prepare_messages`][] drops internal
         messages and hook parts, answers dangling tool calls and moves misplaced results
-        (``auto``), or raises :class:`~threadline.IntegrityError` (``strict``). The stored
+        (``auto``), or raises [`IntegrityError`][] (``strict``). The stored
         history is not changed. A transform that raises is skipped (its input passes through)
         and the error goes to ``on_plugin_error``.
 
@@ -199,7 +198,7 @@ class History:
         return prepare_messages(messages, mode)
 
     def get_tool_result(self, call_id: str) -> ToolResultPart | None:
-        """The :class:`~threadline.ToolResultPart` answering the call ``call_id``, or ``None``.
+        """The [`ToolResultPart`][] answering the call ``call_id``, or ``None``.
 
         Always the result as stored, never a masked copy. O(1): results are indexed as they
         are appended (and forgotten when a window drops them). When a history holds several
@@ -209,7 +208,8 @@ class History:
 
     @property
     def size(self) -> int:
-        """Characters of content over all messages (see :func:`content_chars`); O(1)."""
+        """Characters of content over all messages (see
+        [`content_chars`][threadline.history.content_chars]); O(1)."""
         return self._log.size
 
     @property
@@ -264,10 +264,10 @@ class History:
         Plugins' ``after_append`` run last, after the listeners.
 
         Args:
-            message: a :class:`Message`, or a mapping of its fields (validated; a mapping
+            message: a [`Message`][], or a mapping of its fields (validated; a mapping
                 may not carry the ``threadline.blob`` metadata key, which only a store's
                 blob references hold).
-            limits: check ``message`` against these :class:`~threadline.Limits` first, for a
+            limits: check ``message`` against these [`Limits`][] first, for a
                 mapping that came from outside (``Limits.untrusted()`` for a client's). ``None``
                 checks nothing beyond validation, which already refuses JSON values nested
                 deeper than 190 levels.
@@ -276,7 +276,7 @@ class History:
             threadline.ValidationError: ``message`` is not a valid message, or (bound to a
                 store) its id is the id of a message in the conversation; nothing changes.
             threadline.LimitExceededError: ``message`` exceeds ``limits``; nothing changes.
-            threadline.StoreError: the bound store (:meth:`bind`) could not write it; nothing
+            threadline.StoreError: the bound store ([`bind`][]) could not write it; nothing
                 changes.
         """
         if limits is not None:
@@ -319,8 +319,8 @@ class History:
 
         Args:
             messages: messages, or mappings of their fields (validated; as in
-                :meth:`append`, a mapping may not carry ``threadline.blob`` metadata).
-            limits: check the batch against these :class:`~threadline.Limits` first, for
+                [`append`][], a mapping may not carry ``threadline.blob`` metadata).
+            limits: check the batch against these [`Limits`][] first, for
                 mappings that came from outside (``Limits.untrusted()`` for a client's).
                 ``None`` checks nothing beyond validation.
 
@@ -329,7 +329,7 @@ class History:
                 listed with its path, such as ``messages[2].parts[0].arguments``), or (bound
                 to a store) a message's id is taken; nothing changes.
             threadline.LimitExceededError: the batch exceeds ``limits``; nothing changes.
-            threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
+            threadline.StoreError: the bound store ([`bind`][]) could not write the batch;
                 nothing changes.
         """
         items = validated_batch(messages, "History.extend", limits=limits, stamp=self._clock)
@@ -355,7 +355,7 @@ class History:
         with nothing.
 
         Raises:
-            threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
                 changes.
         """
         with self._lock:
@@ -371,14 +371,14 @@ class History:
     ) -> None:
         """Replace every message with ``messages`` and notify listeners once (``restore``).
 
-        Takes anything iterable, a :class:`Snapshot` included: ``history.restore(earlier)``
+        Takes anything iterable, a [`Snapshot`][] included: ``history.restore(earlier)``
         undoes everything since ``earlier`` was taken. With a window, what does not fit is
         then dropped, with a ``trim`` event after the ``restore`` event.
 
         Args:
             messages: the new contents: messages, or mappings of their fields (validated;
-                as in :meth:`append`, a mapping may not carry ``threadline.blob`` metadata).
-            limits: how much to take (:class:`~threadline.Limits`); ``None`` means the
+                as in [`append`][], a mapping may not carry ``threadline.blob`` metadata).
+            limits: how much to take ([`Limits`][]); ``None`` means the
                 defaults. Checked before any mapping is validated; pass
                 ``Limits.untrusted()`` for mappings a client sent.
 
@@ -386,7 +386,7 @@ class History:
             threadline.LimitExceededError: ``messages`` exceed ``limits``; nothing changes.
             threadline.ValidationError: an item is not a valid message, or (bound to a
                 store) two items share an id; nothing changes.
-            threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
                 changes.
         """
         limits = resolve_limits(limits)
@@ -407,7 +407,7 @@ class History:
 
         Args:
             plugin: an object with any of ``transform``, ``reduce``, ``after_append`` and
-                ``on_registered`` (see :class:`~threadline.context.Plugin`).
+                ``on_registered`` (see [`Plugin`][threadline.Plugin]).
 
         Raises:
             threadline.PluginError: ``on_registered`` raised (the error is ``__cause__``).
@@ -426,7 +426,7 @@ class History:
 
         Plugins run in registration order; each sees what the one before left. The options
         are passed on; what they mean is the plugin's (see
-        :class:`~threadline.context.RollingSummary`).
+        [`RollingSummary`][]).
 
         Args:
             max_tokens: reduce until the history fits this many tokens.
@@ -455,7 +455,7 @@ class History:
         """Replace the first messages with ``replacement``, if they are still ``expected``.
 
         A compare-and-swap for a plugin that rewrites the start of a history after awaiting
-        something (a summarizer): take a :meth:`snapshot`, plan, await, then swap. It swaps
+        something (a summarizer): take a [`snapshot`][], plan, await, then swap. It swaps
         only if the history still starts with the very objects of ``expected``, whatever was
         appended meanwhile (that stays, after ``replacement``); after a reset, restore or trim
         past them it changes nothing and returns ``False``: plan again from a new snapshot.
@@ -464,7 +464,7 @@ class History:
         Args:
             expected: the leading messages as read before: a snapshot, or a slice of one.
             replacement: what takes their place: messages, or mappings of their fields
-                (validated, as in :meth:`restore`).
+                (validated, as in [`restore`][]).
             remove: messages after ``expected`` to drop in the same swap, compared by
                 identity (an earlier summary placed by hand, say).
 
@@ -475,7 +475,7 @@ class History:
             TypeError: ``expected`` is not a sequence of messages.
             threadline.ValidationError: an item of ``replacement`` is not a valid message, or
                 (bound to a store) two messages of the result share an id; nothing changes.
-            threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
                 changes.
         """
         old = leading_messages(expected)
@@ -496,7 +496,7 @@ class History:
 
     def count_tokens(self, message: Message) -> int:
         """The tokens of ``message`` as this history counts them: with its ``token_counter``
-        (checked), or :func:`~threadline.estimate_tokens` when it has none.
+        (checked), or [`estimate_tokens`][] when it has none.
 
         For plugins that plan against the history's own budgets, such as a summary choosing
         how much to summarize for ``max_tokens``.
@@ -532,7 +532,7 @@ class History:
         mutation. When several threads mutate, one thread delivers the queued events while the
         others return at once, so a listener may run on another thread than the mutation's.
         An exception from a listener goes to ``on_listener_error`` and breaks nothing. An
-        async listener is awaited (see [`flush`][threadline.History.flush]).
+        async listener is awaited (see [`flush`][threadline.history.History.flush]).
 
         Args:
             listener: a callable taking a [`HistoryEvent`][threadline.HistoryEvent], or none.
@@ -549,7 +549,7 @@ class History:
     # -- persistence and copies ------------------------------------------------------------
 
     def to_json(self, *, indent: int | None = None) -> bytes:
-        """The messages in threadline's versioned JSON envelope (see :func:`~threadline.dump_json`).
+        """The messages in threadline's versioned JSON envelope (see [`dump_json`][]).
 
         Only messages are written: configuration and listeners are the application's.
 
@@ -560,7 +560,7 @@ class History:
 
     @classmethod
     def from_json(cls, data: bytes | bytearray | str) -> Self:
-        """A history holding the messages of :meth:`to_json` output (or any ``load_json`` input);
+        """A history holding the messages of [`to_json`][] output (or any ``load_json`` input);
         for a window or other options, use ``History(load_json(data), max_messages=...)``.
 
         Raises:
@@ -604,7 +604,7 @@ class History:
 
         Message ids are unique within a stored conversation (that is how a store recognises
         a write sent again after a lost reply, and skips it). So a bound history refuses, with
-        :class:`~threadline.ValidationError` and before anything is written, a message whose
+        [`ValidationError`][] and before anything is written, a message whose
         id the conversation already holds; after a write that raised, appending the same
         message again is always safe.
 
@@ -612,8 +612,8 @@ class History:
         Copies and pickles of a bound history are not bound.
 
         Args:
-            store: a blocking :class:`~threadline.stores.Store` (use :meth:`abind` for an
-                :class:`~threadline.stores.AsyncStore`).
+            store: a blocking [`Store`][threadline.Store] (use [`abind`][] for an
+                [`AsyncStore`][threadline.AsyncStore]).
             conversation_id: the conversation's id in the store.
 
         Raises:
@@ -640,22 +640,22 @@ class History:
         return self
 
     async def abind(self, store: AsyncStore, conversation_id: str) -> Self:
-        """The async twin of :meth:`bind`: persist this history in an async ``store``.
+        """The async twin of [`bind`][]: persist this history in an async ``store``.
 
-        Loads (or writes the current messages as the conversation's start) like :meth:`bind`,
+        Loads (or writes the current messages as the conversation's start) like [`bind`][],
         awaiting the store. From then on mutations are applied in memory at once and their
-        writes are queued, in order; :meth:`flush` sends them. Call ``await history.flush()``
+        writes are queued, in order; [`flush`][] sends them. Call ``await history.flush()``
         after each step of your loop (or before answering a request). Trims are not written.
-        Message ids are kept unique as with :meth:`bind`: a message whose id is taken is
+        Message ids are kept unique as with [`bind`][]: a message whose id is taken is
         refused when it is appended, not when it is flushed.
 
         Args:
-            store: an :class:`~threadline.stores.AsyncStore`.
+            store: an [`AsyncStore`][threadline.AsyncStore].
             conversation_id: the conversation's id in the store.
 
         Raises:
             RuntimeError: the history is bound already.
-            TypeError: ``store`` is a blocking store (use :meth:`bind`).
+            TypeError: ``store`` is a blocking store (use [`bind`][]).
             threadline.ValidationError: the store refuses ``conversation_id``, or the history
                 (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
@@ -690,14 +690,14 @@ class History:
         """Await the async listeners and ``after_append`` hooks started on this loop (their
         errors went to their handlers), then send the writes queued since ``abind``.
 
-        Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
-        before it unnecessary, so they are skipped. If a write fails, its error is raised here
-        and it stays queued, with everything after it, for the next ``flush``: nothing is
-        lost from memory, and nothing reaches the store out of order. This holds when a flush
-        is cancelled, or fails, after the store applied the write but before it replied: the
-        next flush sends the write again, and the store skips the messages it holds already
-        (their ids are taken, by the same messages), so each is stored once, in order. Writes
-        are never queued for an unbound history or one bound with [`bind`][threadline.History.bind].
+        Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued before
+        it unnecessary, so they are skipped. If a write fails, its error is raised here and it stays
+        queued, with everything after it, for the next ``flush``: nothing is lost from memory, and
+        nothing reaches the store out of order. This holds when a flush is cancelled, or fails,
+        after the store applied the write but before it replied: the next flush sends the write
+        again, and the store skips the messages it holds already (their ids are taken, by the same
+        messages), so each is stored once, in order. Writes are never queued for an unbound history
+        or one bound with [`bind`][threadline.history.History.bind].
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).
@@ -710,7 +710,7 @@ class History:
 
     @property
     def pending_writes(self) -> int:
-        """How many writes :meth:`flush` has yet to send (0 unless bound with :meth:`abind`)."""
+        """How many writes [`flush`][] has yet to send (0 unless bound with [`abind`][])."""
         binding = self._binding
         return len(binding.queue) if binding is not None else 0
 

@@ -3,11 +3,11 @@
 Providers reject a request whose tool calls are not each answered exactly once, in the turn
 right after the call; agent histories break those rules after a crash (a dangling call), after
 trimming (a result split from its call), when a model emits malformed arguments or reuses an
-id. :func:`check_messages` lists what is wrong, :func:`repair_messages` fixes what can be fixed
-without guessing and raises :class:`~threadline.IntegrityError` for the rest, and
-:func:`prepare_messages` is the one-liner to call before every model request.
-:func:`sanitize_untrusted` is the separate, stricter filter for history that came back from a
-client (a browser), to run before :func:`prepare_messages`.
+id. [`check_messages`][] lists what is wrong, [`repair_messages`][] fixes what can be fixed
+without guessing and raises [`IntegrityError`][] for the rest, and
+[`prepare_messages`][] is the one-liner to call before every model request.
+[`sanitize_untrusted`][] is the separate, stricter filter for history that came back from a
+client (a browser), to run before [`prepare_messages`][].
 
 The pipeline
 ------------
@@ -58,17 +58,17 @@ Issues are listed in pass order (the table's order, with an ``empty-message`` ca
 right after the moves), and by input position within a pass. Every index is an index into the
 input, for repair too, and ``call_id`` is the id as the input has it. A repair report has one
 issue per change (a renamed call and its renamed result are two); its details say what was
-done. :func:`check_messages` lists exactly what :func:`repair_messages` (without renaming)
+done. [`check_messages`][] lists exactly what [`repair_messages`][] (without renaming)
 would report, fatal issues included, and never raises over the history's content.
 
 Input
 -----
-Every function takes a sequence of :class:`~threadline.Message` (a list, a tuple, a
-:class:`~threadline.Snapshot`); mappings of message fields (parsed JSON) are validated into
-messages, so a server can pass a request body's list straight to :func:`sanitize_untrusted`
+Every function takes a sequence of [`Message`][] (a list, a tuple, a
+[`Snapshot`][]); mappings of message fields (parsed JSON) are validated into
+messages, so a server can pass a request body's list straight to [`sanitize_untrusted`][]
 (a mapping without an ``id`` gets a generated one, so only messages with ids give byte-identical
 output). Anything else (a ``str``, a ``dict``, a single message, an iterator) raises
-:class:`~threadline.ValidationError`.
+[`ValidationError`][].
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ IssueCode: TypeAlias = Literal[
     "misplaced-tool-result",
     "missing-tool-result",
 ]
-"""A stable issue code; the values are listed in :data:`ISSUE_CODES`."""
+"""A stable issue code; the values are listed in [`ISSUE_CODES`][]."""
 
 ISSUE_CODES: Final[tuple[IssueCode, ...]] = get_args(IssueCode)
 """Every issue code, in the order the checks run."""
@@ -144,7 +144,7 @@ class IntegrityIssue:
     """One problem found in a history (and, in a repair report, what repair did about it)."""
 
     code: IssueCode
-    """What is wrong, as a stable string (see :data:`ISSUE_CODES`)."""
+    """What is wrong, as a stable string (see [`ISSUE_CODES`][])."""
     message_index: int
     """The index of the message in the input sequence."""
     part_index: int | None
@@ -172,7 +172,7 @@ class IntegrityIssue:
 
 @dataclass(frozen=True, slots=True)
 class IntegrityReport:
-    """What :func:`check_messages` found, or every change :func:`repair_messages` made."""
+    """What [`check_messages`][] found, or every change [`repair_messages`][] made."""
 
     issues: tuple[IntegrityIssue, ...] = ()
     """The issues, in the order the checks run, by input position within one check."""
@@ -196,7 +196,7 @@ class IntegrityReport:
 
 @dataclass(frozen=True, slots=True)
 class Repaired:
-    """The result of :func:`repair_messages`."""
+    """The result of [`repair_messages`][]."""
 
     messages: list[Message]
     """The repaired history, a new list (the input is never changed)."""
@@ -211,11 +211,11 @@ class Repaired:
 def check_messages(messages: Sequence[Message]) -> IntegrityReport:
     """List every integrity issue in ``messages`` without changing or raising over them.
 
-    The report holds exactly the issues :func:`repair_messages` would report, fatal ones
+    The report holds exactly the issues [`repair_messages`][] would report, fatal ones
     included, so an import pipeline or a unit test can see everything at once.
 
     Args:
-        messages: the history: :class:`~threadline.Message` objects, or mappings that
+        messages: the history: [`Message`][] objects, or mappings that
             ``Message.model_validate`` accepts (validated here).
 
     Raises:
@@ -244,7 +244,7 @@ def repair_messages(
     own call's message.
 
     Args:
-        messages: the history: :class:`~threadline.Message` objects, or mappings that
+        messages: the history: [`Message`][] objects, or mappings that
             ``Message.model_validate`` accepts (validated here).
         mode: ``"auto"`` to repair, ``"strict"`` to refuse any change but dropping internal
             content.
@@ -269,7 +269,7 @@ def prepare_messages(messages: Sequence[Message], mode: Mode = "auto") -> list[M
     history comes back as a new list of the same message objects.
 
     Args:
-        messages: the history: :class:`~threadline.Message` objects or mappings.
+        messages: the history: [`Message`][] objects or mappings.
         mode: ``"auto"`` or ``"strict"``.
 
     Raises:
@@ -305,16 +305,16 @@ def sanitize_untrusted(
     (``http://0x7f.1/``, ``http://[::ffff:127.0.0.1]/``), also inside tool results; the
     ``replay`` flag; tool calls of the trailing assistant message that have no result after
     them (so the server never runs a tool the model did not ask for); and any message left
-    empty. Then add the server's own system prompt and call :func:`prepare_messages`.
+    empty. Then add the server's own system prompt and call [`prepare_messages`][].
 
     Host names are not resolved: a public name can still resolve to a private address, so the
     code that fetches a URL needs its own guard on the address it connects to.
 
     Args:
-        messages: the client's history: :class:`~threadline.Message` objects or mappings
+        messages: the client's history: [`Message`][] objects or mappings
             (for example the parsed JSON of a request body).
         limits: how much to accept, checked before anything is validated; ``None`` means
-            :meth:`Limits.untrusted() <threadline.Limits.untrusted>`, since this input comes
+            [`Limits.untrusted()`][threadline.limits.Limits.untrusted], since this input comes
             from a client.
         keep_metadata: more metadata keys to keep, exactly as spelt: your application's own
             keys, or provider keys you accept from this client. ``threadline.*`` keys are
@@ -406,9 +406,9 @@ def _as_message(item: object, index: int) -> Message:
 
 
 class _Run(_repair.Run):
-    """A run of the passes that reports :class:`IntegrityIssue` objects under ``mode``.
+    """A run of the passes that reports `IntegrityIssue` objects under ``mode``.
 
-    ``mode`` is ``None`` for :func:`check_messages` (report only: nothing is refused).
+    ``mode`` is ``None`` for `check_messages` (report only: nothing is refused).
     """
 
     __slots__ = ("issues", "mode", "refused")

@@ -1,34 +1,34 @@
 """Limits on input size and shape, so hostile or broken input costs little and fails cleanly.
 
-History crosses trust boundaries: a browser sends it back, a file arrives truncated, a proxy
-hands over a provider payload. :class:`Limits` bounds what one call will read: the input's size,
-how many messages and parts it holds, how deep its JSON nests and how long one string may be.
-Every entry point that reads outside data (``load_json``, ``History.restore``, the codecs'
-``decode`` and ``decode_response``) takes ``limits=``; ``None`` means :class:`Limits` ``()``,
-whose defaults are generous but safe. A server reading what a client sent passes
-:meth:`Limits.untrusted`.
+History crosses trust boundaries: a browser sends it back, a file arrives truncated, a proxy hands
+over a provider payload. [`Limits`][] bounds what one call will read: the input's size, how many
+messages and parts it holds, how deep its JSON nests and how long one string may be. Every entry
+point that reads outside data (``load_json``, ``History.restore``, the codecs' ``decode`` and
+``decode_response``) takes ``limits=``; ``None`` means [`Limits`][] ``()``, whose defaults are
+generous but safe. A server reading what a client sent passes [`Limits.untrusted`][].
 
 How the checks run, and why their cost is linear:
 
 1. the size of JSON text is checked before anything is parsed;
-2. text is parsed by pydantic-core's parser, which stops at :data:`DEPTH_CEILING` levels of
+2. text is parsed by pydantic-core's parser, which stops at [`DEPTH_CEILING`][] levels of
    nesting with an error instead of exhausting the stack (``json.loads`` raises
    ``RecursionError`` on ``[[[[...`` a few thousand levels deep);
-3. messages and parts are counted where the :class:`Layout` of the document says they are;
+3. messages and parts are counted where the [`Layout`][] of the document says they are;
 4. one iterative walk (an explicit stack, never recursion, so nesting cannot overflow the
    interpreter's stack) visits every value once to check nesting and string lengths, and,
    for a document not given as text, estimates its JSON size from its strings and values.
 
-:func:`enforce_limits` does all four before validation, on any JSON document;
-:func:`enforce_message_limits` does 3 and 4 on messages already validated, visiting only the
+[`enforce_limits`][] does all four before validation, on any JSON document;
+[`enforce_message_limits`][] does 3 and 4 on messages already validated, visiting only the
 fields that can nest (metadata, tool arguments, hook state...) and, when the text was long
 enough to hold a string over ``max_string``, the string fields, which is how ``load_json``
 stays nearly as fast as validation alone. That walk also refuses NaN and infinity, which
 JSON has not but pydantic-core's parser reads. When validation fails, ``load_json`` walks the
 text to report an exceeded limit ahead of the bad fields.
 
-Exceeding a limit raises :class:`LimitExceededError`, a :class:`~threadline.ValidationError`
-that names the limit, its value, what the input holds and the JSON path where it was crossed.
+Exceeding a limit raises [`LimitExceededError`][threadline.limits.LimitExceededError], a
+[`ValidationError`][] that names the limit, its value, what the input holds and the JSON path where
+it was crossed.
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ def _walk_messages(
     check_strings: bool,
     check_fields: bool = True,
 ) -> None:
-    """:func:`walk` for a list of messages at depth 2, faster: the walk starts right at the
+    """`walk` for a list of messages at depth 2, faster: the walk starts right at the
     JSON values inside messages and parts (most are empty), instead of going through every
     message, parts tuple and part on the stack. The string fields of messages and parts are
     gathered in the same pass (one read of each message and part) and checked first."""

@@ -1,13 +1,13 @@
-"""The message model: :class:`Message`, its part types, constructors and accessors.
+"""The message model: [`Message`][], its part types, constructors and accessors.
 
-A conversation is a sequence of :class:`Message`. Each message has a ``role`` and one or more
+A conversation is a sequence of [`Message`][]. Each message has a ``role`` and one or more
 parts; parts are frozen, slotted pydantic dataclasses told apart by their ``type`` tag (the
 bulk of a history's memory is parts, so they carry no ``__dict__``). Nothing here names a
 provider's wire format: the codecs map parts to and from each provider, and the attribute
 docstrings below say which wire field each provider slot corresponds to.
 
 Which parts a role may hold is validated here; pairing rules (every call answered once, ids
-unique) are the job of :mod:`threadline.integrity`.
+unique) are the job of [`threadline.integrity`][].
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ _Self = TypeVar("_Self", bound=_HasMetadata)
 
 
 class _PartBase:
-    """What every part type shares, written once: :meth:`with_metadata`."""
+    """What every part type shares, written once: `with_metadata`."""
 
     __slots__ = ()  # parts are slotted: a base with a __dict__ would give each part one
 
@@ -203,7 +203,7 @@ class ToolCallPart(_PartBase):
     Anthropic ``input``, Gemini ``args`` and Bedrock ``input`` an object."""
     raw_arguments: str | None = None
     """The text the model emitted when it was not a JSON object. Set only when ``arguments``
-    is empty; such a call is invalid and :func:`~threadline.prepare_messages` repairs it."""
+    is empty; such a call is invalid and [`prepare_messages`][] repairs it."""
     metadata: Metadata = dataclasses.field(default=EMPTY)
     """Provider details kept across persistence: Gemini ``gemini.thought_signature``, OpenAI
     Responses ``openai.item_id`` (the ``fc_...`` item id)."""
@@ -298,7 +298,7 @@ class ToolResultPart(_PartBase):
     type: Literal["tool_result"] = "tool_result"
     """The part tag, always ``"tool_result"``."""
     call_id: str
-    """The ``id`` of the :class:`ToolCallPart` this answers."""
+    """The ``id`` of the [`ToolCallPart`][] this answers."""
     content: str | tuple[ToolResultContent, ...]
     """The result: a string, or text and file parts (a tool that returns an image)."""
     name: str | None = None
@@ -365,7 +365,7 @@ class ProviderToolResultPart(_PartBase):
     type: Literal["provider_tool_result"] = "provider_tool_result"
     """The part tag, always ``"provider_tool_result"``."""
     call_id: str
-    """The ``id`` of the :class:`ProviderToolCallPart` this answers."""
+    """The ``id`` of the [`ProviderToolCallPart`][] this answers."""
     content: JsonData = None
     """The result as the provider sent it (any JSON value)."""
     provider: str
@@ -399,7 +399,7 @@ AssistantPart: TypeAlias = Union[  # noqa: UP007
 """The parts an assistant message may hold."""
 
 PART_TYPES: tuple[type[_PartBase], ...] = get_args(get_args(Part)[0])
-"""The part classes, in the order of the :data:`Part` union (for threadline's own modules)."""
+"""The part classes, in the order of the [`Part`][] union (for threadline's own modules)."""
 PART_BY_TAG: dict[str, type[_PartBase]] = {
     str(next(field.default for field in dataclasses.fields(cls) if field.name == "type")): cls  # type: ignore[arg-type]
     for cls in PART_TYPES
@@ -439,7 +439,7 @@ class Message(RoleHints):
     """One message of a conversation: a role and at least one part.
 
     Frozen; compare with ``==`` (every field, ids and metadata included) or
-    :func:`same_content` (roles and parts only).
+    [`same_content`][] (roles and parts only).
     """
 
     model_config = ConfigDict(
@@ -451,7 +451,7 @@ class Message(RoleHints):
     )
 
     id: str = Field(default_factory=new_message_id)
-    """A unique id: ``"msg_"`` and 32 hex digits unless given (see :func:`use_id_factory`)."""
+    """A unique id: ``"msg_"`` and 32 hex digits unless given (see [`use_id_factory`][])."""
     role: Role
     """Who the message is from."""
     parts: tuple[Part, ...] = Field(min_length=1)
@@ -669,7 +669,7 @@ def text_part(text: str, *, metadata: Mapping[str, Any] | None = None) -> TextPa
 
 
 def reasoning_part(text: str = "", **fields: Any) -> ReasoningPart:
-    """A reasoning part; ``fields`` are :class:`ReasoningPart`'s (``signature``, ``provider``...).
+    """A reasoning part; ``fields`` are [`ReasoningPart`][]'s (``signature``, ``provider``...).
 
     Raises:
         threadline.ValidationError: a field has the wrong type or is unknown.
@@ -687,7 +687,7 @@ def tool_call_part(
     """A tool call. ``arguments`` is a mapping, or the JSON text a model emitted.
 
     Text that does not parse to a JSON object is kept in ``raw_arguments`` with
-    ``arguments={}`` (an invalid call that :func:`~threadline.prepare_messages` repairs); so
+    ``arguments={}`` (an invalid call that [`prepare_messages`][] repairs); so
     is an object holding a number JSON cannot carry back (``NaN``, ``1e999``) or an escaped
     surrogate without its pair (``"\\ud800"``). The text is parsed by the bounded parser every
     reader uses, never by recursion.
@@ -695,7 +695,7 @@ def tool_call_part(
     Raises:
         threadline.ValidationError: ``id`` or ``name`` is not a string, an argument value
             is not JSON, or the text holds an object nested too deeply to store
-            (a :class:`~threadline.LimitExceededError`).
+            (a [`LimitExceededError`][]).
     """
     raw: str | None = None
     parsed: Mapping[str, Any] | None

@@ -2,8 +2,8 @@
 
 A stateless chat server often lets the browser hold the transcript and send it back with each
 request. Whatever comes back may have been edited: a forged system prompt, a tool result the
-tool never returned, a message of another conversation, the last turns cut off. :func:`seal`
-gives the server a short string to hand out with the history; :func:`verify` checks, when the
+tool never returned, a message of another conversation, the last turns cut off. [`seal`][]
+gives the server a short string to hand out with the history; [`verify`][] checks, when the
 history returns, that it is exactly what was sealed, for the same conversation, in full.
 
 What is signed
@@ -19,19 +19,19 @@ UTF-8, and a message is its canonical JSON: the form ``dump_json`` writes for it
 ``replay`` excluded) with object keys sorted, no whitespace, non-ASCII characters as UTF-8.
 
 ``replay`` is runtime-only: never written, so never in the history a client holds, and not
-sealed. A dispatcher reads it (a replayed tool call is not run again), so :func:`verify` and
-:func:`verify_prefix` refuse a history in which any message has ``replay=True``: no history a
+sealed. A dispatcher reads it (a replayed tool call is not run again), so [`verify`][] and
+[`verify_prefix`][] refuse a history in which any message has ``replay=True``: no history a
 client sends back can hold one (``load_json`` and every reader of mappings refuse the key), so
 the flag was set after the history came back. Verify first, then mark replays.
 Sorted keys make the encoding independent of the order the client's JSON listed them in;
 lengths in front of every item make the byte string unambiguous, so no edit can move bytes
 from one message (or from the conversation id) into another.
 
-The canonical JSON is written by :mod:`json` from the message's own values (file bytes as
+The canonical JSON is written by `json` from the message's own values (file bytes as
 standard base64, times as ``dump_json`` writes them) and encoded as strict UTF-8, so distinct
 messages never give the same bytes. A string that is not Unicode text (a lone surrogate such as
 ``"\\ud800"``, which ``json.loads`` reads from a client's ``"\\ud800"``) has no UTF-8 form:
-it is refused with :class:`~threadline.ValidationError`, by message validation first and by the
+it is refused with [`ValidationError`][], by message validation first and by the
 encoding again, never replaced (pydantic's JSON mode writes such an object key as U+FFFD, which
 let two different keys seal alike).
 
@@ -39,7 +39,7 @@ The seal is ``v1.<key id>.<message count>.<MAC, base64url without padding>``, fo
 ``v1.2025-06.14.tQ3...``. The key id names the key in the server's key ring, so keys can be
 rotated: seal with the new key, verify with both until the old seals have expired. A seal made
 without a key id uses the id ``default``. The count is in the clear (the client knows it
-anyway) so that :func:`verify_prefix` can split a history the client extended; the MAC binds
+anyway) so that [`verify_prefix`][] can split a history the client extended; the MAC binds
 it, so changing it breaks the seal.
 
 What a seal does not do
@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 DEFAULT_KEY_ID = "default"
-"""The key id of a seal made without one; :func:`verify` looks it up in ``keys`` like any
+"""The key id of a seal made without one; [`verify`][] looks it up in ``keys`` like any
 other."""
 MIN_KEY_BYTES = 32
 """The shortest key accepted: 256 bits, the size of the HMAC-SHA256 output. Make one with
@@ -108,12 +108,12 @@ def seal(
 
     Args:
         messages: the history, in order (``Message`` objects or mappings of their fields).
-        key: the secret key, at least :data:`MIN_KEY_BYTES` random bytes; never sent to
+        key: the secret key, at least [`MIN_KEY_BYTES`][] random bytes; never sent to
             clients.
-        conversation_id: the conversation the history belongs to; :func:`verify` refuses the
+        conversation_id: the conversation the history belongs to; [`verify`][] refuses the
             history for any other.
-        key_id: the name of ``key`` in the key ring given to :func:`verify` (letters, digits,
-            ``-`` and ``_``, at most 64). ``None`` means :data:`DEFAULT_KEY_ID`.
+        key_id: the name of ``key`` in the key ring given to [`verify`][] (letters, digits,
+            ``-`` and ``_``, at most 64). ``None`` means [`DEFAULT_KEY_ID`][].
 
     Returns:
         ``v1.<key id>.<message count>.<MAC>``: ASCII, at most 132 characters.
@@ -149,13 +149,13 @@ def verify(
     Args:
         messages: the history as it came back (``Message`` objects or mappings).
         seal: the seal that came back with it (a client may send anything: a value that is not
-            a seal raises :class:`SealError`).
+            a seal raises [`SealError`][threadline.sealing.SealError]).
         keys: the key ring, key id → key; a single ``bytes`` key stands for
             ``{"default": key}``.
         conversation_id: the conversation the request is for (from the server's routing or
             session, not from the client's body).
         limits: how much to read, checked before anything is validated. ``None`` means
-            :meth:`Limits.untrusted() <threadline.Limits.untrusted>` when ``messages`` holds
+            [`Limits.untrusted()`][threadline.limits.Limits.untrusted] when ``messages`` holds
             mappings (a client's request body) and no limits for ``Message`` objects (the
             server's own); given, it is checked in both cases.
 
@@ -187,7 +187,7 @@ def verify_prefix(
     messages after them are the client's own additions, and may only have a role in
     ``tail_roles``: by default a client may add user messages, never a system prompt, an
     assistant turn or a tool result. Run the tail through
-    :func:`~threadline.sanitize_untrusted` like any client input.
+    [`sanitize_untrusted`][] like any client input.
 
     Args:
         messages: the history as it came back.
@@ -195,14 +195,14 @@ def verify_prefix(
         keys: the key ring, key id → key (or one ``bytes`` key for ``default``).
         conversation_id: the conversation the request is for.
         tail_roles: the roles a message after the sealed ones may have.
-        limits: as :func:`verify`: ``None`` means :meth:`Limits.untrusted()
-            <threadline.Limits.untrusted>` for mappings.
+        limits: as [`verify`][]: ``None`` means
+            [`Limits.untrusted()`][threadline.limits.Limits.untrusted] for mappings.
 
     Returns:
         ``(sealed, tail)``: the verified messages and the client's additions.
 
     Raises:
-        threadline.SealError: as :func:`verify`, with ``count`` when there are fewer messages
+        threadline.SealError: as [`verify`][], with ``count`` when there are fewer messages
             than were sealed, and ``unsealed-role`` when the tail holds another role.
         threadline.LimitExceededError: ``messages`` exceed ``limits``.
         threadline.ValidationError: an item of ``messages`` is not a valid message.
@@ -243,7 +243,7 @@ def canonical_message(message: Message) -> bytes:
 
 
 def _canonical_scalar(value: object) -> str:
-    """The JSON form of the values :mod:`json` has none for, as ``dump_json`` writes them."""
+    """The JSON form of the values `json` has none for, as ``dump_json`` writes them."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")  # FilePart.data: standard base64
     if isinstance(value, datetime):

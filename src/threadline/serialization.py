@@ -1,6 +1,6 @@
 """The neutral JSON format: a versioned envelope around a list of messages.
 
-Version 1 (what :func:`dump_json` writes)::
+Version 1 (what [`dump_json`][] writes)::
 
     {"format": "threadline", "version": 1, "messages": [{"id": ..., "role": ..., "parts": [...]}]}
 
@@ -8,8 +8,8 @@ Every field is written, defaults included, so the ``type`` tags are never lost. 
 standard base64. ``replay`` is runtime-only and never written.
 
 Version 0 is a bare JSON list of messages (what ``History.to_json`` of early drafts and
-hand-written fixtures look like); :func:`load_json` migrates it. A version newer than this
-library knows is refused with :class:`~threadline.UnsupportedVersionError`: reading it as
+hand-written fixtures look like); [`load_json`][] migrates it. A version newer than this
+library knows is refused with [`UnsupportedVersionError`][]: reading it as
 version 1 could silently drop fields.
 """
 
@@ -79,26 +79,26 @@ def messages_to_json(messages: Iterable[Message]) -> bytes:
 
     For code that keeps messages as JSON text of its own, such as a store: a one-message array
     is exactly ``b"[" + message.model_dump_json().encode() + b"]"``, so rows holding one
-    message's JSON each can be joined with ``,`` into an array that :func:`messages_from_json`
+    message's JSON each can be joined with ``,`` into an array that [`messages_from_json`][]
     reads in one call. To exchange or archive a conversation, write the versioned envelope with
-    :func:`dump_json` instead.
+    [`dump_json`][] instead.
 
     Args:
         messages: the messages, in order.
 
     Raises:
-        threadline.ValidationError: an item is not a :class:`Message`.
+        threadline.ValidationError: an item is not a [`Message`][].
     """
     return _messages_adapter().dump_json(_message_list(messages))
 
 
 def messages_from_json(data: bytes | bytearray | str) -> list[Message]:
-    """Messages from a bare JSON array, validated in one call: what :func:`messages_to_json`
+    """Messages from a bare JSON array, validated in one call: what [`messages_to_json`][]
     wrote, or rows of ``Message.model_dump_json()`` joined into an array.
 
     For text this library or your own code wrote, such as a store's rows: there are no limits,
     no migration and no check for blob references (a store that keeps file bytes in a blob
-    store restores them after). For text from anyone else, use :func:`load_json`.
+    store restores them after). For text from anyone else, use [`load_json`][].
 
     Args:
         data: the JSON array, as bytes (UTF-8) or str.
@@ -106,7 +106,7 @@ def messages_from_json(data: bytes | bytearray | str) -> list[Message]:
     Raises:
         pydantic.ValidationError: ``data`` is not a JSON array of valid messages (a
             ``ValueError``, as ``Message.model_validate_json`` raises; a store reports it as
-            :class:`~threadline.StoreError` with this error as the cause).
+            [`StoreError`][] with this error as the cause).
     """
     return _messages_adapter().validate_json(data)
 
@@ -182,7 +182,7 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
         indent: pretty-print with this many spaces (compact when ``None``).
 
     Raises:
-        threadline.ValidationError: an item is not a :class:`Message`.
+        threadline.ValidationError: an item is not a [`Message`][].
     """
     items = _message_list(messages)
     if indent is None:
@@ -212,19 +212,19 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
 
     Args:
         data: the JSON text, as bytes (UTF-8) or str.
-        limits: how much to read (see :class:`~threadline.Limits`). ``None`` means
+        limits: how much to read (see [`Limits`][]). ``None`` means
             ``Limits()``: 64 MiB, depth 64 and other generous bounds. For data a client sent,
             pass ``Limits.untrusted()``; for trusted files larger than that, ``Limits.none()``.
 
     Raises:
         threadline.LimitExceededError: the input exceeds a limit; it names the limit and the
-            JSON path (a :class:`ValidationError`).
+            JSON path (a [`ValidationError`][]).
         threadline.UnsupportedVersionError: the envelope's version is newer than this library
             knows (upgrade threadline) or not a version at all.
         threadline.ValidationError: the input is not JSON, not a threadline envelope, or a
             message in it is invalid; ``errors`` names the JSON path of each bad field. The
             metadata key ``threadline.blob`` is refused wherever it appears: only a store
-            writes blob references (see :mod:`threadline.stores.blobs`); so is
+            writes blob references (see [`threadline.stores.blobs`][]); so is
             ``"replay": true``, which is runtime-only and never written.
     """
     if not isinstance(data, (bytes, bytearray, str)):
@@ -292,7 +292,7 @@ def _refuse_blob_marks(messages: list[Message]) -> None:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of what :func:`dump_json` writes (serialization mode, with ``$id``)."""
+    """The JSON Schema of what [`dump_json`][] writes (serialization mode, with ``$id``)."""
     schema = _envelope_adapter().json_schema(mode="serialization")
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
     schema["title"] = f"threadline messages, format version {FORMAT_VERSION}"

@@ -1,10 +1,10 @@
-"""Token counting: the :class:`TokenCounter` protocol and the default estimator.
+"""Token counting: the [`TokenCounter`][] protocol and the default estimator.
 
-A window (``History(max_tokens=...)``, :func:`~threadline.context.trim_messages`) and
-:attr:`History.total_tokens <threadline.History.total_tokens>` need the size of each message in
+A window (``History(max_tokens=...)``, [`trim_messages`][]) and
+[`History.total_tokens`][] need the size of each message in
 tokens. Exact counts depend on the provider's tokenizer, which threadline does not ship (it
 would pull in a heavy dependency and still be wrong for every other provider), so the default
-is a cheap, deterministic estimate, :func:`estimate_tokens`:
+is a cheap, deterministic estimate, [`estimate_tokens`][]:
 
 - 4 per message (role markers and separators);
 - plus ``ceil(characters / 4)`` over the message's text, reasoning text, tool-call arguments
@@ -16,8 +16,8 @@ is a cheap, deterministic estimate, :func:`estimate_tokens`:
 Hook state, provider-run tool parts, ids, names and metadata count zero: hooks never reach a
 model, and the rest is either small or priced differently by every provider.
 
-Any callable from :class:`~threadline.Message` to a non-negative ``int`` is a
-:class:`TokenCounter`; pass one as ``History(token_counter=...)`` or
+Any callable from [`Message`][] to a non-negative ``int`` is a
+[`TokenCounter`][]; pass one as ``History(token_counter=...)`` or
 ``trim_messages(..., counter=...)`` to count with a real tokenizer (``docs/context.md`` shows
 one built on ``tiktoken``).
 """
@@ -51,19 +51,19 @@ __all__ = [
 ]
 
 MESSAGE_TOKENS: Final = 4
-"""What :func:`estimate_tokens` adds for every message, whatever it holds."""
+"""What [`estimate_tokens`][] adds for every message, whatever it holds."""
 
 CHARS_PER_TOKEN: Final = 4
-"""How many characters of text :func:`estimate_tokens` counts as one token."""
+"""How many characters of text [`estimate_tokens`][] counts as one token."""
 
 FILE_TOKENS: Final = 256
-"""What :func:`estimate_tokens` adds for every file part (image, document, audio...)."""
+"""What [`estimate_tokens`][] adds for every file part (image, document, audio...)."""
 
 
 class TokenCounter(Protocol):
     """Counts the tokens one message costs in a model's context.
 
-    Any callable taking a :class:`~threadline.Message` and returning a non-negative ``int``
+    Any callable taking a [`Message`][] and returning a non-negative ``int``
     qualifies: a function, a lambda, or an object with ``__call__``. It must be deterministic
     (a history counts each message once, when it arrives, and subtracts the same number when
     the message leaves) and should be quick: with a window it runs on every append.
@@ -80,10 +80,10 @@ def tokens_from_measure(chars: int, files: int) -> int:
 
 
 def estimate_tokens(message: Message) -> int:
-    """Estimate the tokens ``message`` costs: threadline's default :class:`TokenCounter`.
+    """Estimate the tokens ``message`` costs: threadline's default [`TokenCounter`][].
 
     ``4 + ceil(characters / 4) + 256 * files``, where *characters* are those counted by
-    :func:`content_chars` and *files* are the file parts, also those inside tool results.
+    [`content_chars`][] and *files* are the file parts, also those inside tool results.
     Deterministic and provider-neutral; a close enough guide for budgets, not a bill.
 
     Args:
@@ -111,7 +111,7 @@ def result_tokens(part: ToolResultPart) -> int:
     """The default estimate for one tool result, without the per-message overhead.
 
     ``ceil(characters / 4) + 256 * files`` of the result's content (what
-    :class:`~threadline.context.ToolResultMasking` compares with ``min_tokens``).
+    [`ToolResultMasking`][] compares with ``min_tokens``).
 
     Args:
         part: the tool result to measure.
@@ -130,7 +130,7 @@ def result_tokens(part: ToolResultPart) -> int:
 
 
 def checked_counter(counter: TokenCounter | None) -> Callable[[Message], int]:
-    """``counter`` (or :func:`estimate_tokens` when ``None``), checked on every call.
+    """``counter`` (or [`estimate_tokens`][] when ``None``), checked on every call.
 
     A custom counter's result must be a non-negative ``int``; anything else raises at once,
     naming the counter, instead of corrupting a running total.
@@ -168,7 +168,7 @@ def check_count(tokens: object, counter: object) -> int:
 
 
 def measure(message: Message) -> tuple[int, int]:
-    """``(characters, files)`` of ``message``: :func:`content_chars` and its file parts, one pass.
+    """``(characters, files)`` of ``message``: [`content_chars`][] and its file parts, one pass.
 
     Args:
         message: the message to measure.

@@ -1,4 +1,4 @@
-"""The parts of the ``threadline`` command line; :mod:`threadline.cli` is its front.
+"""The parts of the ``threadline`` command line; `threadline.cli` is its front.
 
 Layers, each importing only those below it (and threadline's library modules)::
 
@@ -8,5 +8,5 @@ Layers, each importing only those below it (and threadline's library modules)::
                           the show transcript and its colours
     output                exit statuses, CliError, printing with terminal controls escaped
 
-Nothing here imports :mod:`threadline.cli`.
+Nothing here imports `threadline.cli`.
 """

@@ -315,7 +315,7 @@ _PART_ORDER: Final[tuple[str, ...]] = tuple(PART_BY_TAG)
 def history_stats(messages: Sequence[Message]) -> dict[str, Any]:
     """Counts by role and part type, estimated tokens, and attachments.
 
-    Tokens are :func:`threadline.tokens.estimate_tokens`. Attachments are file parts, also
+    Tokens are `threadline.tokens.estimate_tokens`. Attachments are file parts, also
     those inside tool results: ``inline`` ones with their bytes, ``by_url`` ones counted.
 
     Args:

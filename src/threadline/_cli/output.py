@@ -1,4 +1,4 @@
-"""What the command line prints, and how it fails: exit statuses, :class:`CliError`, and the
+"""What the command line prints, and how it fails: exit statuses, `CliError`, and the
 escaping of every character a terminal would act on instead of showing."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Reading FILE: the neutral JSON envelope or a bare list of messages, JSON Lines as
-:class:`~threadline.stores.JsonlStore` writes them, or a provider payload (``--from``); and
+`JsonlStore` writes them, or a provider payload (``--from``); and
 refusing what the command could not print or write (a lone surrogate, an integer too long)."""
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def _first_line_is_json(text: str) -> bool:
 
 def _load_jsonl(name: str, text: str) -> list[Message]:
     """Messages from JSON Lines as ``JsonlStore`` writes them: one batch per line, and a torn
-    last line skipped by the store's own rule (:func:`~threadline.stores.jsonl.read_batch_lines`).
+    last line skipped by the store's own rule (`read_batch_lines`).
     """
     numbered = [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
     values = read_batch_lines(

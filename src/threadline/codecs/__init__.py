@@ -1,5 +1,5 @@
 """Provider wire formats: one module per format, each with ``encode``, ``decode`` and
-``decode_response`` (the :class:`~threadline.codecs.base.Codec` protocol).
+``decode_response`` (the [`Codec`][] protocol).
 
 ``encode(messages, provider=NAME)``, ``decode(payload, provider=NAME)`` and
 ``decode_response(response, provider=NAME)`` dispatch by codec name; a codec module is imported

@@ -78,7 +78,7 @@ _EXTENSION_TYPES = {
 def media_type_from_url(url: str, default: str) -> str:
     """The media type a URL's file extension implies, else ``default``.
 
-    A fixed table, not :mod:`mimetypes`: that reads the system's tables, and a decoded history
+    A fixed table, not `mimetypes`: that reads the system's tables, and a decoded history
     must not depend on the machine that decoded it.
     """
     path = url.split("?", 1)[0].split("#", 1)[0]
@@ -90,6 +90,6 @@ def media_type_from_url(url: str, default: str) -> str:
 
 def image_type_from_url(url: str) -> str:
     """The media type of an image known by its URL only: from the URL's extension when that
-    names an image type, else :data:`UNKNOWN_IMAGE`."""
+    names an image type, else `UNKNOWN_IMAGE`."""
     media_type = media_type_from_url(url, UNKNOWN_IMAGE)
     return media_type if media_type.startswith("image/") else UNKNOWN_IMAGE

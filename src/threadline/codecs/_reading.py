@@ -1,4 +1,4 @@
-"""Reading payloads and responses (private): a :class:`Reader` that reports a malformed
+"""Reading payloads and responses (private): a `Reader` that reports a malformed
 payload with its JSON path, the limits every ``decode`` and ``decode_response`` runs within,
 decoded messages, and the response metadata every format writes."""
 
@@ -152,15 +152,15 @@ _NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 class Reader:
-    """Reads a decoded JSON payload, raising :class:`~threadline.CodecError` with the JSON
+    """Reads a decoded JSON payload, raising `CodecError` with the JSON
     path of the first value that does not fit the format.
 
     A payload given as Python values need not be JSON at all: it can hold ``NaN``, bytes or
     object keys that are not strings (and JSON text parsed here may hold ``NaN`` and
     ``Infinity``, which the parser accepts). Values a codec keeps as they are (tool
     arguments, provider tool content, metadata) are checked where they become parts, by
-    :meth:`part`, at no cost when they are valid; values it writes as JSON text go through
-    :meth:`json_text`; :meth:`check_json` checks the few small ones kept elsewhere.
+    `part`, at no cost when they are valid; values it writes as JSON text go through
+    `json_text`; `check_json` checks the few small ones kept elsewhere.
     """
 
     __slots__ = ("format_name",)
@@ -197,7 +197,7 @@ class Reader:
 
     def media_type(self, value: Any, path: str) -> str:
         """``value`` if it is a string that names a media type (``image/png``), as
-        :func:`~threadline.messages.is_media_type` says."""
+        `is_media_type` says."""
         text = self.expect_str(value, path)
         if not is_media_type(text):
             self.fail(
@@ -211,7 +211,7 @@ class Reader:
 
         Raises:
             threadline.CodecError: ``text`` holds a lone surrogate (``"\\ud800"``, which
-                :func:`json.loads` accepts), which UTF-8 cannot encode.
+                `json.loads` accepts), which UTF-8 cannot encode.
         """
         try:
             return text.encode("utf-8")
@@ -252,7 +252,7 @@ class Reader:
 
     def json_text(self, value: Any, path: str, *, compact: bool = True) -> str:
         """``value`` (at ``path``) as JSON text: compact (``{"a":1}``) or, with
-        ``compact=False``, as :func:`json.dumps` spaces it (``{"a": 1}``).
+        ``compact=False``, as `json.dumps` spaces it (``{"a": 1}``).
 
         Raises:
             threadline.CodecError: ``value`` holds something JSON cannot (``NaN``, bytes...),
@@ -382,7 +382,7 @@ _READING: ContextVar[tuple[Limits, str]] = ContextVar(
     "threadline_codec_reading", default=(resolve_limits(None), "decode")
 )
 """The limits of the ``decode`` or ``decode_response`` running, and its name: readers pass a
-:class:`Reader` down, not the limits, and only JSON text inside a payload needs them."""
+`Reader` down, not the limits, and only JSON text inside a payload needs them."""
 
 
 def current_limits() -> tuple[Limits, str]:

@@ -95,7 +95,7 @@ def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
         provider: a codec name: ``openai_chat``, ``anthropic``...
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read (`Limits`); ``None`` means the defaults.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -114,7 +114,7 @@ def decode_response(response: Any, *, provider: str, limits: Limits | None = Non
     Args:
         response: the response.
         provider: a codec name.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read (`Limits`); ``None`` means the defaults.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.

@@ -32,7 +32,7 @@ from threadline.messages import (
 
 
 def add_error_prefix(text: str) -> str:
-    """``text`` with :data:`TOOL_ERROR_PREFIX` before it."""
+    """``text`` with `TOOL_ERROR_PREFIX` before it."""
     return TOOL_ERROR_PREFIX + text
 
 
@@ -46,7 +46,7 @@ def strip_error_prefix(text: str) -> tuple[str, bool]:
 def hashed_id(original: str, attempt: int = 0, *, prefix: str = "call_", size: int = 24) -> str:
     """A short id derived from ``original`` (and a collision ``attempt``): ``prefix`` + hex.
 
-    24 hex digits (96 bits) make an accidental collision negligible; :func:`map_call_ids`
+    24 hex digits (96 bits) make an accidental collision negligible; `map_call_ids`
     still checks and retries with the next ``attempt``.
     """
     seed = original if attempt == 0 else f"{original}#{attempt}"
@@ -234,7 +234,7 @@ def text_tool_content(
     ``[files from tool result <wire id>]`` header, and the result's text says where it went
     (``[file 1 (image/png) is in the next user message]``). A file the format cannot take
     goes through ``unsupported_block`` (the unsupported policy). A failed result's text
-    starts with :data:`TOOL_ERROR_PREFIX`.
+    starts with `TOOL_ERROR_PREFIX`.
     """
     content = part.content
     if isinstance(content, str):
@@ -268,7 +268,7 @@ def read_text_result(
     call_id: str, content: Any, name: str | None, path: str, reader: Reader
 ) -> ToolResultPart:
     """The result a text-only tool message holds (``content`` a string or ``text``
-    blocks), with the :data:`TOOL_ERROR_PREFIX` read as ``is_error``.
+    blocks), with the `TOOL_ERROR_PREFIX` read as ``is_error``.
 
     Raises:
         threadline.CodecError: ``content`` holds something other than text, naming ``path``.
@@ -297,7 +297,7 @@ def fold_attachments(
     file_kinds: Collection[str],
     decode_file: FileDecoder,
 ) -> bool:
-    """Put the files of the user message :func:`text_tool_content` filled back into the
+    """Put the files of the user message `text_tool_content` filled back into the
     results of ``run`` (the tool messages right before it), in place.
 
     Returns False, with ``run`` unchanged, when ``content`` (that user message's) is not

@@ -46,7 +46,7 @@ def merge_into_turns(
 def add_leading_turn(
     turns: list[dict[str, Any]], key: str, content: Any, *, assistant_role: str = "assistant"
 ) -> None:
-    """Put a user turn whose ``key`` is ``content`` (:data:`LEADING_USER_TEXT` as the format
+    """Put a user turn whose ``key`` is ``content`` (`LEADING_USER_TEXT` as the format
     writes it) first, when ``turns`` start with the assistant's."""
     if turns and turns[0]["role"] == assistant_role:
         turns.insert(0, {"role": "user", key: copy.deepcopy(content)})
@@ -61,7 +61,7 @@ def is_leading_turn(
     assistant_role: str = "assistant",
 ) -> bool:
     """Whether the first turn of ``wire`` (its ``role`` and ``content`` as read) is the one
-    :func:`add_leading_turn` writes, with ``placeholder`` as its content: ``decode`` leaves
+    `add_leading_turn` writes, with ``placeholder`` as its content: ``decode`` leaves
     it out."""
     if isinstance(content, tuple):
         content = list(content)
@@ -77,7 +77,7 @@ def is_leading_turn(
 def without_leading_turn(messages: list[Message]) -> list[Message]:
     """``messages`` without what ``decode`` leaves out of a format that lifts leading system
     messages and merges consecutive user messages: a first user turn that reads as the one
-    :func:`add_leading_turn` writes. For ``normalize_for_round_trip``."""
+    `add_leading_turn` writes. For ``normalize_for_round_trip``."""
     start = next((i for i, m in enumerate(messages) if m.role != "system"), len(messages))
     end = next((i for i in range(start, len(messages)) if messages[i].role == "assistant"), None)
     if end is None or end == start:

@@ -1,6 +1,6 @@
 """The codec contract: what a wire-format module provides, and what every ``encode`` shares.
 
-A codec is a module with three functions, :class:`Codec`:
+A codec is a module with three functions, [`Codec`][]:
 
 - ``encode(messages, *, system=None, model=None, integrity="auto", reasoning="auto",
   unsupported="placeholder") -> dict`` — the history fragment of a provider request;
@@ -11,12 +11,12 @@ A module may also define ``normalize_for_round_trip(messages, *, model=None,
 reasoning="auto", unsupported="placeholder") -> list[Message]``: what ``decode(encode(m))``
 gives back for prepared messages ``m``, up to message ids, ``created_at``, message metadata and
 how parts are grouped into messages. It is the format's *declared losses*;
-:func:`threadline.testing.check_codec` holds the codec to it. It may use only the losses DESIGN
+[`threadline.testing.check_codec`][] holds the codec to it. It may use only the losses DESIGN
 allows (see ``docs/providers.md``); a module without it declares that it loses nothing else.
 
 This module is all a third-party codec needs: the protocol, the option literals,
-:func:`prepare_for_encoding` (the options checked and the integrity pass run, as every
-``encode`` starts) and :data:`TOOL_ERROR_PREFIX`, the text formats without an error flag on
+[`prepare_for_encoding`][] (the options checked and the integrity pass run, as every
+``encode`` starts) and [`TOOL_ERROR_PREFIX`][], the text formats without an error flag on
 tool results put before a failed tool's output. threadline's own formats also share private
 helpers (``codecs/_reading.py``, ``_media.py``, ``_policies.py``, ``_tools.py``,
 ``_turns.py``); those may change in any release and are not for other codecs.
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 IntegrityMode: TypeAlias = Literal["auto", "strict", "off"]
-"""How ``encode`` runs :func:`~threadline.prepare_messages` first (``off`` skips it)."""
+"""How ``encode`` runs [`prepare_messages`][] first (``off`` skips it)."""
 ReasoningPolicy: TypeAlias = Literal["auto", "text", "drop"]
 """``auto`` replays opaque reasoning only to its producer (and model); ``text`` also sends
 other reasoning as plain text; ``drop`` sends no reasoning."""
@@ -127,7 +127,7 @@ def prepare_for_encoding(
 
     Raises:
         ValueError: an option has a value outside its documented choices.
-        threadline.ValidationError: an item of ``messages`` is neither a :class:`Message` nor
+        threadline.ValidationError: an item of ``messages`` is neither a [`Message`][] nor
             a mapping that validates as one.
         threadline.IntegrityError: ``integrity`` is ``auto`` or ``strict`` and the history
             breaks a rule that mode does not repair.

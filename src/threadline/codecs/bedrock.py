@@ -153,7 +153,7 @@ _ALIASES = {
     "audio/wave": "audio/wav",
     "audio/x-m4a": "audio/mp4",
 }
-"""Other spellings of media types in :data:`_MEDIA_TYPES`."""
+"""Other spellings of media types in `_MEDIA_TYPES`."""
 _OTHER_FORMATS = {
     ("video", "mpg"): "video/mpeg",
     ("audio", "mpeg"): "audio/mpeg",
@@ -444,7 +444,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
@@ -456,7 +456,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind :func:`decode`, given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -669,7 +669,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -682,7 +682,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind :func:`decode_response`, given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     output = reader.expect_object(reader.field(document, "output", ""), "output")
@@ -726,7 +726,7 @@ def normalize_for_round_trip(
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
     Up to message ids, ``created_at``, message metadata and grouping (which
-    :func:`threadline.testing.check_codec` ignores), Converse loses exactly:
+    [`threadline.testing.check_codec`][] ignores), Converse loses exactly:
 
     - all part metadata, filenames of images, videos and audio, and a tool result's ``name``
       (read back from its call);

@@ -582,7 +582,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
@@ -594,7 +594,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind :func:`decode`, given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload, "contents")
     out: list[Message] = []
@@ -872,7 +872,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -895,7 +895,7 @@ def _dump_sdk_response(response: Any) -> Any:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind :func:`decode_response`, given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     if hasattr(response, "model_dump") and not isinstance(response, Mapping):
         response = _dump_sdk_response(response)
@@ -967,7 +967,7 @@ def normalize_for_round_trip(
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
     Up to message ids, ``created_at``, message metadata and grouping (which
-    :func:`threadline.testing.check_codec` ignores), the generateContent format loses exactly:
+    [`threadline.testing.check_codec`][] ignores), the generateContent format loses exactly:
 
     - part metadata it has no field for (it keeps ``gemini.thought_signature`` where it is
       sent, and ``gemini.tool_type`` on server tool parts), filenames, and a tool result's

@@ -423,7 +423,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
@@ -435,7 +435,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind :func:`decode`, given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -615,7 +615,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -628,7 +628,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind :func:`decode_response`, given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
@@ -667,7 +667,7 @@ def normalize_for_round_trip(
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
     Up to message ids, ``created_at``, message metadata and grouping (which
-    :func:`threadline.testing.check_codec` ignores), Mistral chat loses exactly:
+    [`threadline.testing.check_codec`][] ignores), Mistral chat loses exactly:
 
     - part metadata (it keeps ``mistral.thinking`` on replayed reasoning), filenames of
       images, and a tool result's ``name``, which is sent and read back as its call's;

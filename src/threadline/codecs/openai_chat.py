@@ -364,7 +364,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
@@ -376,7 +376,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind :func:`decode`, given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     wire = reader.messages(payload)
     out: list[Message] = []
@@ -566,7 +566,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -579,7 +579,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind :func:`decode_response`, given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
@@ -624,7 +624,7 @@ def normalize_for_round_trip(
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
     Up to message ids, ``created_at``, message metadata and grouping (which
-    :func:`threadline.testing.check_codec` ignores), Chat Completions loses exactly:
+    [`threadline.testing.check_codec`][] ignores), Chat Completions loses exactly:
 
     - part metadata it has no field for (it keeps ``openai.refusal``, ``openai.detail``,
       ``openai.custom_tool``), filenames of images and audio, and a tool result's ``name``

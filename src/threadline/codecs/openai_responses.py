@@ -596,7 +596,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the payload exceeds ``limits`` (a ``ValidationError``).
@@ -609,7 +609,7 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
 
 
 def _decode(payload: Any) -> list[Message]:
-    """The reader behind :func:`decode`, given a payload within its limits."""
+    """The reader behind `decode`, given a payload within its limits."""
     reader = Reader(FORMAT)
     out: list[Message] = []
     if isinstance(payload, Mapping):
@@ -869,7 +869,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
-        limits: how much to read (:class:`~threadline.Limits`); ``None`` means the defaults.
+        limits: how much to read ([`Limits`][]); ``None`` means the defaults.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -886,7 +886,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
 
 
 def _decode_response(response: Any) -> Message:
-    """The reader behind :func:`decode_response`, given a document within its limits."""
+    """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     model = reader.optional_str(document, "model", "")
@@ -930,7 +930,7 @@ def normalize_for_round_trip(
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
     Up to message ids, ``created_at``, message metadata and grouping (which
-    :func:`threadline.testing.check_codec` ignores), the Responses format loses exactly:
+    [`threadline.testing.check_codec`][] ignores), the Responses format loses exactly:
 
     - part metadata it has no field for. Assistant text keeps ``openai.phase`` (when it is
       ``commentary`` or ``final_answer``), and, when it goes back as an output message (it has

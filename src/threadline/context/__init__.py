@@ -1,13 +1,14 @@
 """Context management: keep long conversations within a model's context, without breaking them.
 
-- Windows: :func:`trim_messages` (and ``History(max_messages=..., max_tokens=...)``) drop the
-  oldest whole units until a budget fits (:mod:`threadline.context.window`).
-- :class:`Plugin`: the hooks through which the rest plug into a :class:`~threadline.History`
-  (:mod:`threadline.context.base`).
-- :class:`ToolResultMasking`: older tool results become a retrievable marker at read time
-  (:mod:`threadline.context.masking`).
-- :class:`RollingSummary`: the oldest turns are replaced with a summary written by your model
-  (:mod:`threadline.context.summary`).
+- Windows: [`trim_messages`][threadline.trim_messages] (and ``History(max_messages=...,
+  max_tokens=...)``) drop the oldest whole units until a budget fits
+  ([`threadline.context.window`][]).
+- [`Plugin`][threadline.Plugin]: the hooks through which the rest plug into a [`History`][]
+  ([`threadline.context.base`][]).
+- [`ToolResultMasking`][threadline.ToolResultMasking]: older tool results become a retrievable
+  marker at read time ([`threadline.context.masking`][]).
+- [`RollingSummary`][threadline.RollingSummary]: the oldest turns are replaced with a summary
+  written by your model ([`threadline.context.summary`][]).
 """
 
 from threadline.context.base import Plugin, ToolDefinition

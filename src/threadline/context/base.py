@@ -1,18 +1,18 @@
-"""The :class:`Plugin` protocol: how context management hooks into a :class:`~threadline.History`.
+"""The [`Plugin`][] protocol: how context management hooks into a [`History`][].
 
 A plugin changes what a model sees, or what a history holds, without the agent loop knowing.
 It may implement any of four hooks; each is optional:
 
 - ``on_registered(history)`` — once, when ``history.use(plugin)`` (or ``History(plugins=...)``,
   or a copy of such a history) registers it. If it raises, the plugin is not registered and the
-  caller gets :class:`~threadline.PluginError`.
+  caller gets [`PluginError`][].
 - ``transform(history, messages) -> messages`` — at read time, in
-  :meth:`History.messages_for_model <threadline.History.messages_for_model>`: returns what the
+  [`History.messages_for_model`][]: returns what the
   model should see instead (tool-result masking). Stored messages never change.
 - ``after_append(history, messages)`` — after every ``append`` and ``extend``, once the
   listeners have run, outside the history's lock (so it may read or mutate the history). May
   be a coroutine function: it runs as a task on the running event loop, which
-  [`History.flush`][threadline.History.flush] awaits (with no loop running, it runs to
+  [`History.flush`][threadline.history.History.flush] awaits (with no loop running, it runs to
   completion before ``append`` returns).
 - ``reduce(history, *, max_tokens, max_messages, older_than) -> bool`` — on
   ``await history.reduce(...)``: shrink the stored history (rolling summary); may be a
@@ -21,21 +21,21 @@ It may implement any of four hooks; each is optional:
 Plugins run in registration order. An error in ``transform`` or ``after_append`` is isolated:
 the history carries on as if that plugin had done nothing, and the error goes to the history's
 ``on_plugin_error(error, plugin, hook)`` (by default it is logged). An error in a ``reduce``
-called by hand reaches the caller as :class:`~threadline.PluginError`.
+called by hand reaches the caller as [`PluginError`][].
 
-Subclass :class:`Plugin` and override what you need (the others are no-ops the history skips),
+Subclass [`Plugin`][] and override what you need (the others are no-ops the history skips),
 or pass any object with some of these methods. A plugin that could never run is refused when
 it is registered, with a `TypeError` saying what to write: an object with none of these
 methods (a bare function: subscribe it as a listener instead), or an async ``transform`` or
 ``on_registered`` (both are called where nothing can await them).
 
-A plugin uses the history through its public API only. A ``reduce`` that awaits something
-(a summarizer) plans on a :meth:`~threadline.History.snapshot` and then swaps with
-:meth:`~threadline.History.replace_prefix`, a compare-and-swap that changes nothing (and
-returns ``False``) when the history was reset, restored or trimmed meanwhile;
-:meth:`~threadline.History.count_tokens` counts a message as the history does, and
-:meth:`~threadline.History.report_plugin_error` hands an error from work nobody awaits (a reduce
-started on a task) to ``on_plugin_error``.
+A plugin uses the history through its public API only. A ``reduce`` that awaits something (a
+summarizer) plans on a [`snapshot`][threadline.history.History.snapshot] and then swaps with
+[`replace_prefix`][threadline.history.History.replace_prefix], a compare-and-swap that changes
+nothing (and returns ``False``) when the history was reset, restored or trimmed meanwhile;
+[`count_tokens`][threadline.history.History.count_tokens] counts a message as the history does, and
+[`report_plugin_error`][threadline.history.History.report_plugin_error] hands an error from work
+nobody awaits (a reduce started on a task) to ``on_plugin_error``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _default_hook(function: _F) -> _F:
-    """Mark a :class:`Plugin` method as the no-op default, which a history does not call."""
+    """Mark a `Plugin` method as the no-op default, which a history does not call."""
     function.__threadline_default_hook__ = True  # type: ignore[attr-defined]
     return function
 

@@ -1,13 +1,13 @@
 """Tool-result masking: hide stale tool output from the model, keep it retrievable.
 
 In a long agent run most of the context is old tool output (files read, pages fetched, query
-results) that the model needed once. :class:`ToolResultMasking` is a read-time
-:class:`~threadline.context.Plugin`: when a history is prepared for a model it keeps the
-``keep_recent`` newest tool results verbatim and replaces each older one with a short marker
-naming its call id. Only the copy sent to the model changes: the stored history, its events and
-what a store persists keep every result whole, :meth:`History.get_tool_result
-<threadline.History.get_tool_result>` returns the original, and :attr:`retrieve_tool` is a
-ready tool the model can call to read a hidden result back.
+results) that the model needed once. [`ToolResultMasking`][] is a read-time
+[`Plugin`][threadline.Plugin]: when a history is prepared for a model it keeps the ``keep_recent``
+newest tool results verbatim and replaces each older one with a short marker naming its call id.
+Only the copy sent to the model changes: the stored history, its events and what a store persists
+keep every result whole, [`History.get_tool_result`][] returns the original, and
+[`retrieve_tool`][threadline.context.masking.ToolResultMasking.retrieve_tool] is a ready tool the
+model can call to read a hidden result back.
 
 A masked result stays a tool result for the same call (same ``call_id``, ``name`` and
 ``is_error``), so pairing is untouched and the history stays valid for every provider; its
@@ -34,7 +34,7 @@ MASKED_KEY: Final = "threadline.masked"
 """The part metadata key set to ``True`` on a masked tool result."""
 
 RETRIEVE_TOOL_NAME: Final = "retrieve_tool_result"
-"""The name of the tool :attr:`ToolResultMasking.retrieve_tool` defines."""
+"""The name of the tool [`ToolResultMasking.retrieve_tool`][] defines."""
 
 _RETRIEVE_DESCRIPTION: Final = (
     "Read the full result of an earlier tool call whose result was hidden to save context. "
@@ -67,7 +67,7 @@ class ToolResultMasking(Plugin):
         exclude: never mask results of these tools (by name). Give ``include`` or ``exclude``,
             not both.
         min_tokens: never mask results smaller than this many tokens (estimated as
-            :func:`threadline.tokens.result_tokens` does); a marker would save nothing.
+            [`threadline.tokens.result_tokens`][] does); a marker would save nothing.
 
     Raises:
         ValueError: both ``include`` and ``exclude`` were given, or a number is negative.
@@ -127,7 +127,7 @@ class ToolResultMasking(Plugin):
     def apply(self, messages: Sequence[Message]) -> list[Message]:
         """``messages`` with the older eligible tool results masked (a new list).
 
-        What :meth:`transform` does, usable without a history. Messages without a masked
+        What [`transform`][] does, usable without a history. Messages without a masked
         result are the same objects; the input is never changed.
 
         Args:
@@ -163,7 +163,7 @@ class ToolResultMasking(Plugin):
         return out
 
     def transform(self, history: History, messages: list[Message]) -> list[Message]:
-        """The read-time hook: :meth:`apply` to what the model is about to see."""
+        """The read-time hook: [`apply`][] to what the model is about to see."""
         return self.apply(messages)
 
     def marker(self, call_id: str, name: str | None, tokens: int) -> str:
@@ -199,7 +199,7 @@ class ToolResultMasking(Plugin):
     # -- retrieval --------------------------------------------------------------------------
 
     def on_registered(self, history: History) -> None:
-        """Remember ``history`` (weakly), for :attr:`retrieve_tool`."""
+        """Remember ``history`` (weakly), for [`retrieve_tool`][]."""
         self._histories.add(history)
 
     @property
@@ -211,7 +211,7 @@ class ToolResultMasking(Plugin):
 
         Raises:
             threadline.PluginError: this masking is registered with no history, or with
-                several (use :meth:`retrieve_tool_for`).
+                several (use [`retrieve_tool_for`][]).
         """
         histories = list(self._histories)
         if len(histories) != 1:
@@ -222,7 +222,7 @@ class ToolResultMasking(Plugin):
         return self.retrieve_tool_for(histories[0])
 
     def retrieve_tool_for(self, history: History) -> ToolDefinition:
-        """The :attr:`retrieve_tool` definition, reading from ``history``.
+        """The [`retrieve_tool`][] definition, reading from ``history``.
 
         Args:
             history: the history whose results the tool returns.

@@ -1,13 +1,13 @@
 """Rolling summaries: replace the oldest turns of a history with a summary written by a model.
 
-:class:`RollingSummary` is a :class:`~threadline.context.Plugin` whose ``reduce`` hands the
-oldest whole units of a history (see :mod:`threadline.context.window` for what a unit is: a call
+[`RollingSummary`][] is a [`Plugin`][threadline.Plugin] whose ``reduce`` hands the
+oldest whole units of a history (see [`threadline.context.window`][] for what a unit is: a call
 is never separated from its results) to a summarizer you supply, and puts the text it returns
 in their place as one summary message. The next reduce passes that text back as
 ``previous_summary`` and replaces it, so a history holds at most one summary at any time:
 
 - a ``user`` message whose ``metadata["threadline.summary"]`` is ``True``
-  (:func:`is_summary`),
+  ([`is_summary`][]),
 - placed right after the system messages that came before the summarized units (system
   messages are never summarized).
 
@@ -50,7 +50,7 @@ Summarizer: TypeAlias = Callable[[list[Message], "str | None"], "str | Awaitable
 
 
 def is_summary(message: Message) -> bool:
-    """Whether ``message`` is a summary written by :class:`RollingSummary`.
+    """Whether ``message`` is a summary written by [`RollingSummary`][].
 
     Args:
         message: any message.
@@ -96,8 +96,8 @@ class RollingSummary(Plugin):
         auto_reduce_when: a predicate on the history, checked after every append and extend;
             when it returns true, the plugin reduces with its default options. With a
             coroutine summarizer, the reduce runs as a task on the running event loop (see
-            :meth:`drain`), or, when no loop is running in the appending thread, to completion
-            with :func:`asyncio.run` before ``append`` returns, like a sync summarizer. Errors
+            [`drain`][]), or, when no loop is running in the appending thread, to completion
+            with `asyncio.run` before ``append`` returns, like a sync summarizer. Errors
             go to the history's ``on_plugin_error``. While a reduce runs, appends (the
             summarizer's own included) do not start another.
         max_tokens: the default ``max_tokens`` for reduce.
@@ -162,7 +162,7 @@ class RollingSummary(Plugin):
                 did not return a ``str``; or the history was reset, restored or trimmed while
                 the summary was being written (nothing is replaced; reduce again).
             Exception: whatever the summarizer raised (``history.reduce`` wraps it in
-                :class:`~threadline.PluginError`).
+                [`PluginError`][]).
         """
         options = self._options(max_tokens, max_messages, older_than)
         if not self._enter(history):

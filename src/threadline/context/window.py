@@ -1,6 +1,6 @@
 """Windows: keep a history within a message or token budget without ever breaking it.
 
-:func:`trim_messages` drops the oldest messages until what is left fits ``max_messages`` and
+[`trim_messages`][] drops the oldest messages until what is left fits ``max_messages`` and
 ``max_tokens`` (both count system messages too). ``History(max_messages=..., max_tokens=...)``
 applies exactly the same rule after every append, incrementally.
 
@@ -26,7 +26,7 @@ The rule
    begin, not the middle of one.
 3. When not even the newest unit fits (one huge message, a call with more results than the
    budget, or system messages that take the whole budget), the newest unit is kept anyway and
-   :attr:`Trimmed.over_budget` is set: a window never silently returns nothing. This is the
+   [`Trimmed.over_budget`][] is set: a window never silently returns nothing. This is the
    only way a window exceeds a budget.
 
 System messages are never dropped: the ones before the cut move ahead of the window, in order
@@ -52,7 +52,7 @@ __all__ = ["Trimmed", "check_budget", "trim_messages"]
 
 
 class Trimmed:
-    """The result of :func:`trim_messages`: ``Trimmed(messages, dropped, over_budget)``.
+    """The result of [`trim_messages`][]: ``Trimmed(messages, dropped, over_budget)``.
 
     Immutable; equal to another with the same three values.
     """
@@ -139,17 +139,17 @@ def trim_messages(
     a long history to a small budget costs little. The input is never changed.
 
     Args:
-        messages: the history, oldest first: :class:`~threadline.Message` objects (or mappings
+        messages: the history, oldest first: [`Message`][] objects (or mappings
             of their fields, validated), such as a ``History`` snapshot.
         max_messages: keep at most this many messages, system messages included; ``None`` for
             no limit.
         max_tokens: keep at most this many tokens, system messages included; ``None`` for no
             limit.
-        counter: counts one message's tokens; :func:`~threadline.estimate_tokens` when
+        counter: counts one message's tokens; [`estimate_tokens`][] when
             ``None``. Used only with ``max_tokens``.
 
     Returns:
-        :class:`Trimmed`: the kept messages, the dropped ones, and whether the result is still
+        [`Trimmed`][]: the kept messages, the dropped ones, and whether the result is still
         over budget. With neither budget, everything is kept.
 
     Raises:

@@ -2,17 +2,22 @@
 
 Pick one (``docs/stores.md`` compares them):
 
-- :class:`SQLiteStore` — the embedded default: one file, WAL, safe across threads and processes.
-- :class:`JsonlStore` — one append-only JSON Lines file per conversation; greppable.
-- :class:`MemoryStore` — a dict, for tests and prototypes.
+- [`SQLiteStore`][threadline.SQLiteStore] — the embedded default: one file, WAL, safe across threads
+  and processes.
+- [`JsonlStore`][threadline.JsonlStore] — one append-only JSON Lines file per conversation;
+  greppable.
+- [`MemoryStore`][threadline.MemoryStore] — a dict, for tests and prototypes.
 
-Large file bytes can live in a content-addressed blob store (:class:`FileBlobStore`,
-:class:`SQLiteBlobStore`) instead of the message JSON. Stores that need a server and an optional
-dependency load on first use, so importing this package imports neither driver:
+Large file bytes can live in a content-addressed blob store
+([`FileBlobStore`][threadline.FileBlobStore], [`SQLiteBlobStore`][threadline.SQLiteBlobStore])
+instead of the message JSON. Stores that need a server and an optional dependency load on first use,
+so importing this package imports neither driver:
 
-- :class:`RedisStore` / :class:`AsyncRedisStore` (``threadline[redis]``) and
-  :class:`PostgresStore` / :class:`AsyncPostgresStore` (``threadline[postgres]``) — shared by
-  many worker processes.
+- [`RedisStore`][threadline.stores.RedisStore] /
+  [`AsyncRedisStore`][threadline.stores.AsyncRedisStore] (``threadline[redis]``) and
+  [`PostgresStore`][threadline.stores.PostgresStore] /
+  [`AsyncPostgresStore`][threadline.stores.AsyncPostgresStore] (``threadline[postgres]``) — shared
+  by many worker processes.
 """
 
 from __future__ import annotations

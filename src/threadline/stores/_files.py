@@ -42,7 +42,7 @@ def conversation_stem(conversation_id: str) -> str:
 
 
 def conversation_id_from_stem(stem: str) -> str | None:
-    """The conversation id whose :func:`conversation_stem` is ``stem``; ``None`` when there is
+    """The conversation id whose `conversation_stem` is ``stem``; ``None`` when there is
     none (a name this module would not write: not ours)."""
     lower, plus, digits = stem.partition("+")
     candidate = lower

@@ -3,7 +3,7 @@
 A pool holds at most ``max_connections`` connections; idle ones are reused. A pooled connection
 the server has closed (a restart, an idle timeout) is noticed before use and replaced, with no
 round trip, so a restart between calls raises nothing. After ``fork()`` the child opens its
-own connections and leaves the parent's alone. Only :mod:`threadline.stores.postgres` imports
+own connections and leaves the parent's alone. Only `threadline.stores.postgres` imports
 this module, after checking that the driver is installed.
 """
 
@@ -195,7 +195,7 @@ class Pool(PoolLimits):
 
 
 class AsyncPool(PoolLimits):
-    """The async :class:`Pool`: at most ``size`` connections, idle ones reused."""
+    """The async `Pool`: at most ``size`` connections, idle ones reused."""
 
     def __init__(
         self,
@@ -211,7 +211,7 @@ class AsyncPool(PoolLimits):
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[AsyncConnection]:
-        """A connection for one call, returned to the pool afterwards (as :meth:`Pool.connection`
+        """A connection for one call, returned to the pool afterwards (as `Pool.connection`
         raises)."""
         self._check_open()
         try:

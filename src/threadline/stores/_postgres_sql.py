@@ -1,7 +1,7 @@
 """The SQL of the Postgres stores: the schema (and the migration of older tables), the
 statements for one table prefix, the append batch, and what the driver's errors mean.
 
-Only :mod:`threadline.stores.postgres` imports this module, after checking that the driver is
+Only `threadline.stores.postgres` imports this module, after checking that the driver is
 installed. Only a prefix that passed its check is formatted into the SQL, so names need no
 quoting.
 """
@@ -112,7 +112,7 @@ class Queries:
 
 @contextmanager
 def driver_errors(action: str) -> Iterator[None]:
-    """psycopg's errors (and invalid stored JSON) as :class:`StoreError`, the original as cause."""
+    """psycopg's errors (and invalid stored JSON) as `StoreError`, the original as cause."""
     try:
         yield
     except ValidationError:
@@ -184,7 +184,7 @@ def ensure_schema(connection: Connection, sql: Queries) -> None:
 
 
 async def aensure_schema(connection: AsyncConnection, sql: Queries) -> None:
-    """:func:`ensure_schema` on an async connection."""
+    """`ensure_schema` on an async connection."""
     cursor = await connection.execute(sql.exists, sql.tables)
     exists = await cursor.fetchone()
     if exists is not None and exists[0]:

@@ -3,7 +3,7 @@
 A row holds one message's JSON (``Message.model_dump_json()``), with file bytes longer than the
 store's ``blob_threshold`` moved to its blob store: a row of SQLite or PostgreSQL, an element of
 a Redis list, a line of a JSONL file. A load joins the rows into one JSON array, validated in one
-call (:func:`threadline.serialization.messages_from_json`), and puts the bytes back. An async
+call (`threadline.serialization.messages_from_json`), and puts the bytes back. An async
 store runs the blob store's blocking ``put`` and ``get`` in a worker thread, and only when it
 has one.
 """

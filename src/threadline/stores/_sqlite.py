@@ -1,4 +1,4 @@
-"""Connections to one SQLite file, shared by :class:`SQLiteStore` and :class:`SQLiteBlobStore`.
+"""Connections to one SQLite file, shared by `SQLiteStore` and `SQLiteBlobStore`.
 
 Each thread gets its own connection (``sqlite3`` connections must not be used by two threads at
 once), opened in autocommit mode so that transactions are exactly the ``BEGIN IMMEDIATE`` ...
@@ -136,7 +136,7 @@ class SQLiteDatabase:
             raise
 
     def close(self) -> None:
-        """Close every connection this process opened; later calls raise :class:`StoreError`."""
+        """Close every connection this process opened; later calls raise `StoreError`."""
         self._closed = True
         with self._lock:
             held = [item for item in self._held if item.pid == os.getpid()]

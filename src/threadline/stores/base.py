@@ -1,8 +1,8 @@
 """The store protocols, conversation-id validation, and the helpers every store shares.
 
-A store persists conversations: each is an ordered list of :class:`~threadline.Message` under a
-conversation id. Five operations make a store, the same for :class:`Store` (blocking) and
-:class:`AsyncStore` (coroutines):
+A store persists conversations: each is an ordered list of [`Message`][] under a
+conversation id. Five operations make a store, the same for [`Store`][] (blocking) and
+[`AsyncStore`][] (coroutines):
 
 - ``load(cid)`` — the conversation's messages, oldest first (``[]`` when it does not exist);
 - ``append(cid, messages)`` — add a batch at the end, all of it or none of it (a message whose
@@ -13,9 +13,9 @@ conversation id. Five operations make a store, the same for :class:`Store` (bloc
 
 Message ids are unique within a conversation, and that makes every write idempotent: a write
 whose reply was lost (a cancelled task, a connection dropped after the commit) can be sent again
-and stores nothing twice (see :func:`replayed`).
+and stores nothing twice (see [`replayed`][]).
 
-Every store refuses a conversation id that does not match :data:`CONVERSATION_ID_PATTERN`, so no
+Every store refuses a conversation id that does not match [`CONVERSATION_ID_PATTERN`][], so no
 id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay printable.
 """
 
@@ -72,16 +72,16 @@ class Store(Protocol):
     - Message ids are unique within a conversation, so a write can be retried: a message
       whose id the conversation already holds (or that came earlier in the same batch) is
       skipped when it is identical (the same JSON), and refused with
-      :class:`threadline.ValidationError` when it differs, in which case nothing of the batch
+      [`threadline.ValidationError`][] when it differs, in which case nothing of the batch
       is written. The check is atomic with the write, so a retry racing the write it repeats
       still stores each message once, at the position of the first write that held it.
-    - A bad conversation id raises :class:`threadline.ValidationError` (a ``ValueError``);
-      a failing driver raises :class:`threadline.StoreError` with the driver's error as
+    - A bad conversation id raises [`threadline.ValidationError`][] (a ``ValueError``);
+      a failing driver raises [`threadline.StoreError`][] with the driver's error as
       ``__cause__``.
 
     Note:
         ``isinstance(x, Store)`` only checks that the five methods exist; it cannot tell a
-        blocking store from an :class:`AsyncStore`.
+        blocking store from an [`AsyncStore`][].
     """
 
     def load(self, conversation_id: str) -> list[Message]:
@@ -92,14 +92,14 @@ class Store(Protocol):
         """Add ``messages`` at the end of the conversation, atomically (all or none).
 
         Messages whose id the conversation already holds are replays: skipped when identical,
-        refused (:class:`threadline.ValidationError`, nothing written) when different.
+        refused ([`threadline.ValidationError`][], nothing written) when different.
         """
         ...
 
     def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
-        An id repeated inside ``messages`` follows the rule of :meth:`append`.
+        An id repeated inside ``messages`` follows the rule of [`append`][].
         """
         ...
 
@@ -114,7 +114,7 @@ class Store(Protocol):
 
 @runtime_checkable
 class AsyncStore(Protocol):
-    """The async twin of :class:`Store`: the same methods and guarantees, as coroutines.
+    """The async twin of [`Store`][]: the same methods and guarantees, as coroutines.
 
     ``threadline.testing.check_async_store`` checks an implementation.
     """
@@ -126,7 +126,7 @@ class AsyncStore(Protocol):
     async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Add ``messages`` at the end of the conversation, atomically (all or none).
 
-        Replays are skipped and reused ids refused, as for :meth:`Store.append`.
+        Replays are skipped and reused ids refused, as for [`Store.append`][].
         """
         ...
 
@@ -144,7 +144,7 @@ class AsyncStore(Protocol):
 
 
 def validate_conversation_id(conversation_id: object) -> str:
-    """Return ``conversation_id`` if it is a valid id (see :data:`CONVERSATION_ID_PATTERN`).
+    """Return ``conversation_id`` if it is a valid id (see [`CONVERSATION_ID_PATTERN`][]).
 
     Stores call this first in every method, so an id can never name a path outside the store's
     directory or a key outside its prefix.
@@ -174,7 +174,7 @@ def validate_conversation_id(conversation_id: object) -> str:
 
 @contextmanager
 def wrap_driver_errors(action: str, *driver_errors: type[BaseException]) -> Iterator[None]:
-    """Re-raise the driver's errors as :class:`StoreError`, keeping the original as ``__cause__``.
+    """Re-raise the driver's errors as [`StoreError`][], keeping the original as ``__cause__``.
 
     Args:
         action: what was being done, for the message (``"SQLiteStore('a.db') could not append
@@ -191,7 +191,7 @@ def wrap_driver_errors(action: str, *driver_errors: type[BaseException]) -> Iter
 
 
 def as_message_list(messages: object, where: str) -> list[Message]:
-    """``messages`` as a new list, checking that each item is a :class:`Message`.
+    """``messages`` as a new list, checking that each item is a [`Message`][].
 
     Args:
         messages: what the caller passed as the batch.

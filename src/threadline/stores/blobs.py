@@ -1,6 +1,6 @@
 """Content-addressed blob stores that keep large file bytes out of the message JSON.
 
-A store given ``blobs=`` and ``blob_threshold=`` writes each :class:`~threadline.FilePart` whose
+A store given ``blobs=`` and ``blob_threshold=`` writes each [`FilePart`][] whose
 ``data`` is longer than the threshold (at the top of a message or inside a tool result's content)
 to the blob store first, and stores a reference part in its place::
 
@@ -23,11 +23,11 @@ refused on input: a store with blobs refuses messages that carry it (``Validatio
 
 **A reference that cannot be resolved does not make the conversation unloadable.** A missing
 blob, one stored for another conversation, or a key that is not a blob key is replaced by a
-placeholder :class:`~threadline.TextPart` (``"[file unavailable: image/png 'cat.png']"``,
+placeholder [`TextPart`][] (``"[file unavailable: image/png 'cat.png']"``,
 metadata ``"threadline.missing_blob"``: the key, media type and filename) and reported with a
-:class:`~threadline.StoreRecoveryWarning` naming the conversation, the message and the key.
+[`StoreRecoveryWarning`][] naming the conversation, the message and the key.
 A blob whose bytes do not match its key (corruption) or a blob store that fails still raises
-:class:`~threadline.StoreError`.
+[`StoreError`][].
 
 Blobs are written (and fsynced) before the messages that refer to them, so a stored message
 never points at a missing blob; a crash in between leaves only an unreferenced blob. The same
@@ -215,7 +215,7 @@ class FileBlobStore:
 class SQLiteBlobStore:
     """Blobs in the table ``threadline_blobs(key TEXT PRIMARY KEY, data BLOB)`` of an SQLite file.
 
-    It may share the file of an :class:`~threadline.stores.SQLiteStore`
+    It may share the file of an [`SQLiteStore`][threadline.SQLiteStore]
     (``SQLiteStore("app.db", blobs=SQLiteBlobStore("app.db"))``), so one file holds everything.
     A blob is committed in its own transaction before the messages referring to it.
 
@@ -289,7 +289,7 @@ def offload_files(
 ) -> list[Message]:
     """Move file bytes longer than ``threshold`` to ``blobs``; return messages with references.
 
-    Each blob is scoped to ``conversation_id`` (see :func:`scoped_blob_key`). Messages without
+    Each blob is scoped to ``conversation_id`` (see [`scoped_blob_key`][]). Messages without
     such a file are returned as they are (the same objects). The messages are checked before
     any blob is written.
 
@@ -325,9 +325,9 @@ def restore_files(
 
     Only blobs written for ``conversation_id`` are read back. A reference that cannot be
     resolved (the blob is missing, was written for another conversation, or the key is not a
-    blob key) becomes a placeholder :class:`~threadline.TextPart` whose metadata
-    :data:`MISSING_BLOB_KEY` describes the file, with a
-    :class:`~threadline.StoreRecoveryWarning`; the other messages load as stored.
+    blob key) becomes a placeholder [`TextPart`][] whose metadata
+    [`MISSING_BLOB_KEY`][] describes the file, with a
+    [`StoreRecoveryWarning`][]; the other messages load as stored.
 
     Args:
         messages: messages as stored.

@@ -17,12 +17,12 @@ Why it holds up (POSIX, on a local filesystem):
 - **A batch is atomic.** It is one line written by one ``pwrite`` under an exclusive
   ``flock``, then ``fsync``-ed before ``append`` returns. A crash mid-write can leave only the
   last line torn (cut short, or without its newline), and ``load`` skips a torn last line with a
-  :class:`~threadline.StoreRecoveryWarning` naming the file and the line: the whole batch is
+  [`StoreRecoveryWarning`][] naming the file and the line: the whole batch is
   dropped, never part of it.
 - **A torn tail never glues onto new data.** ``append`` checks the last line under the lock and
   truncates a torn one (with a warning) before writing, so a damaged line can only ever be the
   last one. A damaged line anywhere else is corruption: ``load`` raises
-  :class:`~threadline.StoreError` naming the line rather than return a history with a hole.
+  [`StoreError`][] naming the line rather than return a history with a hole.
 - **Concurrent writers never interleave.** Writers (threads or processes) hold an exclusive
   ``flock`` on the file while writing; readers hold a shared one, so they never see a line
   being written.
@@ -128,7 +128,7 @@ class JsonlStore(JsonRows):
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         A torn last line (left by a writer that crashed) is skipped with a
-        :class:`~threadline.StoreRecoveryWarning`; the next ``append`` removes it.
+        [`StoreRecoveryWarning`][]; the next ``append`` removes it.
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -317,7 +317,7 @@ def read_batch_lines(
     """Each line's JSON value, in order, under the rule for a write cut short: only the last
     line can be torn.
 
-    :class:`JsonlStore` writes a batch as one line, so a crash mid-write can damage the last
+    [`JsonlStore`][] writes a batch as one line, so a crash mid-write can damage the last
     line only. A line that ``parse`` refuses is therefore a torn write when it is the last of
     ``lines``: ``torn(number, line)`` is called and reading stops, the batch dropped whole.
     Anywhere else it is a damaged file: the exception ``damaged(number, error)`` returns is

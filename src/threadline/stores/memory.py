@@ -14,10 +14,10 @@ __all__ = ["MemoryStore"]
 class MemoryStore:
     """Conversations held in this process's memory, under one lock; nothing survives exit.
 
-    It keeps the same contract as the persistent stores, so code tested against it behaves the
-    same on :class:`SQLiteStore`: lists are copied in and out (a caller changing its list changes
-    nothing stored), ``replay`` comes back ``False``, ids are validated, and a message whose id
-    the conversation already holds is skipped when equal and refused when not.
+    It keeps the same contract as the persistent stores, so code tested against it behaves the same
+    on [`SQLiteStore`][threadline.SQLiteStore]: lists are copied in and out (a caller changing its
+    list changes nothing stored), ``replay`` comes back ``False``, ids are validated, and a message
+    whose id the conversation already holds is skipped when equal and refused when not.
     """
 
     def __init__(self) -> None:

@@ -1,7 +1,7 @@
 """``PostgresStore`` and ``AsyncPostgresStore``: conversations in PostgreSQL, one row per message.
 
-Layout, for the default ``table_prefix="threadline_"`` (:func:`schema_sql` gives the DDL for any
-prefix; :data:`SCHEMA_SQL` is this one)::
+Layout, for the default ``table_prefix="threadline_"`` ([`schema_sql`][] gives the DDL for any
+prefix; [`SCHEMA_SQL`][] is this one)::
 
     CREATE TABLE threadline_conversations (     -- the index list_conversations() reads, and
         conversation_id text COLLATE "C" PRIMARY KEY,  -- the row a writer locks
@@ -43,13 +43,13 @@ Why it holds up:
   to query it: ``message::jsonb ->> 'role'``.
 - **The tables are created on first use** (unless ``auto_create_schema=False``): the store
   checks that they exist and, if not, creates them under an advisory lock, so workers starting
-  together do not race. To manage migrations yourself, apply :func:`schema_sql` or call
-  :meth:`PostgresStore.create_schema` from your migration.
+  together do not race. To manage migrations yourself, apply [`schema_sql`][] or call
+  [`PostgresStore.create_schema`][] from your migration.
 
 Connections: each store keeps a small pool of its own (at most ``max_connections`` open; idle
 ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
 noticed before use and replaced, so a restart between calls raises nothing; a call in flight
-when the server goes away raises :class:`~threadline.StoreError` and changes nothing (its
+when the server goes away raises [`StoreError`][] and changes nothing (its
 transaction rolls back). After ``fork()`` the child opens its own connections.
 
 The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
@@ -143,7 +143,7 @@ SCHEMA_SQL = schema_sql()
 
 
 class _PostgresStoreBase(JsonRows):
-    """What :class:`PostgresStore` and :class:`AsyncPostgresStore` share: the arguments, the
+    """What `PostgresStore` and `AsyncPostgresStore` share: the arguments, the
     SQL, the batches and the errors. The twins only open connections and run the statements.
     """
 
@@ -185,7 +185,7 @@ class _PostgresStoreBase(JsonRows):
         return as_message_list(messages, f"{self._NAME}.{method}")
 
     def _failing(self, doing: str) -> AbstractContextManager[None]:
-        """Raise psycopg's errors (and invalid stored JSON) as :class:`StoreError`."""
+        """Raise psycopg's errors (and invalid stored JSON) as `StoreError`."""
         return driver_errors(f"{self!r} could not {doing}")
 
     def _batch(self, conversation_id: str, items: list[Message], texts: list[str]) -> Append:
@@ -222,7 +222,7 @@ class PostgresStore(_PostgresStoreBase):
 
     Safe to share between threads (each call takes a connection from the store's own small
     pool) and between processes and machines (the server's row locks order the writers). Use
-    it as a context manager, or call :meth:`close`, to close the connections.
+    it as a context manager, or call [`close`][], to close the connections.
 
     Args:
         dsn: the server, as a libpq URI (``postgresql://user:password@host:5432/db``) or
@@ -231,14 +231,14 @@ class PostgresStore(_PostgresStoreBase):
         table_prefix: the start of the tables' names (``<prefix>messages``,
             ``<prefix>conversations``): 1 to 40 lower-case letters, digits and ``_``.
         auto_create_schema: create the tables on first use when they are missing. Turn it off
-            when you apply :func:`schema_sql` yourself.
+            when you apply [`schema_sql`][] yourself.
         blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
             message rows; ``None`` keeps them inline.
         blob_threshold: file bytes longer than this go to ``blobs``.
         max_connections: how many connections this store opens at most; a call waits for a
             free one when all are busy.
         timeout: seconds a call waits for a free connection before raising
-            :class:`~threadline.StoreError`.
+            [`StoreError`][].
         connect_kwargs: extra arguments for ``psycopg.connect`` (for example
             ``{"prepare_threshold": None}`` behind PgBouncer in transaction mode). The store
             always uses ``autocommit=True`` and writes in explicit transactions.
@@ -379,7 +379,7 @@ class PostgresStore(_PostgresStoreBase):
 
 
 class AsyncPostgresStore(_PostgresStoreBase):
-    """The async twin of :class:`PostgresStore` (``psycopg.AsyncConnection``): same tables, same
+    """The async twin of [`PostgresStore`][] (``psycopg.AsyncConnection``): same tables, same
     guarantees, the same arguments.
 
     A ``PostgresStore`` and an ``AsyncPostgresStore`` with the same ``table_prefix`` share
@@ -387,7 +387,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
     ``async with``. A ``blobs`` store's blocking ``put`` and ``get`` run in a worker thread.
 
     Raises:
-        ValueError: as for :class:`PostgresStore`.
+        ValueError: as for [`PostgresStore`][].
     """
 
     _NAME = "AsyncPostgresStore"
@@ -401,8 +401,8 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: as for :meth:`PostgresStore.load`.
-            threadline.StoreError: as for :meth:`PostgresStore.load`.
+            threadline.ValidationError: as for [`PostgresStore.load`][].
+            threadline.StoreError: as for [`PostgresStore.load`][].
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}"):
@@ -416,8 +416,8 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """Add ``messages`` at the end of the conversation, in one transaction.
 
         Raises:
-            threadline.ValidationError: as for :meth:`PostgresStore.append`.
-            threadline.StoreError: as for :meth:`PostgresStore.append`.
+            threadline.ValidationError: as for [`PostgresStore.append`][].
+            threadline.StoreError: as for [`PostgresStore.append`][].
         """
         items = self._items(conversation_id, messages, "append")
         if not items:
@@ -442,8 +442,8 @@ class AsyncPostgresStore(_PostgresStoreBase):
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: as for :meth:`PostgresStore.replace`.
-            threadline.StoreError: as for :meth:`PostgresStore.replace`.
+            threadline.ValidationError: as for [`PostgresStore.replace`][].
+            threadline.StoreError: as for [`PostgresStore.replace`][].
         """
         items = self._items(conversation_id, messages, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):

@@ -35,7 +35,7 @@ Why it holds up:
 - **A write is never retried behind the caller's back.** When the connection drops after
   ``EXEC`` was sent, the batch may or may not have been applied; retrying could store it twice.
   So the client this store builds does not retry: the call raises
-  :class:`~threadline.StoreError` and the next call reconnects. (redis-py replaces a pooled
+  [`StoreError`][] and the next call reconnects. (redis-py replaces a pooled
   connection the server has closed before using it, so a server restart between calls raises
   nothing at all.)
 - **Durability is the server's.** A batch survives a Redis restart only as far as the server
@@ -84,7 +84,7 @@ DEFAULT_PREFIX = "threadline:"
 
 
 class _RedisStoreBase(JsonRows):
-    """What :class:`RedisStore` and :class:`AsyncRedisStore` share: the arguments, the keys, the
+    """What `RedisStore` and `AsyncRedisStore` share: the arguments, the keys, the
     batches, the commands a write queues and the errors. The twins only send and wait."""
 
     _NAME: ClassVar[str]
@@ -115,7 +115,7 @@ class _RedisStoreBase(JsonRows):
         return as_message_list(messages, f"{self._NAME}.{method}")
 
     def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
-        """Raise the driver's errors (and ``errors``) as :class:`~threadline.StoreError`."""
+        """Raise the driver's errors (and ``errors``) as `StoreError`."""
         return wrap_driver_errors(f"{self!r} could not {doing}", redis.RedisError, *errors)
 
     def _batch(
@@ -280,14 +280,14 @@ class RedisStore(_RedisStoreBase):
 
 
 class AsyncRedisStore(_RedisStoreBase):
-    """The async twin of :class:`RedisStore` (``redis.asyncio``): same layout, same guarantees.
+    """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
     one store per event loop: redis-py's async connections belong to the loop that opened
     them. Close it with ``await store.aclose()`` or ``async with``.
 
     Args:
-        url: the server, as for :class:`RedisStore`. Leave it out when passing ``client``.
+        url: the server, as for [`RedisStore`][]. Leave it out when passing ``client``.
         prefix: the start of every key this store writes: empty, or ending with ``:``.
         client: a ``redis.asyncio.Redis`` you configured yourself, used instead of ``url``;
             the store never closes it.
@@ -296,7 +296,7 @@ class AsyncRedisStore(_RedisStoreBase):
         blob_threshold: file bytes longer than this go to ``blobs``.
 
     Raises:
-        ValueError: as for :class:`RedisStore`.
+        ValueError: as for [`RedisStore`][].
     """
 
     _NAME = "AsyncRedisStore"
@@ -320,8 +320,8 @@ class AsyncRedisStore(_RedisStoreBase):
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
         Raises:
-            threadline.ValidationError: as for :meth:`RedisStore.load`.
-            threadline.StoreError: as for :meth:`RedisStore.load`.
+            threadline.ValidationError: as for [`RedisStore.load`][].
+            threadline.StoreError: as for [`RedisStore.load`][].
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}", ValueError):
@@ -333,8 +333,8 @@ class AsyncRedisStore(_RedisStoreBase):
         """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
 
         Raises:
-            threadline.ValidationError: as for :meth:`RedisStore.append`.
-            threadline.StoreError: as for :meth:`RedisStore.append`.
+            threadline.ValidationError: as for [`RedisStore.append`][].
+            threadline.StoreError: as for [`RedisStore.append`][].
         """
         items = self._items(conversation_id, messages, "append")
         if not items:
@@ -348,8 +348,8 @@ class AsyncRedisStore(_RedisStoreBase):
         """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
 
         Raises:
-            threadline.ValidationError: as for :meth:`RedisStore.replace`.
-            threadline.StoreError: as for :meth:`RedisStore.replace`.
+            threadline.ValidationError: as for [`RedisStore.replace`][].
+            threadline.StoreError: as for [`RedisStore.replace`][].
         """
         items = self._items(conversation_id, messages, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):

@@ -106,7 +106,7 @@ class SQLiteStore(JsonRows):
 
     Safe to share between threads (each thread gets its own connection) and between processes
     (SQLite's file locks and the busy timeout). Use it as a context manager, or call
-    :meth:`close`, to close the connections.
+    [`close`][], to close the connections.
 
     Args:
         path: the database file; created with its tables when missing (its directory must
@@ -116,10 +116,11 @@ class SQLiteStore(JsonRows):
             keeps all bytes inline.
         blob_threshold: file bytes longer than this go to ``blobs``.
         timeout: seconds a writer waits for another writer (thread or process) before
-            failing with :class:`~threadline.StoreError`.
+            failing with [`StoreError`][].
 
     Raises:
-        ValueError: ``path`` is ``":memory:"`` or empty (use :class:`MemoryStore`).
+        ValueError: ``path`` is ``":memory:"`` or empty (use
+            [`MemoryStore`][threadline.MemoryStore]).
     """
 
     def __init__(

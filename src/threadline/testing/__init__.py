@@ -1,10 +1,10 @@
 """Conformance kits: run threadline's own contract suites against your extension.
 
-``check_codec(module)`` holds a wire-format codec (ours or a third party's) to the codec
-contract; ``check_store(factory)`` and ``check_async_store(factory)`` hold a store to the store
-contract. Each kit raises :class:`ConformanceError` (an ``AssertionError``, so every test
-runner reports it as a failure) naming the law that broke, the input and the first difference.
-They need no test dependency::
+``check_codec(module)`` holds a wire-format codec (ours or a third party's) to the codec contract;
+``check_store(factory)`` and ``check_async_store(factory)`` hold a store to the store contract. Each
+kit raises [`ConformanceError`][threadline.testing.ConformanceError] (an ``AssertionError``, so
+every test runner reports it as a failure) naming the law that broke, the input and the first
+difference. They need no test dependency::
 
     from threadline.codecs import anthropic
     from threadline.stores import MemoryStore

@@ -1,6 +1,6 @@
 """The codec kit: the codec contract as code, ``check_codec``.
 
-What a codec may lose, and how it declares it, is in the :mod:`threadline.testing` docstring.
+What a codec may lose, and how it declares it, is in the `threadline.testing` docstring.
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ def check_codec(
     - ``decode(encode(m))`` equals ``normalize_for_round_trip(prepare_messages(m))`` (the
       module's declared losses) as a sequence of ``(role, part)``;
     - ``reasoning="drop"`` sends no reasoning, ``unsupported="drop"`` no placeholder, and
-      ``unsupported="raise"`` raises :class:`~threadline.UnsupportedContentError` exactly
+      ``unsupported="raise"`` raises `UnsupportedContentError` exactly
       when ``placeholder`` would have sent one;
     - tool-call ids are mapped consistently: a call and its result keep their pairing,
       different ids stay different, mapped ids survive another round trip, and the ids of
       a history do not change when it grows;
-    - malformed payloads and responses raise :class:`~threadline.CodecError`, and unknown
+    - malformed payloads and responses raise `CodecError`, and unknown
       option values raise ``ValueError``.
 
     Args:

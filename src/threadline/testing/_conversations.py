@@ -1,9 +1,9 @@
-"""Conversations for the conformance kits in :mod:`threadline.testing`.
+"""Conversations for the conformance kits in `threadline.testing`.
 
 Deterministic for a seed and free of test dependencies (no hypothesis), so a third party can
 run ``check_codec`` from any test runner. The conversations are agent histories that exercise
 every role, every part type, files a format may or may not take, reasoning from each provider,
-ids a format may reject, and the defects :func:`~threadline.prepare_messages` repairs (a
+ids a format may reject, and the defects `prepare_messages` repairs (a
 missing result, a misplaced result, malformed arguments, internal messages, hook parts).
 """
 

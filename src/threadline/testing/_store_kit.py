@@ -78,7 +78,7 @@ INVALID_IDS = (
 
 
 def check_store(store_factory: Callable[[], Store]) -> None:
-    """Check that a :class:`~threadline.stores.Store` keeps the store contract.
+    """Check that a `Store` keeps the store contract.
 
     Checks: round trip of every part type (``replay`` comes back ``False``), ordering, empty
     batches, replace, delete, listing, id validation, a batch is atomic under concurrent reads,
@@ -111,9 +111,9 @@ def check_store(store_factory: Callable[[], Store]) -> None:
 async def check_async_store(
     store_factory: Callable[[], AsyncStore | Awaitable[AsyncStore]],
 ) -> None:
-    """Check that an :class:`~threadline.stores.AsyncStore` keeps the store contract.
+    """Check that an `AsyncStore` keeps the store contract.
 
-    The same checks as :func:`check_store`, with concurrent tasks in place of threads.
+    The same checks as `check_store`, with concurrent tasks in place of threads.
 
     Args:
         store_factory: returns a new, empty store (or an awaitable of one) each time.
