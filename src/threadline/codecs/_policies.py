@@ -1,13 +1,20 @@
 """The reasoning and unsupported-content policies, the same for every format (private).
 
+A format declares what it can carry as a :class:`Capabilities`; :func:`resolve` applies both
+policies to a message in one neutral pass, so the format's part loop only maps parts it is
+sure to carry: reasoning it replays, text (including reasoning sent as text under
+``reasoning="text"``), :class:`Placeholder` texts, and the other parts it takes. Hook parts
+never reach a model and are left out here.
+
 ``reasoning_action`` is the replay rule, ``downgrade_reasoning`` the text a ``reasoning="text"``
 policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholder text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Final, Literal, TypeAlias, TypeGuard
+import dataclasses
+from collections.abc import Callable, Collection
+from typing import Final, Literal, TypeAlias, TypeGuard, Union
 
 from threadline.codecs.base import EncodeOptions
 from threadline.errors import UnsupportedContentError
@@ -22,6 +29,7 @@ from threadline.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from threadline.messages import Part as Part
 
 NOT_IN_USER_MESSAGES: Final = (
     ReasoningPart,
@@ -129,3 +137,99 @@ def unsupported_part(
         message_index=index,
         part_index=part_index,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Placeholder:
+    """The text sent where a part the format cannot carry stood (``unsupported="placeholder"``).
+
+    Not a :class:`TextPart`, so a format can still tell a placeholder from the caller's text
+    where it writes the two differently (a lone text is a plain string in some formats).
+    """
+
+    text: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a format can carry, declared once by its module and read by :func:`resolve`."""
+
+    replayable: Callable[[ReasoningPart], bool]
+    """Whether the format has a place for this reasoning part's opaque state (a signature,
+    encrypted content, an item id); only then can it be replayed to its producer."""
+    refuses: Callable[[Part, Message, int], str | None]
+    """Why the format cannot carry a part (given the message and the part's index in it, for a
+    file inside a tool result the result's index), or ``None`` when it can. Text, reasoning and
+    hook parts are not asked: the policies decide those."""
+
+
+Resolved: TypeAlias = Union[Part, Placeholder]  # noqa: UP007 (Part is Annotated)
+"""What :func:`resolve` gives a format to map."""
+
+
+def resolve(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> list[Resolved]:
+    """Apply the reasoning and unsupported policies to ``message``, part by part, in order.
+
+    Replayed reasoning stays a :class:`ReasoningPart`; reasoning sent as text becomes text
+    parts; a part the format refuses becomes a :class:`Placeholder` or is dropped, and so does a
+    refused file inside a tool result (as a text item of the result). Hook parts are left out.
+
+    Args:
+        message: a prepared message.
+        index: its index in the prepared list, for errors.
+        options: the encode options.
+        capabilities: what the format can carry.
+
+    Raises:
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part is refused.
+    """
+    out: list[Resolved] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            out.append(part)
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=capabilities.replayable(part))
+            if action == "replay":
+                out.append(part)
+            elif action == "text":
+                out.extend(downgrade_reasoning(part))
+        elif (reason := capabilities.refuses(part, message, part_index)) is not None:
+            replacement = unsupported_part(
+                part, message, (index, part_index), options, reason=reason
+            )
+            if replacement is not None:
+                out.append(Placeholder(replacement.text))
+        elif isinstance(part, ToolResultPart):
+            out.append(_resolve_result(part, message, (index, part_index), options, capabilities))
+        else:
+            out.append(part)
+    return out
+
+
+def _resolve_result(
+    part: ToolResultPart,
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+    capabilities: Capabilities,
+) -> ToolResultPart:
+    if isinstance(part.content, str):
+        return part
+    items: list[TextPart | FilePart] = []
+    changed = False
+    for item in part.content:
+        reason = (
+            None if isinstance(item, TextPart) else capabilities.refuses(item, message, position[1])
+        )
+        if reason is None:
+            items.append(item)
+            continue
+        changed = True
+        replacement = unsupported_part(item, message, position, options, reason=reason)
+        if replacement is not None:
+            items.append(replacement)
+    return dataclasses.replace(part, content=tuple(items)) if changed else part
