@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection
-from typing import Final, Literal, TypeAlias, TypeGuard, Union
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
 
 from threadline.codecs.base import EncodeOptions
 from threadline.errors import UnsupportedContentError
@@ -233,3 +233,15 @@ def _resolve_result(
         if replacement is not None:
             items.append(replacement)
     return dataclasses.replace(part, content=tuple(items)) if changed else part
+
+
+def carried(block: dict[str, Any] | None) -> dict[str, Any]:
+    """``block``, the wire form of a part :func:`resolve` kept, which is never ``None``."""
+    if block is None:
+        raise AssertionError("resolve kept a part the format refuses")
+    return block
+
+
+def never_refused(part: FilePart) -> dict[str, Any] | None:
+    """The unsupported hook for tool-result helpers after :func:`resolve`: never called."""
+    raise AssertionError(f"resolve kept a {part.media_type} file the format refuses")

@@ -44,7 +44,13 @@ from threadline.codecs._media import (
     encode_base64,
     image_type_from_url,
 )
-from threadline.codecs._policies import Capabilities, Placeholder, is_blank, resolve
+from threadline.codecs._policies import (
+    Capabilities,
+    Placeholder,
+    carried,
+    is_blank,
+    resolve,
+)
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -207,7 +213,7 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
-            blocks.append(_carried(_file_block(part)))
+            blocks.append(carried(_file_block(part)))
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -229,22 +235,16 @@ def _assistant_blocks(
         elif isinstance(part, ReasoningPart):
             blocks.append(_thinking_block(part))
         elif isinstance(part, ProviderToolCallPart):
-            block = _carried(_server_tool_block(part))
+            block = carried(_server_tool_block(part))
             server_calls[block["id"]] = block["name"]
             blocks.append(block)
         elif isinstance(part, ProviderToolResultPart):
-            blocks.append(_carried(_server_result_block(part, server_calls)))
+            blocks.append(carried(_server_result_block(part, server_calls)))
         elif isinstance(part, (FilePart, ToolResultPart, HookPart)):
             raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:
             assert_never(part)
     return blocks
-
-
-def _carried(block: dict[str, Any] | None) -> dict[str, Any]:
-    if block is None:
-        raise AssertionError("resolve kept a part the format refuses")
-    return block
 
 
 def _refuses(part: Part, message: Message, part_index: int) -> str | None:
@@ -359,7 +359,7 @@ def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str
                 if not is_blank(item.text):
                     items.append({"type": "text", "text": item.text})
                 continue
-            items.append(_carried(_file_block(item)))
+            items.append(carried(_file_block(item)))
         if items:
             block["content"] = items
     if part.is_error:

@@ -42,7 +42,7 @@ from threadline.codecs._media import (
     media_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._policies import Capabilities, Placeholder, resolve
+from threadline.codecs._policies import Capabilities, Placeholder, carried, never_refused, resolve
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -191,7 +191,7 @@ def _user_or_system_message(
         if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
-            content.append(_carried(_file_block(part)))
+            content.append(carried(_file_block(part)))
         else:
             raise AssertionError(f"a {message.role} message holds no {part.type} part")
     if not content:
@@ -269,7 +269,7 @@ def _tool_message(
     part: ToolResultPart, ids: Mapping[str, str], attachments: list[dict[str, Any]]
 ) -> dict[str, Any]:
     wire_id = ids.get(part.call_id, part.call_id)
-    content = text_tool_content(part, wire_id, attachments, _file_block, _refused_file)
+    content = text_tool_content(part, wire_id, attachments, _file_block, never_refused)
     return {"role": "tool", "tool_call_id": wire_id, "content": content}
 
 
@@ -330,16 +330,6 @@ def _refuses(part: Part, message: Message, part_index: int) -> str | None:
 CAPABILITIES = Capabilities(replayable=lambda part: False, refuses=_refuses)
 """What Chat Completions carries: no reasoning state at all, no provider tools, files by the
 rules of ``_file_kind`` in user messages and tool results."""
-
-
-def _carried(block: dict[str, Any] | None) -> dict[str, Any]:
-    if block is None:
-        raise AssertionError("resolve kept a part the format refuses")
-    return block
-
-
-def _refused_file(part: FilePart) -> dict[str, Any] | None:
-    raise AssertionError("resolve kept a file the format refuses")
 
 
 # ---------------------------------------------------------------------------------------------
