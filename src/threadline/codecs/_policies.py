@@ -13,7 +13,7 @@ policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholde
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
 
 from threadline.codecs.base import EncodeOptions
@@ -30,6 +30,8 @@ from threadline.messages import (
     ToolResultPart,
 )
 from threadline.messages import Part as Part
+
+ProviderToolPart: TypeAlias = Union[ProviderToolCallPart, ProviderToolResultPart]  # noqa: UP007
 
 NOT_IN_USER_MESSAGES: Final = (
     ReasoningPart,
@@ -150,17 +152,48 @@ class Placeholder:
     text: str
 
 
+def _no_provider_tools(part: ProviderToolPart, before: Sequence[object]) -> bool:
+    return False
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Capabilities:
-    """What a format can carry, declared once by its module and read by :func:`resolve`."""
+    """What a format can carry, declared once by its module and read by :func:`resolve`.
+
+    Text, reasoning and hook parts are decided by the policies; a tool call always goes, and a
+    tool result goes in a tool message only.
+    """
 
     replayable: Callable[[ReasoningPart], bool]
     """Whether the format has a place for this reasoning part's opaque state (a signature,
     encrypted content, an item id); only then can it be replayed to its producer."""
-    refuses: Callable[[Part, Message, int], str | None]
-    """Why the format cannot carry a part (given the message and the part's index in it, for a
-    file inside a tool result the result's index), or ``None`` when it can. Text, reasoning and
-    hook parts are not asked: the policies decide those."""
+    carries_file: Callable[[FilePart, str], bool]
+    """Whether the format takes this file in a message of this role (``tool``: inside a tool
+    result)."""
+    file_reasons: Mapping[str, str]
+    """Why a file is refused, by role; ``user`` stands for every role not named."""
+    no_place: str
+    """Why any other part is refused."""
+    carries_provider_tool: Callable[[ProviderToolPart, Sequence[object]], bool] = _no_provider_tools
+    """Whether the format can send a provider tool part back, given the parts before it in its
+    message (a result may need its call to have gone)."""
+    provider_tool_reason: str | None = None
+    """Why a provider tool part is refused, when not for ``no_place``."""
+
+    def refuses(self, part: Part, message: Message, part_index: int) -> str | None:
+        """Why the format cannot carry ``part`` (at ``part_index`` of ``message``; for a file in
+        a tool result, the result's index), or ``None`` when it can."""
+        if isinstance(part, FilePart):
+            if self.carries_file(part, message.role):
+                return None
+            return self.file_reasons.get(message.role, self.file_reasons["user"])
+        if isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            if self.carries_provider_tool(part, message.parts[:part_index]):
+                return None
+            return self.provider_tool_reason or self.no_place
+        if isinstance(part, ToolResultPart) and message.role != "tool":
+            return self.no_place
+        return None
 
 
 Resolved: TypeAlias = Union[Part, Placeholder]  # noqa: UP007 (Part is Annotated)

@@ -47,6 +47,7 @@ from threadline.codecs._media import (
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
+    ProviderToolPart,
     carried,
     is_blank,
     resolve,
@@ -75,7 +76,6 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
-    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     ReasoningPart,
@@ -247,29 +247,13 @@ def _assistant_blocks(
     return blocks
 
 
-def _refuses(part: Part, message: Message, part_index: int) -> str | None:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            return "assistant turns take no files"
-        if _file_kind(part) is None:
-            return (
-                "Messages takes JPEG, PNG, GIF and WebP images, PDFs, and UTF-8 plain text by bytes"
-            )
-        return None
+def _carries_provider_tool(part: ProviderToolPart, before: Sequence[object]) -> bool:
     if isinstance(part, ProviderToolCallPart):
-        return None if _server_tool_block(part) is not None else _ONLY_OWN_SERVER_TOOLS
-    if isinstance(part, ProviderToolResultPart):
-        calls = _server_calls(message.parts[:part_index])
-        return None if _server_result_type(part, calls) is not None else _ONLY_OWN_SERVER_TOOLS
-    if isinstance(part, ToolResultPart) and message.role == "assistant":
-        return "the Messages API has no place for this part"
-    return None
+        return _server_tool_block(part) is not None
+    return _server_result_type(part, _server_calls(before)) is not None
 
 
-_ONLY_OWN_SERVER_TOOLS = "only Anthropic's own server tools can be sent back to Anthropic"
-
-
-def _server_calls(parts: Iterable[Part]) -> dict[str, str]:
+def _server_calls(parts: Iterable[object]) -> dict[str, str]:
     """The server tool calls among ``parts`` that Anthropic carries, by id: their names."""
     return {
         part.id: part.name
@@ -284,7 +268,18 @@ def _replayable(part: ReasoningPart) -> bool:
     return part.signature is not None
 
 
-CAPABILITIES = Capabilities(replayable=_replayable, refuses=_refuses)
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant turns take no files",
+        "user": "Messages takes JPEG, PNG, GIF and WebP images, PDFs, and UTF-8 plain text by "
+        "bytes",
+    },
+    no_place="the Messages API has no place for this part",
+    carries_provider_tool=_carries_provider_tool,
+    provider_tool_reason="only Anthropic's own server tools can be sent back to Anthropic",
+)
 """What the Messages API carries: thinking with its signature, Anthropic's own server tools,
 files by the rules of ``_file_kind`` on user turns."""
 

@@ -85,7 +85,6 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
-    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     ReasoningPart,
@@ -389,30 +388,24 @@ def _document_name(filename: str | None) -> str:
     return name[:MAX_DOCUMENT_NAME].rstrip() or DEFAULT_DOCUMENT_NAME
 
 
-def _refuses(part: Part, message: Message, part_index: int) -> str | None:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            return "assistant turns take no files"
-        if message.role == "tool":
-            if _file_kind(part, _RESULT_FILE_BLOCKS) is None:
-                return (
-                    "tool results take images, documents and videos by bytes or s3:// URL, in "
-                    "the formats Converse lists"
-                )
-        elif _file_kind(part, _FILE_BLOCKS) is None:
-            return (
-                "Converse takes images, documents, videos and audio by bytes or s3:// URL, in "
-                "the formats it lists"
-            )
-        return None
-    if isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)) or (
-        isinstance(part, ToolResultPart) and message.role != "tool"
-    ):
-        return "Converse has no place for this part"
-    return None
+def _carries_file(part: FilePart, role: str) -> bool:
+    if role == "assistant":
+        return False
+    return _file_kind(part, _RESULT_FILE_BLOCKS if role == "tool" else _FILE_BLOCKS) is not None
 
 
-CAPABILITIES = Capabilities(replayable=_replayable, refuses=_refuses)
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=_carries_file,
+    file_reasons={
+        "assistant": "assistant turns take no files",
+        "tool": "tool results take images, documents and videos by bytes or s3:// URL, in the "
+        "formats Converse lists",
+        "user": "Converse takes images, documents, videos and audio by bytes or s3:// URL, in "
+        "the formats it lists",
+    },
+    no_place="Converse has no place for this part",
+)
 """What Converse carries: reasoning text with its signature and redacted reasoning whose bytes
 read, no provider tools, files by the rules of ``_file_kind`` in user turns and tool results."""
 

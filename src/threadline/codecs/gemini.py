@@ -52,6 +52,7 @@ from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
+    ProviderToolPart,
     carried,
     is_one_of,
     resolve,
@@ -92,7 +93,6 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
-    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     ReasoningPart,
@@ -475,26 +475,25 @@ def _function_response(
     return {"functionResponse": response}
 
 
-def _refuses(part: Part, message: Message, part_index: int) -> str | None:
-    if isinstance(part, FilePart):
-        if message.role == "tool":
-            if part.media_type not in _RESULT_MEDIA_TYPES:
-                return "a function response takes PNG, JPEG and WebP images, PDFs and plain text"
-        elif part.media_type not in _MEDIA_TYPES:
-            return "Gemini takes the image, audio, video and document types it documents"
-        return None
+def _carries_provider_tool(part: ProviderToolPart, before: Sequence[object]) -> bool:
     if isinstance(part, ProviderToolCallPart):
-        return None if _server_call(part) is not None else _ONLY_OWN_TOOLS
-    if isinstance(part, ProviderToolResultPart):
-        return None if _server_result(part) is not None else _ONLY_OWN_TOOLS
-    if isinstance(part, ToolResultPart) and message.role != "tool":
-        return "generateContent has no place for this part"
-    return None
+        return _server_call(part) is not None
+    return _server_result(part) is not None
 
 
-_ONLY_OWN_TOOLS = "only Gemini's own code execution and server tool parts go back to Gemini"
-
-CAPABILITIES = Capabilities(replayable=_thought_replayable, refuses=_refuses)
+CAPABILITIES = Capabilities(
+    replayable=_thought_replayable,
+    carries_file=lambda part, role: (
+        part.media_type in (_RESULT_MEDIA_TYPES if role == "tool" else _MEDIA_TYPES)
+    ),
+    file_reasons={
+        "tool": "a function response takes PNG, JPEG and WebP images, PDFs and plain text",
+        "user": "Gemini takes the image, audio, video and document types it documents",
+    },
+    no_place="generateContent has no place for this part",
+    carries_provider_tool=_carries_provider_tool,
+    provider_tool_reason="only Gemini's own code execution and server tool parts go back to Gemini",
+)
 """What generateContent carries: thoughts with a base64 signature (or text), Gemini's own code
 execution and server tool parts, files of the media types it documents, on any turn."""
 

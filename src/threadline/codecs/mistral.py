@@ -94,7 +94,6 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
-    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     ReasoningPart,
@@ -365,24 +364,16 @@ def _file_chunk(part: FilePart) -> dict[str, Any] | None:
     return None
 
 
-def _refuses(part: Part, message: Message, part_index: int) -> str | None:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            return "assistant messages take only text, thinking and tool calls"
-        if _file_kind(part) is None:
-            return (
-                "Mistral takes PNG, JPEG, GIF and WebP images (bytes or http(s) URL), PDFs by "
-                "http(s) URL only, and WAV or MP3 audio bytes"
-            )
-        return None
-    if isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)) or (
-        isinstance(part, ToolResultPart) and message.role != "tool"
-    ):
-        return "Mistral chat has no place for this part"
-    return None
-
-
-CAPABILITIES = Capabilities(replayable=_replayable, refuses=_refuses)
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant messages take only text, thinking and tool calls",
+        "user": "Mistral takes PNG, JPEG, GIF and WebP images (bytes or http(s) URL), PDFs by "
+        "http(s) URL only, and WAV or MP3 audio bytes",
+    },
+    no_place="Mistral chat has no place for this part",
+)
 """What Mistral chat carries: thinking text (never redacted reasoning), no provider tools,
 files by the rules of ``_file_kind`` in user messages and tool results."""
 

@@ -75,7 +75,6 @@ from threadline.messages import (
     FilePart,
     HookPart,
     Message,
-    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     ReasoningPart,
@@ -310,24 +309,16 @@ def _file_block(part: FilePart) -> dict[str, Any] | None:
     return None
 
 
-def _refuses(part: Part, message: Message, part_index: int) -> str | None:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            return "assistant messages take only text and tool calls"
-        if _file_kind(part) is None:
-            return (
-                "Chat Completions takes PNG, JPEG, GIF and WebP images, and PDF, WAV and MP3 "
-                "files by bytes, in user messages (tool results' files are moved to one)"
-            )
-        return None
-    if isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)) or (
-        isinstance(part, ToolResultPart) and message.role != "tool"
-    ):
-        return "Chat Completions has no place for this part"
-    return None
-
-
-CAPABILITIES = Capabilities(replayable=lambda part: False, refuses=_refuses)
+CAPABILITIES = Capabilities(
+    replayable=lambda part: False,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant messages take only text and tool calls",
+        "user": "Chat Completions takes PNG, JPEG, GIF and WebP images, and PDF, WAV and MP3 "
+        "files by bytes, in user messages (tool results' files are moved to one)",
+    },
+    no_place="Chat Completions has no place for this part",
+)
 """What Chat Completions carries: no reasoning state at all, no provider tools, files by the
 rules of ``_file_kind`` in user messages and tool results."""
 
