@@ -1,13 +1,20 @@
 """The reasoning and unsupported-content policies, the same for every format (private).
 
+A format declares what it can carry as a `Capabilities`; `resolve` applies both
+policies to a message in one neutral pass, so the format's part loop only maps parts it is
+sure to carry: reasoning it replays, text (including reasoning sent as text under
+``reasoning="text"``), `Placeholder` texts, and the other parts it takes. Hook parts
+never reach a model and are left out here.
+
 ``reasoning_action`` is the replay rule, ``downgrade_reasoning`` the text a ``reasoning="text"``
 policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholder text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Final, Literal, TypeAlias, TypeGuard
+import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
 
 from threadline.codecs.base import EncodeOptions
 from threadline.errors import UnsupportedContentError
@@ -22,6 +29,9 @@ from threadline.messages import (
     ToolCallPart,
     ToolResultPart,
 )
+from threadline.messages import Part as Part
+
+ProviderToolPart: TypeAlias = Union[ProviderToolCallPart, ProviderToolResultPart]  # noqa: UP007
 
 NOT_IN_USER_MESSAGES: Final = (
     ReasoningPart,
@@ -129,3 +139,142 @@ def unsupported_part(
         message_index=index,
         part_index=part_index,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Placeholder:
+    """The text sent where a part the format cannot carry stood (``unsupported="placeholder"``).
+
+    Not a `TextPart`, so a format can still tell a placeholder from the caller's text
+    where it writes the two differently (a lone text is a plain string in some formats).
+    """
+
+    text: str
+
+
+def _no_provider_tools(part: ProviderToolPart, before: Sequence[object]) -> bool:
+    return False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a format can carry, declared once by its module and read by `resolve`.
+
+    Text, reasoning and hook parts are decided by the policies; a tool call always goes, and a
+    tool result goes in a tool message only.
+    """
+
+    replayable: Callable[[ReasoningPart], bool]
+    """Whether the format has a place for this reasoning part's opaque state (a signature,
+    encrypted content, an item id); only then can it be replayed to its producer."""
+    carries_file: Callable[[FilePart, str], bool]
+    """Whether the format takes this file in a message of this role (``tool``: inside a tool
+    result)."""
+    file_reasons: Mapping[str, str]
+    """Why a file is refused, by role; ``user`` stands for every role not named."""
+    no_place: str
+    """Why any other part is refused."""
+    carries_provider_tool: Callable[[ProviderToolPart, Sequence[object]], bool] = _no_provider_tools
+    """Whether the format can send a provider tool part back, given the parts before it in its
+    message (a result may need its call to have gone)."""
+    provider_tool_reason: str | None = None
+    """Why a provider tool part is refused, when not for ``no_place``."""
+
+    def refuses(self, part: Part, message: Message, part_index: int) -> str | None:
+        """Why the format cannot carry ``part`` (at ``part_index`` of ``message``; for a file in
+        a tool result, the result's index), or ``None`` when it can."""
+        if isinstance(part, FilePart):
+            if self.carries_file(part, message.role):
+                return None
+            return self.file_reasons.get(message.role, self.file_reasons["user"])
+        if isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
+            if self.carries_provider_tool(part, message.parts[:part_index]):
+                return None
+            return self.provider_tool_reason or self.no_place
+        if isinstance(part, ToolResultPart) and message.role != "tool":
+            return self.no_place
+        return None
+
+
+Resolved: TypeAlias = Union[Part, Placeholder]  # noqa: UP007 (Part is Annotated)
+"""What `resolve` gives a format to map."""
+
+
+def resolve(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> list[Resolved]:
+    """Apply the reasoning and unsupported policies to ``message``, part by part, in order.
+
+    Replayed reasoning stays a `ReasoningPart`; reasoning sent as text becomes text
+    parts; a part the format refuses becomes a `Placeholder` or is dropped, and so does a
+    refused file inside a tool result (as a text item of the result). Hook parts are left out.
+
+    Args:
+        message: a prepared message.
+        index: its index in the prepared list, for errors.
+        options: the encode options.
+        capabilities: what the format can carry.
+
+    Raises:
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part is refused.
+    """
+    out: list[Resolved] = []
+    for part_index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            out.append(part)
+        elif isinstance(part, HookPart):
+            pass  # UI state: never sent
+        elif isinstance(part, ReasoningPart):
+            action = reasoning_action(part, options, replayable=capabilities.replayable(part))
+            if action == "replay":
+                out.append(part)
+            elif action == "text":
+                out.extend(downgrade_reasoning(part))
+        elif (reason := capabilities.refuses(part, message, part_index)) is not None:
+            replacement = unsupported_part(
+                part, message, (index, part_index), options, reason=reason
+            )
+            if replacement is not None:
+                out.append(Placeholder(replacement.text))
+        elif isinstance(part, ToolResultPart):
+            out.append(_resolve_result(part, message, (index, part_index), options, capabilities))
+        else:
+            out.append(part)
+    return out
+
+
+def _resolve_result(
+    part: ToolResultPart,
+    message: Message,
+    position: tuple[int, int],
+    options: EncodeOptions,
+    capabilities: Capabilities,
+) -> ToolResultPart:
+    if isinstance(part.content, str):
+        return part
+    items: list[TextPart | FilePart] = []
+    changed = False
+    for item in part.content:
+        reason = (
+            None if isinstance(item, TextPart) else capabilities.refuses(item, message, position[1])
+        )
+        if reason is None:
+            items.append(item)
+            continue
+        changed = True
+        replacement = unsupported_part(item, message, position, options, reason=reason)
+        if replacement is not None:
+            items.append(replacement)
+    return dataclasses.replace(part, content=tuple(items)) if changed else part
+
+
+def carried(block: dict[str, Any] | None) -> dict[str, Any]:
+    """``block``, the wire form of a part `resolve` kept, which is never ``None``."""
+    if block is None:
+        raise AssertionError("resolve kept a part the format refuses")
+    return block
+
+
+def never_refused(part: FilePart) -> dict[str, Any] | None:
+    """The unsupported hook for tool-result helpers after `resolve`: never called."""
+    raise AssertionError(f"resolve kept a {part.media_type} file the format refuses")

@@ -45,11 +45,12 @@ from threadline.codecs._media import (
     image_type_from_url,
 )
 from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
+    Capabilities,
+    Placeholder,
+    ProviderToolPart,
+    carried,
     is_blank,
-    reasoning_action,
-    unsupported_part,
+    resolve,
 )
 from threadline.codecs._reading import (
     Reader,
@@ -167,9 +168,9 @@ def encode(
             wire_role = "assistant"
         elif role == "tool":
             blocks = [
-                _tool_result_block(part, ids, message, (index, part_index), options)
-                for part_index, part in enumerate(message.parts)
-                if type(part) is ToolResultPart
+                _tool_result_block(part, ids)
+                for part in resolve(message, index, options, CAPABILITIES)
+                if isinstance(part, ToolResultPart)
             ]
             wire_role = "user"
         else:
@@ -205,20 +206,16 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
-            block = _file_block(part)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                blocks.append(block)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user message: Message checks parts per role
+            blocks.append(carried(_file_block(part)))
         else:
-            assert_never(part)
+            raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
 
 
@@ -227,48 +224,64 @@ def _assistant_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     server_calls: dict[str, str] = {}
-    for part_index, part in enumerate(message.parts):
-        block: dict[str, Any] | None = None
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
-                block = _text_block(part)
+                blocks.append(_text_block(part))
         elif isinstance(part, ToolCallPart):
-            block = _tool_use_block(part, ids)
+            blocks.append(_tool_use_block(part, ids))
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
-                block = _thinking_block(part)
-            elif action == "text":
-                blocks.extend(
-                    _text_block(text)
-                    for text in downgrade_reasoning(part)
-                    if not is_blank(text.text)
-                )
+            blocks.append(_thinking_block(part))
         elif isinstance(part, ProviderToolCallPart):
-            block = _server_tool_block(part)
-            if block is not None:
-                server_calls[block["id"]] = block["name"]
-            else:
-                block = _unsupported_block(part, message, (index, part_index), options)
+            block = carried(_server_tool_block(part))
+            server_calls[block["id"]] = block["name"]
+            blocks.append(block)
         elif isinstance(part, ProviderToolResultPart):
-            block = _server_result_block(part, server_calls)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-        elif isinstance(part, HookPart):
-            pass  # UI state: never sent
-        elif isinstance(part, (FilePart, ToolResultPart)):
-            block = _unsupported_block(part, message, (index, part_index), options)
+            blocks.append(carried(_server_result_block(part, server_calls)))
+        elif isinstance(part, (FilePart, ToolResultPart, HookPart)):
+            raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:
             assert_never(part)
-        if block is not None:
-            blocks.append(block)
     return blocks
+
+
+def _carries_provider_tool(part: ProviderToolPart, before: Sequence[object]) -> bool:
+    if isinstance(part, ProviderToolCallPart):
+        return _server_tool_block(part) is not None
+    return _server_result_type(part, _server_calls(before)) is not None
+
+
+def _server_calls(parts: Iterable[object]) -> dict[str, str]:
+    """The server tool calls among ``parts`` that Anthropic carries, by id: their names."""
+    return {
+        part.id: part.name
+        for part in parts
+        if isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None
+    }
 
 
 def _replayable(part: ReasoningPart) -> bool:
     if part.redacted:
         return part.encrypted is not None
     return part.signature is not None
+
+
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant turns take no files",
+        "user": "Messages takes JPEG, PNG, GIF and WebP images, PDFs, and UTF-8 plain text by "
+        "bytes",
+    },
+    no_place="the Messages API has no place for this part",
+    carries_provider_tool=_carries_provider_tool,
+    provider_tool_reason="only Anthropic's own server tools can be sent back to Anthropic",
+)
+"""What the Messages API carries: thinking with its signature, Anthropic's own server tools,
+files by the rules of ``_file_kind`` on user turns."""
 
 
 def _thinking_block(part: ReasoningPart) -> dict[str, Any]:
@@ -325,13 +338,7 @@ def _server_result_block(
     return _with_block_metadata(block, part.metadata)
 
 
-def _tool_result_block(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> dict[str, Any]:
+def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": ids.get(part.call_id, part.call_id),
@@ -347,11 +354,7 @@ def _tool_result_block(
                 if not is_blank(item.text):
                     items.append({"type": "text", "text": item.text})
                 continue
-            file_block = _file_block(item)
-            if file_block is None:
-                file_block = _unsupported_block(item, message, position, options)
-            if file_block is not None:
-                items.append(file_block)
+            items.append(carried(_file_block(item)))
         if items:
             block["content"] = items
     if part.is_error:
@@ -394,24 +397,6 @@ def _file_block(part: FilePart) -> dict[str, Any] | None:
     if _CACHE in part.metadata:
         block["cache_control"] = part.metadata[_CACHE]
     return block
-
-
-def _unsupported_block(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> dict[str, Any] | None:
-    if isinstance(part, FilePart):
-        reason = (
-            "assistant turns take no files"
-            if message.role == "assistant"
-            else "Messages takes JPEG, PNG, GIF and WebP images, PDFs, and UTF-8 plain text "
-            "by bytes"
-        )
-    elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-        reason = "only Anthropic's own server tools can be sent back to Anthropic"
-    else:
-        reason = "the Messages API has no place for this part"
-    replacement = unsupported_part(part, message, position, options, reason=reason)
-    return None if replacement is None else {"type": "text", "text": replacement.text}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -804,13 +789,14 @@ def _read_back_parts(
 ) -> list[Any]:
     parts: list[Any] = []
     server_calls: dict[str, str] = {}
-    for part_index, part in enumerate(message.parts):
-        position = (index, part_index)
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 parts.append(_read_back_text(part))
         elif isinstance(part, FilePart):
-            parts.extend(_file_read_back(part, message, position, options))
+            parts.append(_file_read_back(part))
         elif isinstance(part, ToolCallPart):
             parts.append(
                 ToolCallPart(
@@ -821,18 +807,14 @@ def _read_back_parts(
                 )
             )
         elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids, message, position, options))
+            parts.append(_result_read_back(part, ids))
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
-                parts.append(
-                    ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
-                    if part.redacted
-                    else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
-                )
-            elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
-        elif isinstance(part, ProviderToolCallPart) and _server_tool_block(part) is not None:
+            parts.append(
+                ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
+                if part.redacted
+                else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+            )
+        elif isinstance(part, ProviderToolCallPart):
             server_calls[part.id] = part.name
             parts.append(
                 ProviderToolCallPart(
@@ -843,9 +825,7 @@ def _read_back_parts(
                     metadata=_only(part.metadata, _CALLER),
                 )
             )
-        elif isinstance(part, ProviderToolResultPart) and (
-            block_type := _server_result_type(part, server_calls)
-        ):
+        elif isinstance(part, ProviderToolResultPart):
             parts.append(
                 ProviderToolResultPart(
                     call_id=part.call_id,
@@ -853,45 +833,33 @@ def _read_back_parts(
                     provider=PROVIDER,
                     is_error=_is_error_content(part.content),
                     metadata=freeze_json_map(
-                        {**_only(part.metadata, _CALLER), _BLOCK_TYPE: block_type}
+                        {
+                            **_only(part.metadata, _CALLER),
+                            _BLOCK_TYPE: _server_result_type(part, server_calls),
+                        }
                     ),
                 )
             )
         elif isinstance(part, HookPart):
-            pass
-        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-            replacement = unsupported_part(part, message, position, options, reason="")
-            if replacement is not None:
-                parts.append(replacement)
+            raise AssertionError("resolve leaves hook parts out")
         else:
             assert_never(part)
     return parts
 
 
-def _file_read_back(
-    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> list[TextPart | FilePart]:
-    kind = _file_kind(part) if message.role != "assistant" else None
-    if kind is None:
-        replacement = unsupported_part(part, message, position, options, reason="")
-        return [] if replacement is None else [replacement]
+def _file_read_back(part: FilePart) -> FilePart:
+    kind = _file_kind(part)
     metadata = _only(part.metadata, _CACHE)
     filename = part.filename if kind != "image" else None
     if part.url is not None:
         media_type = image_type_from_url(part.url) if kind == "image" else part.media_type
-        return [FilePart(media_type=media_type, url=part.url, filename=filename, metadata=metadata)]
-    return [
-        FilePart(media_type=part.media_type, data=part.data, filename=filename, metadata=metadata)
-    ]
+        return FilePart(media_type=media_type, url=part.url, filename=filename, metadata=metadata)
+    return FilePart(
+        media_type=part.media_type, data=part.data, filename=filename, metadata=metadata
+    )
 
 
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
+def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
     content: str | tuple[TextPart | FilePart, ...]
     if isinstance(part.content, str):
         content = "" if is_blank(part.content) else part.content
@@ -902,7 +870,7 @@ def _result_read_back(
                 if not is_blank(item.text):
                     items.append(TextPart(text=item.text))
             else:
-                items.extend(_file_read_back(item, message, position, options))
+                items.append(_file_read_back(item))
         content = tuple(items) if items else ""
     return ToolResultPart(
         call_id=ids.get(part.call_id, part.call_id),

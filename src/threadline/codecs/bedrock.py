@@ -49,11 +49,11 @@ from typing_extensions import assert_never
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
+    Capabilities,
+    Placeholder,
+    carried,
     is_blank,
-    reasoning_action,
-    unsupported_part,
+    resolve,
 )
 from threadline.codecs._reading import (
     Reader,
@@ -231,8 +231,8 @@ def encode(
             wire_role = "assistant"
         elif role == "tool":
             blocks = [
-                _tool_result_block(part, ids, message, (index, part_index), options)
-                for part_index, part in enumerate(message.parts)
+                _tool_result_block(part, ids)
+                for part in resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
             wire_role = "user"
@@ -263,20 +263,16 @@ def _texts(message: Message) -> list[str]:
 
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            blocks.append({"text": part.text})
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
         elif isinstance(part, FilePart):
-            block = _file_block(part, _FILE_BLOCKS)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                blocks.append(block)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user message: Message checks parts per role
+            blocks.append(carried(_file_block(part, _FILE_BLOCKS)))
         else:
-            assert_never(part)
+            raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
 
 
@@ -284,9 +280,11 @@ def _assistant_blocks(
     message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
+    for part in resolve(message, index, options, CAPABILITIES):
         block: dict[str, Any] | None = None
-        if isinstance(part, TextPart):
+        if isinstance(part, Placeholder):
+            block = {"text": part.text}
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 block = {"text": part.text}
         elif isinstance(part, ToolCallPart):
@@ -297,22 +295,11 @@ def _assistant_blocks(
             }
             block = {"toolUse": use}
         elif isinstance(part, ReasoningPart):
-            redacted = _redacted_bytes(part)
-            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
-            if action == "replay":
-                block = {"reasoningContent": _reasoning_content(part, redacted)}
-            elif action == "text":
-                blocks.extend(
-                    {"text": text.text}
-                    for text in downgrade_reasoning(part)
-                    if not is_blank(text.text)
-                )
-        elif isinstance(part, HookPart):
-            pass  # UI state: never sent
+            block = {"reasoningContent": _reasoning_content(part, _redacted_bytes(part))}
         elif isinstance(
-            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+            part, (HookPart, FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
         ):
-            block = _unsupported_block(part, message, (index, part_index), options)
+            raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:
             assert_never(part)
         if block is not None:
@@ -330,8 +317,8 @@ def _redacted_bytes(part: ReasoningPart) -> bytes | None:
         return None
 
 
-def _replayable(part: ReasoningPart, redacted: bytes | None) -> bool:
-    return redacted is not None if part.redacted else True
+def _replayable(part: ReasoningPart) -> bool:
+    return _redacted_bytes(part) is not None if part.redacted else True
 
 
 def _reasoning_content(part: ReasoningPart, redacted: bytes | None) -> dict[str, Any]:
@@ -343,13 +330,7 @@ def _reasoning_content(part: ReasoningPart, redacted: bytes | None) -> dict[str,
     return {"reasoningText": text}
 
 
-def _tool_result_block(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> dict[str, Any]:
+def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if isinstance(part.content, str):
         if not is_blank(part.content):
@@ -360,9 +341,7 @@ def _tool_result_block(
             if isinstance(item, TextPart):
                 block = None if is_blank(item.text) else {"text": item.text}
             else:
-                block = _file_block(item, _RESULT_FILE_BLOCKS)
-                if block is None:
-                    block = _unsupported_block(item, message, position, options)
+                block = carried(_file_block(item, _RESULT_FILE_BLOCKS))
             if block is not None:
                 content.append(block)
     result: dict[str, Any] = {"toolUseId": ids.get(part.call_id, part.call_id), "content": content}
@@ -409,26 +388,26 @@ def _document_name(filename: str | None) -> str:
     return name[:MAX_DOCUMENT_NAME].rstrip() or DEFAULT_DOCUMENT_NAME
 
 
-def _unsupported_block(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> dict[str, Any] | None:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            reason = "assistant turns take no files"
-        elif message.role == "tool":
-            reason = (
-                "tool results take images, documents and videos by bytes or s3:// URL, in the "
-                "formats Converse lists"
-            )
-        else:
-            reason = (
-                "Converse takes images, documents, videos and audio by bytes or s3:// URL, in "
-                "the formats it lists"
-            )
-    else:
-        reason = "Converse has no place for this part"
-    replacement = unsupported_part(part, message, position, options, reason=reason)
-    return None if replacement is None else {"text": replacement.text}
+def _carries_file(part: FilePart, role: str) -> bool:
+    if role == "assistant":
+        return False
+    return _file_kind(part, _RESULT_FILE_BLOCKS if role == "tool" else _FILE_BLOCKS) is not None
+
+
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=_carries_file,
+    file_reasons={
+        "assistant": "assistant turns take no files",
+        "tool": "tool results take images, documents and videos by bytes or s3:// URL, in the "
+        "formats Converse lists",
+        "user": "Converse takes images, documents, videos and audio by bytes or s3:// URL, in "
+        "the formats it lists",
+    },
+    no_place="Converse has no place for this part",
+)
+"""What Converse carries: reasoning text with its signature and redacted reasoning whose bytes
+read, no provider tools, files by the rules of ``_file_kind`` in user turns and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -777,68 +756,44 @@ def _read_back_parts(
     message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
 ) -> list[Any]:
     parts: list[Any] = []
-    for part_index, part in enumerate(message.parts):
-        position = (index, part_index)
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
-            allowed = _FILE_BLOCKS if message.role != "assistant" else ()
-            parts.extend(_file_read_back(part, allowed, message, position, options))
+            parts.append(_file_read_back(part, _FILE_BLOCKS))
         elif isinstance(part, ToolCallPart):
             call_id = ids.get(part.id, part.id)
             parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
         elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids, message, position, options))
+            parts.append(_result_read_back(part, ids))
+        elif isinstance(part, ReasoningPart) and part.redacted:
+            encrypted = encode_base64(_redacted_bytes(part) or b"")
+            parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
         elif isinstance(part, ReasoningPart):
-            redacted = _redacted_bytes(part)
-            action = reasoning_action(part, options, replayable=_replayable(part, redacted))
-            if action == "replay" and part.redacted:
-                encrypted = encode_base64(redacted or b"")
-                parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
-            elif action == "replay":
-                parts.append(
-                    ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
-                )
-            elif action == "text":
-                parts.extend(text for text in downgrade_reasoning(part) if not is_blank(text.text))
-        elif isinstance(part, HookPart):
-            pass
-        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-            replacement = unsupported_part(part, message, position, options, reason="")
-            if replacement is not None:
-                parts.append(replacement)
+            parts.append(ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER))
+        elif isinstance(part, (HookPart, ProviderToolCallPart, ProviderToolResultPart)):
+            raise AssertionError(f"resolve keeps no {part.type} part for Converse")
         else:
             assert_never(part)
     return parts
 
 
-def _file_read_back(
-    part: FilePart,
-    allowed: Sequence[str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> list[TextPart | FilePart]:
+def _file_read_back(part: FilePart, allowed: Sequence[str]) -> FilePart:
     found = _file_kind(part, allowed)
     if found is None:
-        replacement = unsupported_part(part, message, position, options, reason="")
-        return [] if replacement is None else [replacement]
+        raise AssertionError("resolve kept a file the format refuses")
     kind, fmt = found
     media_type = _MEDIA_TYPES[kind][fmt]
     filename = f"{_document_name(part.filename)}.{fmt}" if kind == "document" else None
     if part.data is not None:
-        return [FilePart(media_type=media_type, data=part.data, filename=filename)]
-    return [FilePart(media_type=media_type, url=part.url, filename=filename)]
+        return FilePart(media_type=media_type, data=part.data, filename=filename)
+    return FilePart(media_type=media_type, url=part.url, filename=filename)
 
 
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
+def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
     items: list[TextPart | FilePart] = []
     if isinstance(part.content, str):
         if not is_blank(part.content):
@@ -849,7 +804,7 @@ def _result_read_back(
                 if not is_blank(item.text):
                     items.append(TextPart(text=item.text))
             else:
-                items.extend(_file_read_back(item, _RESULT_FILE_BLOCKS, message, position, options))
+                items.append(_file_read_back(item, _RESULT_FILE_BLOCKS))
     content: str | tuple[TextPart | FilePart, ...]
     if not items:
         content = ""

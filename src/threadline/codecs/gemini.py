@@ -43,7 +43,6 @@ import binascii
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from typing_extensions import assert_never
@@ -51,11 +50,12 @@ from typing_extensions import assert_never
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
+    Capabilities,
+    Placeholder,
+    ProviderToolPart,
+    carried,
     is_one_of,
-    reasoning_action,
-    unsupported_part,
+    resolve,
 )
 from threadline.codecs._reading import (
     Reader,
@@ -252,9 +252,9 @@ def encode(
                 parts = _model_parts(message, index, ids, options)
             elif role == "tool":
                 parts = [
-                    _function_response(part, ids, names, message, (index, part_index), options)
-                    for part_index, part in enumerate(message.parts)
-                    if type(part) is ToolResultPart
+                    _function_response(part, ids, names)
+                    for part in resolve(message, index, options, CAPABILITIES)
+                    if isinstance(part, ToolResultPart)
                 ]
             else:
                 parts = _user_parts(message, index, options)
@@ -287,20 +287,14 @@ def _sign_first_call(parts: list[dict[str, Any]]) -> None:
 
 def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             if part.text:
                 parts.append({"text": part.text})
         elif isinstance(part, FilePart):
-            block = _file_part(part, _MEDIA_TYPES)
-            if block is None:
-                block = _unsupported_text(part, message, (index, part_index), options)
-            if block is not None:
-                parts.append(block)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user message: Message checks parts per role
+            parts.append(carried(_file_part(part, _MEDIA_TYPES)))
         else:
-            assert_never(part)
+            raise AssertionError(f"a user message holds no {part.type} part")
     return parts
 
 
@@ -309,8 +303,11 @@ def _model_parts(
 ) -> list[dict[str, Any]]:
     signatures_allowed = _signatures_allowed(message, options)
     parts: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        block: dict[str, Any] | None = None
+    for part in resolve(message, index, options, CAPABILITIES):
+        block: dict[str, Any]
+        if isinstance(part, Placeholder):
+            parts.append({"text": part.text})
+            continue
         if isinstance(part, TextPart):
             if not part.text and _signature(part, signatures_allowed) is None:
                 continue
@@ -324,29 +321,18 @@ def _model_parts(
                 }
             }
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_thought_replayable(part))
-            if action == "replay":
-                parts.append(_thought_part(part))
-            elif action == "text":
-                parts.extend({"text": text.text} for text in downgrade_reasoning(part))
+            parts.append(_thought_part(part))
             continue
         elif isinstance(part, FilePart):
-            block = _file_part(part, _MEDIA_TYPES)
+            block = carried(_file_part(part, _MEDIA_TYPES))
         elif isinstance(part, ProviderToolCallPart):
-            block = _server_call(part)
+            block = carried(_server_call(part))
         elif isinstance(part, ProviderToolResultPart):
-            block = _server_result(part)
-        elif isinstance(part, HookPart):
-            continue  # UI state: never sent
-        elif isinstance(part, ToolResultPart):
-            pass  # never on an assistant message: the unsupported policy below
+            block = carried(_server_result(part))
+        elif isinstance(part, (HookPart, ToolResultPart)):
+            raise AssertionError(f"resolve keeps no {part.type} part on a model turn")
         else:
             assert_never(part)
-        if block is None:
-            block = _unsupported_text(part, message, (index, part_index), options)
-            if block is not None:
-                parts.append(block)
-            continue
         signature = _signature(part, signatures_allowed)
         if signature is not None:
             block["thoughtSignature"] = signature
@@ -461,12 +447,7 @@ def _server_result(part: ProviderToolResultPart) -> dict[str, Any] | None:
 
 
 def _function_response(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    names: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
+    part: ToolResultPart, ids: Mapping[str, str], names: Mapping[str, str]
 ) -> dict[str, Any]:
     response: dict[str, Any] = {
         "id": ids.get(part.call_id, part.call_id),
@@ -483,12 +464,7 @@ def _function_response(
         if isinstance(entry, TextPart):
             items.append(entry.text)
             continue
-        block = _file_part(entry, _RESULT_MEDIA_TYPES)
-        if block is None:
-            replacement = _unsupported(entry, message, position, options)
-            if replacement is not None:
-                items.append(replacement.text)
-            continue
+        block = carried(_file_part(entry, _RESULT_MEDIA_TYPES))
         name = f"file-{len(files) + 1}"
         next(iter(block.values()))["displayName"] = name
         files.append(block)
@@ -499,26 +475,27 @@ def _function_response(
     return {"functionResponse": response}
 
 
-def _unsupported(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> TextPart | None:
-    if isinstance(part, FilePart):
-        if message.role == "tool":
-            reason = "a function response takes PNG, JPEG and WebP images, PDFs and plain text"
-        else:
-            reason = "Gemini takes the image, audio, video and document types it documents"
-    elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-        reason = "only Gemini's own code execution and server tool parts go back to Gemini"
-    else:
-        reason = "generateContent has no place for this part"
-    return unsupported_part(part, message, position, options, reason=reason)
+def _carries_provider_tool(part: ProviderToolPart, before: Sequence[object]) -> bool:
+    if isinstance(part, ProviderToolCallPart):
+        return _server_call(part) is not None
+    return _server_result(part) is not None
 
 
-def _unsupported_text(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> dict[str, Any] | None:
-    replacement = _unsupported(part, message, position, options)
-    return None if replacement is None else {"text": replacement.text}
+CAPABILITIES = Capabilities(
+    replayable=_thought_replayable,
+    carries_file=lambda part, role: (
+        part.media_type in (_RESULT_MEDIA_TYPES if role == "tool" else _MEDIA_TYPES)
+    ),
+    file_reasons={
+        "tool": "a function response takes PNG, JPEG and WebP images, PDFs and plain text",
+        "user": "Gemini takes the image, audio, video and document types it documents",
+    },
+    no_place="generateContent has no place for this part",
+    carries_provider_tool=_carries_provider_tool,
+    provider_tool_reason="only Gemini's own code execution and server tool parts go back to Gemini",
+)
+"""What generateContent carries: thoughts with a base64 signature (or text), Gemini's own code
+execution and server tool parts, files of the media types it documents, on any turn."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1010,8 +987,8 @@ def normalize_for_round_trip(
                 parts = _model_read_back(message, index, ids, options)
             elif role == "tool":
                 parts = [
-                    _result_read_back(part, ids, message, (index, part_index), options)
-                    for part_index, part in enumerate(message.parts)
+                    _result_read_back(part, ids)
+                    for part in resolve(message, index, options, CAPABILITIES)
                     if isinstance(part, ToolResultPart)
                 ]
             else:
@@ -1023,34 +1000,21 @@ def normalize_for_round_trip(
 
 def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
     parts: list[Any] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             if part.text:
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
-            position = (index, part_index)
-            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user message: Message checks parts per role
+            parts.append(_file_read_back(part))
         else:
-            assert_never(part)
+            raise AssertionError(f"a user message holds no {part.type} part")
     return parts
 
 
-def _file_read_back(
-    part: FilePart,
-    media_types: frozenset[str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-    metadata: FrozenJsonMap = EMPTY,
-) -> list[TextPart | FilePart]:
-    if part.media_type not in media_types:
-        replacement = _unsupported(part, message, position, options)
-        return [] if replacement is None else [replacement]
+def _file_read_back(part: FilePart, metadata: FrozenJsonMap = EMPTY) -> FilePart:
     if part.data is None:
-        return [FilePart(media_type=part.media_type, url=part.url, metadata=metadata)]
-    return [FilePart(media_type=part.media_type, data=part.data, metadata=metadata)]
+        return FilePart(media_type=part.media_type, url=part.url, metadata=metadata)
+    return FilePart(media_type=part.media_type, data=part.data, metadata=metadata)
 
 
 def _read_back_signature(part: Any, allowed: bool) -> FrozenJsonMap:
@@ -1065,9 +1029,10 @@ def _model_read_back(
 ) -> list[Any]:
     allowed = _signatures_allowed(message, options)
     parts: list[Any] = []
-    for part_index, part in enumerate(message.parts):
-        position = (index, part_index)
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, TextPart):
             metadata = _read_back_signature(part, allowed)
             if part.text or _signature(part, allowed) is not None:
                 parts.append(TextPart(text=part.text, metadata=metadata))
@@ -1081,96 +1046,61 @@ def _model_read_back(
                 )
             )
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_thought_replayable(part))
-            if action == "replay":
-                signature = None if part.signature == SKIP_SIGNATURE else part.signature
-                parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
-            elif action == "text":
-                parts.extend(downgrade_reasoning(part))
+            signature = None if part.signature == SKIP_SIGNATURE else part.signature
+            parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
         elif isinstance(part, FilePart):
-            metadata = _read_back_signature(part, allowed)
-            parts.extend(_file_read_back(part, _MEDIA_TYPES, message, position, options, metadata))
+            parts.append(_file_read_back(part, _read_back_signature(part, allowed)))
         elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-            parts.extend(_server_read_back(part, allowed, message, position, options))
-        elif isinstance(part, HookPart):
-            pass
-        elif isinstance(part, ToolResultPart):
-            replacement = _unsupported(part, message, position, options)
-            if replacement is not None:
-                parts.append(replacement)
+            parts.append(_server_read_back(part, allowed))
+        elif isinstance(part, (HookPart, ToolResultPart)):
+            raise AssertionError(f"resolve keeps no {part.type} part on a model turn")
         else:
             assert_never(part)
     return parts
 
 
 def _server_read_back(
-    part: ProviderToolCallPart | ProviderToolResultPart,
-    allowed: bool,
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> list[Any]:
+    part: ProviderToolCallPart | ProviderToolResultPart, allowed: bool
+) -> ProviderToolCallPart | ProviderToolResultPart:
     signature = _read_back_signature(part, allowed)
     tool_type = _tool_type(part)
     if isinstance(part, ProviderToolCallPart):
         if tool_type is not None and isinstance(part.input, Mapping):
-            return [
-                ProviderToolCallPart(
-                    id=part.id,
-                    name=tool_type,
-                    input=strip_nulls(dict(part.input)),
-                    provider=PROVIDER,
-                    metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
-                )
-            ]
+            return ProviderToolCallPart(
+                id=part.id,
+                name=tool_type,
+                input=strip_nulls(dict(part.input)),
+                provider=PROVIDER,
+                metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
+            )
         code = _code_input(part) if tool_type is None else None
         if code is not None:
-            return [
-                ProviderToolCallPart(
-                    id=part.id,
-                    name=_CODE_EXECUTION,
-                    input=code,
-                    provider=PROVIDER,
-                    metadata=signature,
-                )
-            ]
+            return ProviderToolCallPart(
+                id=part.id,
+                name=_CODE_EXECUTION,
+                input=code,
+                provider=PROVIDER,
+                metadata=signature,
+            )
     else:
         if tool_type is not None and isinstance(part.content, Mapping):
-            return [
-                ProviderToolResultPart(
-                    call_id=part.call_id,
-                    content=strip_nulls(dict(part.content)),
-                    provider=PROVIDER,
-                    metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
-                )
-            ]
+            return ProviderToolResultPart(
+                call_id=part.call_id,
+                content=strip_nulls(dict(part.content)),
+                provider=PROVIDER,
+                metadata=freeze_json_map({**signature, TOOL_TYPE: tool_type}),
+            )
         result = _code_result(part) if tool_type is None else None
         if result is not None:
-            return [
-                ProviderToolResultPart(
-                    call_id=part.call_id,
-                    content=result,
-                    provider=PROVIDER,
-                    is_error=result["outcome"] != "OUTCOME_OK",
-                    metadata=signature,
-                )
-            ]
-    replacement = _unsupported(part, message, position, options)
-    return [] if replacement is None else [replacement]
+            return ProviderToolResultPart(
+                call_id=part.call_id,
+                content=result,
+                provider=PROVIDER,
+                is_error=result["outcome"] != "OUTCOME_OK",
+                metadata=signature,
+            )
+    raise AssertionError("resolve kept a provider tool part Gemini refuses")
 
 
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
-    read_file = partial(
-        _file_read_back,
-        media_types=_RESULT_MEDIA_TYPES,
-        message=message,
-        position=position,
-        options=options,
-    )
-    return read_back_result(part, ids, read_file, empty=())
+def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
+    return read_back_result(part, ids, lambda file: [_file_read_back(file)], empty=())

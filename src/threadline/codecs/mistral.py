@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from typing_extensions import assert_never
@@ -55,10 +54,11 @@ from threadline.codecs._media import (
     parse_data_url,
 )
 from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
-    reasoning_action,
-    unsupported_part,
+    Capabilities,
+    Placeholder,
+    carried,
+    never_refused,
+    resolve,
 )
 from threadline.codecs._reading import (
     Reader,
@@ -194,12 +194,9 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":
-            for part_index, part in enumerate(message.parts):
+            for part in resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
-                    position = (index, part_index)
-                    out.append(
-                        _tool_message(part, ids, names, attachments, message, position, options)
-                    )
+                    out.append(_tool_message(part, ids, names, attachments))
             continue
         if attachments:
             out.append({"role": "user", "content": attachments})
@@ -233,19 +230,13 @@ def _content_message(
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"role": role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part_index, part in enumerate(parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
-            chunk = _file_chunk(part)
-            if chunk is None:
-                chunk = _unsupported_chunk(part, message, (index, part_index), options)
-            if chunk is not None:
-                content.append(chunk)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user or system message: Message checks parts per role
+            content.append(carried(_file_chunk(part)))
         else:
-            assert_never(part)
+            raise AssertionError(f"a {role} message holds no {part.type} part")
     if not content:
         return None
     return {"role": role, "content": content}
@@ -256,28 +247,20 @@ def _assistant_message(
 ) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, TextPart):
             if part.text:  # an empty text says nothing, and an empty message is refused
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
-                content.append(_thinking_chunk(part))
-            elif action == "text":
-                content.extend(
-                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
-                )
-        elif isinstance(part, HookPart):
-            pass  # UI state: never sent
+            content.append(_thinking_chunk(part))
         elif isinstance(
-            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+            part, (HookPart, FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
         ):
-            chunk = _unsupported_chunk(part, message, (index, part_index), options)
-            if chunk is not None:
-                content.append(chunk)
+            raise AssertionError(f"resolve keeps no {part.type} part on an assistant message")
         else:
             assert_never(part)
     if not content and not calls:
@@ -324,22 +307,13 @@ def _tool_message(
     ids: Mapping[str, str],
     names: Mapping[str, str],
     attachments: list[dict[str, Any]],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
 ) -> dict[str, Any]:
     wire_id = ids.get(part.call_id, part.call_id)
     item: dict[str, Any] = {"role": "tool", "tool_call_id": wire_id}
     name = names.get(part.call_id, part.name)
     if name is not None:
         item["name"] = name
-    item["content"] = text_tool_content(
-        part,
-        wire_id,
-        attachments,
-        _file_chunk,
-        partial(_unsupported_chunk, message=message, position=position, options=options),
-    )
+    item["content"] = text_tool_content(part, wire_id, attachments, _file_chunk, never_refused)
     return item
 
 
@@ -390,23 +364,18 @@ def _file_chunk(part: FilePart) -> dict[str, Any] | None:
     return None
 
 
-def _why_unsupported(part: object, message: Message) -> str:
-    if isinstance(part, FilePart):
-        if message.role == "assistant":
-            return "assistant messages take only text, thinking and tool calls"
-        return (
-            "Mistral takes PNG, JPEG, GIF and WebP images (bytes or http(s) URL), PDFs by "
-            "http(s) URL only, and WAV or MP3 audio bytes"
-        )
-    return "Mistral chat has no place for this part"
-
-
-def _unsupported_chunk(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> dict[str, Any] | None:
-    reason = _why_unsupported(part, message)
-    replacement = unsupported_part(part, message, position, options, reason=reason)
-    return None if replacement is None else {"type": "text", "text": replacement.text}
+CAPABILITIES = Capabilities(
+    replayable=_replayable,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant messages take only text, thinking and tool calls",
+        "user": "Mistral takes PNG, JPEG, GIF and WebP images (bytes or http(s) URL), PDFs by "
+        "http(s) URL only, and WAV or MP3 audio bytes",
+    },
+    no_place="Mistral chat has no place for this part",
+)
+"""What Mistral chat carries: thinking text (never redacted reasoning), no provider tools,
+files by the rules of ``_file_kind`` in user messages and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -702,17 +671,8 @@ def normalize_for_round_trip(
             continue
         if role == "tool":
             parts: list[Any] = [
-                read_back_result(
-                    part,
-                    ids,
-                    partial(
-                        _file_read_back,
-                        message=message,
-                        position=(index, part_index),
-                        options=options,
-                    ),
-                )
-                for part_index, part in enumerate(message.parts)
+                read_back_result(part, ids, lambda file: [_file_read_back(file)])
+                for part in resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
             moved = any(
@@ -748,15 +708,13 @@ def normalize_for_round_trip(
 
 def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
     parts: list[Any] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
-            parts.extend(_file_read_back(part, message, (index, part_index), options))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user or system message: Message checks parts per role
+            parts.append(_file_read_back(part))
         else:
-            assert_never(part)
+            raise AssertionError(f"a {message.role} message holds no {part.type} part")
     return parts
 
 
@@ -765,8 +723,10 @@ def _assistant_read_back(
 ) -> list[Any]:
     parts: list[Any] = []
     calls: list[ToolCallPart] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            parts.append(TextPart(text=part.text))
+        elif isinstance(part, TextPart):
             if part.text:
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, ToolCallPart):
@@ -779,20 +739,11 @@ def _assistant_read_back(
                 )
             )
         elif isinstance(part, ReasoningPart):
-            action = reasoning_action(part, options, replayable=_replayable(part))
-            if action == "replay":
-                parts.append(_thinking_read_back(part))
-            elif action == "text":
-                parts.extend(downgrade_reasoning(part))
-        elif isinstance(part, HookPart):
-            pass
+            parts.append(_thinking_read_back(part))
         elif isinstance(
-            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+            part, (HookPart, FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
         ):
-            position = (index, part_index)
-            replacement = unsupported_part(part, message, position, options, reason="")
-            if replacement is not None:
-                parts.append(replacement)
+            raise AssertionError(f"resolve keeps no {part.type} part on an assistant message")
         else:
             assert_never(part)
     return parts + calls
@@ -816,17 +767,12 @@ def _is_text_chunk(chunk: Any) -> bool:
     return isinstance(chunk, Mapping) and chunk.get("type") == "text"
 
 
-def _file_read_back(
-    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> list[TextPart | FilePart]:
-    kind = _file_kind(part) if message.role != "assistant" else None
-    if kind is None:
-        replacement = unsupported_part(part, message, position, options, reason="")
-        return [] if replacement is None else [replacement]
+def _file_read_back(part: FilePart) -> FilePart:
+    kind = _file_kind(part)
     if kind == "image" and part.url is not None:
-        return [FilePart(media_type=image_type_from_url(part.url), url=part.url)]
+        return FilePart(media_type=image_type_from_url(part.url), url=part.url)
     if kind == "image":
-        return [FilePart(media_type=part.media_type, data=part.data)]
+        return FilePart(media_type=part.media_type, data=part.data)
     if kind == "document":
-        return [FilePart(media_type=_PDF, url=part.url, filename=part.filename)]
-    return [FilePart(media_type=_AUDIO_FAMILIES[part.media_type], data=part.data)]
+        return FilePart(media_type=_PDF, url=part.url, filename=part.filename)
+    return FilePart(media_type=_AUDIO_FAMILIES[part.media_type], data=part.data)

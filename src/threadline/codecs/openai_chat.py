@@ -28,7 +28,6 @@ Chat Completions response (``choices[0]``), with usage and the response id in ``
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any
 
 from typing_extensions import assert_never
@@ -43,12 +42,7 @@ from threadline.codecs._media import (
     media_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
-    reasoning_action,
-    unsupported_part,
-)
+from threadline.codecs._policies import Capabilities, Placeholder, carried, never_refused, resolve
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -165,11 +159,9 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":
-            for part_index, part in enumerate(message.parts):
-                if type(part) is ToolResultPart:
-                    out.append(
-                        _tool_message(part, ids, attachments, message, (index, part_index), options)
-                    )
+            for part in resolve(message, index, options, CAPABILITIES):
+                if isinstance(part, ToolResultPart):
+                    out.append(_tool_message(part, ids, attachments))
             continue
         if attachments:
             out.append({"role": "user", "content": attachments})
@@ -194,19 +186,13 @@ def _user_or_system_message(
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part_index, part in enumerate(parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
-            block = _file_block(part)
-            if block is None:
-                block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                content.append(block)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user or system message: Message checks parts per role
+            content.append(carried(_file_block(part)))
         else:
-            assert_never(part)
+            raise AssertionError(f"a {message.role} message holds no {part.type} part")
     if not content:
         return None
     return {"role": message.role, "content": content}
@@ -217,8 +203,10 @@ def _assistant_message(
 ) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    for part_index, part in enumerate(message.parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
+        elif isinstance(part, TextPart):
             if not part.text:
                 continue  # an empty assistant message is a 400; an empty text says nothing
             if part.metadata.get("openai.refusal") is True:
@@ -227,19 +215,18 @@ def _assistant_message(
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
-        elif isinstance(part, ReasoningPart):
-            if reasoning_action(part, options, replayable=False) == "text":
-                content.extend(
-                    {"type": "text", "text": text.text} for text in downgrade_reasoning(part)
-                )
-        elif isinstance(part, HookPart):
-            pass  # UI state: never sent
         elif isinstance(
-            part, (FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
+            part,
+            (
+                ReasoningPart,
+                HookPart,
+                FilePart,
+                ProviderToolCallPart,
+                ProviderToolResultPart,
+                ToolResultPart,
+            ),
         ):
-            block = _unsupported_block(part, message, (index, part_index), options)
-            if block is not None:
-                content.append(block)
+            raise AssertionError(f"resolve keeps no {part.type} part on an assistant message")
         else:
             assert_never(part)
     if not content and not calls:
@@ -278,21 +265,10 @@ def _is_custom_call(part: ToolCallPart) -> bool:
 
 
 def _tool_message(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    attachments: list[dict[str, Any]],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
+    part: ToolResultPart, ids: Mapping[str, str], attachments: list[dict[str, Any]]
 ) -> dict[str, Any]:
     wire_id = ids.get(part.call_id, part.call_id)
-    content = text_tool_content(
-        part,
-        wire_id,
-        attachments,
-        _file_block,
-        lambda file: _unsupported_block(file, message, position, options),
-    )
+    content = text_tool_content(part, wire_id, attachments, _file_block, never_refused)
     return {"role": "tool", "tool_call_id": wire_id, "content": content}
 
 
@@ -333,23 +309,18 @@ def _file_block(part: FilePart) -> dict[str, Any] | None:
     return None
 
 
-def _why_unsupported(part: object) -> str:
-    if isinstance(part, FilePart):
-        return (
-            "Chat Completions takes PNG, JPEG, GIF and WebP images, and PDF, WAV and MP3 "
-            "files by bytes, in user messages (tool results' files are moved to one)"
-        )
-    return "Chat Completions has no place for this part"
-
-
-def _unsupported_block(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> dict[str, Any] | None:
-    reason = _why_unsupported(part)
-    if message.role == "assistant" and isinstance(part, FilePart):
-        reason = "assistant messages take only text and tool calls"
-    replacement = unsupported_part(part, message, position, options, reason=reason)
-    return None if replacement is None else {"type": "text", "text": replacement.text}
+CAPABILITIES = Capabilities(
+    replayable=lambda part: False,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant messages take only text and tool calls",
+        "user": "Chat Completions takes PNG, JPEG, GIF and WebP images, and PDF, WAV and MP3 "
+        "files by bytes, in user messages (tool results' files are moved to one)",
+    },
+    no_place="Chat Completions has no place for this part",
+)
+"""What Chat Completions carries: no reasoning state at all, no provider tools, files by the
+rules of ``_file_kind`` in user messages and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -650,17 +621,18 @@ def normalize_for_round_trip(
     for index, message in enumerate(prepared):
         parts: list[Any] = []
         calls: list[ToolCallPart] = []
-        for part_index, part in enumerate(message.parts):
-            position = (index, part_index)
-            if isinstance(part, TextPart):
+        for part in resolve(message, index, options, CAPABILITIES):
+            if isinstance(part, Placeholder):
+                parts.append(TextPart(text=part.text))
+            elif isinstance(part, TextPart):
                 if message.role != "assistant":
                     parts.append(TextPart(text=part.text))
                 elif part.text:
                     refusal = part.metadata.get("openai.refusal") is True
                     metadata = _REFUSAL if refusal else EMPTY
                     parts.append(TextPart(text=part.text, metadata=metadata))
-            elif isinstance(part, FilePart) and message.role != "assistant":
-                parts.extend(_file_read_back(part, message, position, options))
+            elif isinstance(part, FilePart):
+                parts.append(_file_read_back(part))
             elif isinstance(part, ToolCallPart):
                 custom = _is_custom_call(part)
                 calls.append(
@@ -673,19 +645,11 @@ def normalize_for_round_trip(
                     )
                 )
             elif isinstance(part, ToolResultPart):
-                read_file = partial(
-                    _file_read_back, message=message, position=position, options=options
-                )
-                parts.append(read_back_result(part, ids, read_file))
-            elif isinstance(part, ReasoningPart):
-                if reasoning_action(part, options, replayable=False) == "text":
-                    parts.extend(downgrade_reasoning(part))
-            elif isinstance(part, HookPart):
-                pass
-            elif isinstance(part, (FilePart, ProviderToolCallPart, ProviderToolResultPart)):
-                replacement = unsupported_part(part, message, position, options, reason="")
-                if replacement is not None:
-                    parts.append(replacement)
+                parts.append(read_back_result(part, ids, lambda file: [_file_read_back(file)]))
+            elif isinstance(
+                part, (ReasoningPart, HookPart, ProviderToolCallPart, ProviderToolResultPart)
+            ):
+                raise AssertionError(f"resolve keeps no {part.type} part for Chat Completions")
             else:
                 assert_never(part)
         parts.extend(calls)
@@ -694,24 +658,19 @@ def normalize_for_round_trip(
     return name_results_after_calls(out)
 
 
-def _file_read_back(
-    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> list[TextPart | FilePart]:
+def _file_read_back(part: FilePart) -> FilePart:
     kind = _file_kind(part)
-    if kind is None:
-        replacement = unsupported_part(part, message, position, options, reason="")
-        return [] if replacement is None else [replacement]
     detail = part.metadata.get("openai.detail")
     metadata = {"openai.detail": detail} if detail is not None and kind == "image" else EMPTY
     if kind == "image" and part.url is not None:
         media_type = image_type_from_url(part.url)
-        return [FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))]
+        return FilePart(media_type=media_type, url=part.url, metadata=freeze_json_map(metadata))
     if kind == "image":
-        return [
-            FilePart(media_type=part.media_type, data=part.data, metadata=freeze_json_map(metadata))
-        ]
+        return FilePart(
+            media_type=part.media_type, data=part.data, metadata=freeze_json_map(metadata)
+        )
     if kind == "pdf":
         filename = part.filename or DEFAULT_PDF_FILENAME
-        return [FilePart(media_type=part.media_type, data=part.data, filename=filename)]
+        return FilePart(media_type=part.media_type, data=part.data, filename=filename)
     media_type = _AUDIO_TYPES[_AUDIO_FORMATS[part.media_type]]
-    return [FilePart(media_type=media_type, data=part.data)]
+    return FilePart(media_type=media_type, data=part.data)
