@@ -45,9 +45,9 @@ from typing_extensions import Self
 
 from threadline._binding import Binding, is_async_store, refuse_rebinding, refuse_taken_ids
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
-from threadline._input import leading_messages, validated, validated_batch
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
+from threadline._sequences import leading_messages, read_message, read_messages
 from threadline.integrity import prepare_messages
 from threadline.limits import Limits, enforce_counts, enforce_limits, resolve_limits
 from threadline.messages import Message, ToolResultPart
@@ -134,7 +134,7 @@ class History:
             on_listener_error=on_listener_error,
             on_plugin_error=on_plugin_error,
         )
-        self._start(validated_batch(messages, "History"), 0, plugins)
+        self._start(read_messages(messages, "History", refuse_blob_marks=True), 0, plugins)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -276,7 +276,7 @@ class History:
             enforce_limits(message, limits, what="History.append", path="message", depth=3)
             enforce_counts([message], limits, what="History.append")
         if not isinstance(message, Message):
-            message = validated(message, "message", "History.append")
+            message = read_message(message, "message", "History.append")
         log = self._log
         events = self._events
         window = log.window
@@ -325,7 +325,7 @@ class History:
             threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
                 nothing changes.
         """
-        items = validated_batch(messages, "History.extend", limits=limits)
+        items = read_messages(messages, "History.extend", limits=limits, refuse_blob_marks=True)
         if not items:
             return
         log = self._log
@@ -382,7 +382,8 @@ class History:
             threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
                 changes.
         """
-        items = validated_batch(messages, "History.restore", limits=resolve_limits(limits))
+        bounds = resolve_limits(limits)
+        items = read_messages(messages, "History.restore", limits=bounds, refuse_blob_marks=True)
         sizes, counts = self._log.measure_all(items)
         with self._lock:
             self._replace_all(items, sizes, counts)
@@ -475,7 +476,7 @@ class History:
                 changes.
         """
         old = leading_messages(expected)
-        new = validated_batch(replacement, "History.replace_prefix")
+        new = read_messages(replacement, "History.replace_prefix", refuse_blob_marks=True)
         gone = {id(message) for message in remove}
         with self._lock:
             log = self._log
