@@ -535,3 +535,34 @@ def test_concurrent_replays_from_threads_store_once(postgres_dsn: str, prefix: s
         for thread in threads:
             thread.join(60)
         assert store.load("c") == [m for batch in batches for m in batch]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_bad_batches_are_reported_as_every_entry_point_reports_them(
+    postgres_dsn: str, prefix: str
+) -> None:
+    async def write_async(messages: Any) -> None:
+        async with AsyncPostgresStore(postgres_dsn, table_prefix=prefix) as store:
+            await store.append("c", messages)
+
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        for method in (store.append, store.replace):
+            with pytest.raises(tl.ValidationError) as caught:
+                method("c", [tl.user_message("a"), 42])
+            assert [(d.path, d.type) for d in caught.value.errors] == [
+                ("messages[1]", "message_type")
+            ]
+            with pytest.raises(tl.ValidationError) as caught:
+                method("c", 42)
+            assert [(d.path, d.type) for d in caught.value.errors] == [
+                ("messages", "messages_type")
+            ]
+        with pytest.raises(
+            tl.ValidationError, match=r"AsyncPostgresStore\.append: invalid"
+        ) as caught:
+            asyncio.run(write_async([tl.user_message("a"), {"role": "user"}]))
+        assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
+        assert store.list_conversations() == []

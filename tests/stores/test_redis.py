@@ -359,3 +359,32 @@ def test_a_long_batch_sent_again_goes_through_the_script_in_slices(
         with pytest.raises(tl.ValidationError, match="m2"):
             store.append("c", [tl.user_message("new"), tl.user_message("not m2", id="m2")])
         assert store.load("c") == many[:3]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_bad_batches_are_reported_as_every_entry_point_reports_them(
+    redis_url: str, prefix: str
+) -> None:
+    async def write_async(messages: Any) -> None:
+        async with AsyncRedisStore(redis_url, prefix=prefix) as store:
+            await store.append("c", messages)
+
+    with RedisStore(redis_url, prefix=prefix) as store:
+        for method in (store.append, store.replace):
+            with pytest.raises(tl.ValidationError) as caught:
+                method("c", [tl.user_message("a"), 42])
+            assert [(d.path, d.type) for d in caught.value.errors] == [
+                ("messages[1]", "message_type")
+            ]
+            with pytest.raises(tl.ValidationError) as caught:
+                method("c", 42)
+            assert [(d.path, d.type) for d in caught.value.errors] == [
+                ("messages", "messages_type")
+            ]
+        with pytest.raises(tl.ValidationError, match=r"AsyncRedisStore\.append: invalid") as caught:
+            asyncio.run(write_async([tl.user_message("a"), {"role": "user"}]))
+        assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
+        assert store.list_conversations() == []
