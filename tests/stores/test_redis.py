@@ -22,7 +22,7 @@ import pydantic
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import SMALL_THRESHOLD
+from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
 from tests.support import require_module, unavailable
 from threadline.stores import AsyncStore, FileBlobStore, Store
 from threadline.testing._store_kit import _check_batches, check_async_store, check_store
@@ -373,18 +373,4 @@ def test_bad_batches_are_reported_as_every_entry_point_reports_them(
             await store.append("c", messages)
 
     with RedisStore(redis_url, prefix=prefix) as store:
-        for method in (store.append, store.replace):
-            with pytest.raises(tl.ValidationError) as caught:
-                method("c", [tl.user_message("a"), 42])
-            assert [(d.path, d.type) for d in caught.value.errors] == [
-                ("messages[1]", "message_type")
-            ]
-            with pytest.raises(tl.ValidationError) as caught:
-                method("c", 42)
-            assert [(d.path, d.type) for d in caught.value.errors] == [
-                ("messages", "messages_type")
-            ]
-        with pytest.raises(tl.ValidationError, match=r"AsyncRedisStore\.append: invalid") as caught:
-            asyncio.run(write_async([tl.user_message("a"), {"role": "user"}]))
-        assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
-        assert store.list_conversations() == []
+        check_bad_batches(store, write_async)
