@@ -5,7 +5,9 @@ as the body, with the user's new message appended, and the seal in a header. The
 the limits, verifies the sealed part, sanitizes what the client added, and prepares the history
 for the model. A simulated browser then tries what an attacker would: edit a tool result, slip
 in a system prompt, send a history from another conversation, cut it short, send a payload
-nested 150 levels deep, smuggle in a ``file://`` URL. Every attempt is caught.
+nested 150 levels deep, smuggle in a ``file://`` URL. Every attempt is caught: the forged
+histories are refused, and the ``file://`` URL is dropped by ``sanitize_untrusted`` (the request
+is answered without it).
 
 No network, no model: the "model" is a function that answers from a table.
 
@@ -98,8 +100,11 @@ class Browser:
         self.history: list[dict[str, Any]] = []
         self.seal = start(conversation_id)
 
-    def send(self, label: str, text: str, edit: Any = None) -> str:
-        """Send the history with a new user message; ``edit`` tampers with it first."""
+    def send(self, label: str, text: str, edit: Any = None, *, note: str = "") -> str:
+        """Send the history with a new user message; ``edit`` tampers with it first.
+
+        ``note`` says what the server did to an accepted request, printed with the reply.
+        """
         messages = [*self.history, tl.user_message(text).model_dump(mode="json")]
         if edit is not None:
             messages = edit(json.loads(json.dumps(messages)))
@@ -112,7 +117,7 @@ class Browser:
         self.history = json.loads(returned)["messages"]
         roles = " ".join(message["role"] for message in self.history)
         reply = self.history[-1]["parts"][0]["text"]
-        print(f"{label}\n  -> {reply!r}  ({roles})")
+        print(f"{label}\n  -> {note}answered {reply!r}  ({roles})")
         return "200"
 
 
@@ -171,13 +176,20 @@ def main() -> None:
         "409 tampered (mismatch)"
     )
 
+    dropped = "accepted with the file:// URL dropped by sanitize_untrusted (only its text kept); "
     assert (
-        browser.send("A file:// URL in the new message", "Read this.", attach_local_file) == "200"
+        browser.send(
+            "A file:// URL in the new message", "Read this.", attach_local_file, note=dropped
+        )
+        == "200"
     )
     added = browser.history[-4]
     assert added["role"] == "user"
     assert [part["type"] for part in added["parts"]] == ["text"]  # sanitize dropped the URL
-    print("\nEvery forged request was refused; the honest ones were answered.")
+    print(
+        "\nEvery forged history was refused, the file:// URL never reached the model, and the "
+        "honest requests were answered."
+    )
 
 
 if __name__ == "__main__":

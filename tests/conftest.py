@@ -4,7 +4,10 @@ Tiers: a plain ``python -m pytest`` runs the quick tier, which a newcomer can ru
 minutes on two cores with no server: everything but the fault and soak tests
 (``tests/faults``), the tests that need a Redis or PostgreSQL server (marked
 ``requires_server``) and the tests marked ``slow``. ``THREADLINE_FULL=1`` (which ``.ci/run``
-sets) runs the full tier: all of it, with the ``ci`` hypothesis profile.
+sets) runs the full tier: all of it, with the ``ci`` hypothesis profile. ``THREADLINE_FULL=rest``
+runs what the full tier adds to the quick one: the full-tier-only tests and every hypothesis
+test (again, with the ``ci`` profile). ``.ci/run`` runs the quick tier as a newcomer would, timed
+against the README's promise, then ``rest``, so together they are the full tier.
 
 Profiles: ``dev`` (the default, quick: 20 examples) and ``ci`` (200, chosen when ``CI`` or
 ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
@@ -34,12 +37,17 @@ settings.register_profile(
     # Health checks judge the strategies, not the code; on a loaded CI machine they only flake.
     suppress_health_check=list(HealthCheck),
 )
-FULL = os.environ.get("THREADLINE_FULL") == "1"
+_TIER = os.environ.get("THREADLINE_FULL", "")
+if _TIER not in ("", "0", "1", "rest"):
+    raise pytest.UsageError(f"THREADLINE_FULL must be 1, rest or unset, not {_TIER!r}")
+FULL = _TIER == "1"
 """The full tier: fault, soak, server and slow tests too (``.ci/run`` sets it)."""
+REST = _TIER == "rest"
+"""What the full tier adds to the quick one: full-tier-only tests and the hypothesis tests."""
 
 settings.load_profile(
     os.environ.get("THREADLINE_HYPOTHESIS_PROFILE")
-    or ("ci" if os.environ.get("CI") or FULL else "dev")
+    or ("ci" if os.environ.get("CI") or FULL or REST else "dev")
 )
 
 _FAULTS = Path(__file__).parent / "faults"
@@ -58,13 +66,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ``THREADLINE_REQUIRE_ALL=1`` never turns the quick tier's choice into a failure."""
     if FULL:
         return
-    deselected = [item for item in items if _full_tier_only(item)]
+    keep = _in_rest if REST else _in_quick
+    deselected = [item for item in items if not keep(item)]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if not _full_tier_only(item)]
+        items[:] = [item for item in items if keep(item)]
+
+
+def _in_quick(item: pytest.Item) -> bool:
+    return not _full_tier_only(item)
+
+
+def _in_rest(item: pytest.Item) -> bool:
+    function = getattr(item, "function", None)
+    return _full_tier_only(item) or bool(getattr(function, "is_hypothesis_test", False))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    if REST:
+        return (
+            "threadline: the rest of the full tier (THREADLINE_FULL=rest): what the quick "
+            "tier leaves out, and every hypothesis test"
+        )
     if FULL:
         return "threadline: full tier (THREADLINE_FULL=1): faults, soak, servers and slow tests"
     return (

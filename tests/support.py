@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
+from typing import TypeVar
 
 import pytest
 
@@ -29,3 +30,12 @@ def require_module(name: str, hint: str | None = None) -> ModuleType:
     except ImportError:
         unavailable(f"{name} is not installed ({hint or 'pip install -e .[test]'})")
         raise  # unreachable: unavailable() always raises
+
+
+_P = TypeVar("_P")
+
+
+def part_as(kind: type[_P], part: object) -> _P:
+    """``part``, checked to be a ``kind``: narrows a part union for the type checker."""
+    assert isinstance(part, kind), f"expected a {kind.__name__}, got {part!r}"
+    return part

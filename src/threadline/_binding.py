@@ -18,7 +18,7 @@ from typing import Any, Literal
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.messages import Message
 
-__all__ = ["Binding", "is_async_store", "refuse_rebinding", "refuse_taken_ids"]
+__all__ = ["Binding", "is_async_store", "refuse_rebinding", "refuse_store_kind", "refuse_taken_ids"]
 
 
 class Binding:
@@ -154,3 +154,22 @@ def refuse_taken_ids(messages: Sequence[Message], taken: set[str], conversation_
 def is_async_store(store: object) -> bool:
     """Whether ``store`` is an async store (its ``append`` is a coroutine function)."""
     return inspect.iscoroutinefunction(getattr(store, "append", None))
+
+
+def refuse_store_kind(store: object, *, asynchronous: bool) -> None:
+    """Refuse a blocking store given to ``abind`` (``asynchronous``) or an async one to ``bind``.
+
+    Raises:
+        TypeError: ``store`` is the other kind, with the call to use instead.
+    """
+    if is_async_store(store) == asynchronous:
+        return
+    if asynchronous:
+        raise TypeError(
+            f"{type(store).__name__} is a blocking store: bind it with "
+            "`history.bind(store, conversation_id)`"
+        )
+    raise TypeError(
+        f"{type(store).__name__} is an async store: bind it with "
+        "`await history.abind(store, conversation_id)`"
+    )

@@ -4,18 +4,22 @@ Every mutation of a :class:`~threadline.History` queues one :class:`HistoryEvent
 subscribed) under the history's lock; listeners run once the lock is released, from a
 per-history queue drained by one thread at a time, so every listener sees every event in
 mutation order even when several threads mutate at once, and a listener may read or mutate
-the history.
+the history. A listener that takes no argument is called without the event; one that is a
+coroutine function is awaited (`threadline._background`); one that can take neither is
+refused when it subscribes.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
+from threadline._background import Background
 from threadline._log import Log, Snapshot
 from threadline.messages import Message
 
@@ -45,18 +49,20 @@ class HistoryEvent:
     :attr:`messages` and :attr:`version`."""
 
 
-Listener: TypeAlias = Callable[[HistoryEvent], object]
-"""A function called with every :class:`HistoryEvent`; what it returns is ignored."""
+Listener: TypeAlias = "Callable[[HistoryEvent], object] | Callable[[], object]"
+"""Called with every [`HistoryEvent`][threadline.HistoryEvent], or with no argument when it
+takes none; what it returns is ignored, unless it is awaitable: then it is awaited."""
 
 ListenerErrorHandler: TypeAlias = Callable[[Exception, HistoryEvent, Listener], object]
 """Called as ``handler(error, event, listener)`` when a listener raises."""
 
 
 class _Subscription:
-    __slots__ = ("active", "listener")
+    __slots__ = ("active", "call", "listener")
 
     def __init__(self, listener: Listener) -> None:
         self.listener = listener
+        self.call = _taking_the_event(listener)
         self.active = True
 
 
@@ -67,16 +73,22 @@ class Events:
     was released.
     """
 
-    __slots__ = ("delivering", "lock", "on_error", "pending", "subscriptions")
+    __slots__ = ("background", "delivering", "lock", "on_error", "pending", "subscriptions")
 
     subscriptions: tuple[_Subscription, ...]
     pending: deque[tuple[HistoryEvent, tuple[_Subscription, ...]]]
     """Events queued and not delivered yet, each with the subscriptions it goes to."""
     delivering: bool
 
-    def __init__(self, lock: threading.RLock, on_error: ListenerErrorHandler | None) -> None:
+    def __init__(
+        self,
+        lock: threading.RLock,
+        on_error: ListenerErrorHandler | None,
+        background: Background,
+    ) -> None:
         self.lock = lock
         self.on_error = on_error
+        self.background = background
         self.subscriptions = ()
         self.pending = deque()
         self.delivering = False
@@ -85,7 +97,8 @@ class Events:
         """Add ``listener`` after the others; return the function that removes it.
 
         Raises:
-            TypeError: ``listener`` is not callable.
+            TypeError: ``listener`` is not callable, or cannot be called with the event or
+                with no argument.
         """
         if not callable(listener):
             raise TypeError(f"listener must be callable, got {type(listener).__name__}")
@@ -130,25 +143,62 @@ class Events:
                     event, subscriptions = self.pending.popleft()
                 for subscription in subscriptions:
                     if subscription.active:
-                        self._call(subscription.listener, event)
+                        self._call(subscription, event)
         except BaseException:  # KeyboardInterrupt in a listener: let a later mutation resume
             with lock:
                 self.delivering = False
             raise
 
-    def _call(self, listener: Listener, event: HistoryEvent) -> None:
+    def _call(self, subscription: _Subscription, event: HistoryEvent) -> None:
+        listener = subscription.listener
         try:
-            listener(event)
+            result = subscription.call(event)
         except Exception as error:
-            handler = self.on_error or _log_listener_error
-            try:
-                handler(error, event, listener)
-            except Exception:
-                logger.exception(
-                    "on_listener_error %r raised while handling an error from listener %r",
-                    handler,
-                    listener,
-                )
+            self._failed(error, event, listener)
+        else:
+            if inspect.isawaitable(result):
+                self.background.run(result, lambda error: self._failed(error, event, listener))
+
+    def _failed(self, error: Exception, event: HistoryEvent, listener: Listener) -> None:
+        handler = self.on_error or _log_listener_error
+        try:
+            handler(error, event, listener)
+        except Exception:
+            logger.exception(
+                "on_listener_error %r raised while handling an error from listener %r",
+                handler,
+                listener,
+            )
+
+
+def _taking_the_event(listener: Listener) -> Callable[[HistoryEvent], object]:
+    """``listener`` when it can be called with the event; a function calling it with no
+    argument when it takes none (``subscribe(rerender)``).
+
+    Raises:
+        TypeError: ``listener`` can be called neither way.
+    """
+    with_event = cast("Callable[[HistoryEvent], object]", listener)
+    try:
+        signature = inspect.signature(listener)
+    except (TypeError, ValueError):  # no signature to read (some builtins): given the event
+        return with_event
+    try:
+        signature.bind(None)
+    except TypeError:
+        pass
+    else:
+        return with_event
+    try:
+        signature.bind()
+    except TypeError:
+        raise TypeError(
+            f"listener {listener!r} takes {signature}, so it cannot be called with one "
+            "argument (the HistoryEvent) or with none: write it as `def listener(event): ...` "
+            "(or with no parameters, to be told only that the history changed)"
+        ) from None
+    alone = cast("Callable[[], object]", listener)
+    return lambda event: alone()
 
 
 def _log_listener_error(error: Exception, event: HistoryEvent, listener: Listener) -> None:

@@ -1,6 +1,7 @@
 """Field types and helpers behind :mod:`threadline.messages`, which keeps the types and
 constructors: standard base64 for file bytes, the media-type check, metadata merging, the
-message id factory, the shared fields set and the serializer of part unions."""
+message id factory, the shared fields set, the serializer of part unions and the rule that
+data cannot set ``replay``."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from base64 import b64decode, b64encode
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any, NoReturn
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
@@ -23,6 +25,7 @@ from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
     "ALL_FIELDS",
+    "FROM_DATA",
     "SerializedByItsClass",
     "StandardBase64",
     "is_media_type",
@@ -30,6 +33,7 @@ __all__ = [
     "json_result_text",
     "merged_metadata",
     "new_message_id",
+    "refuse_replay_from_data",
     "use_id_factory",
 ]
 
@@ -230,3 +234,25 @@ class SerializedByItsClass:
                 "custom_error_message": f"a part needs a 'type' tag: one of {tags}",
             }
         return {**schema, "serialization": core_schema.simple_ser_schema("any")}
+
+
+FROM_DATA: Mapping[str, bool] = MappingProxyType({"threadline.from_data": True})
+"""The validation context of a mapping read from outside (a request body, a file, a store):
+``Message.model_validate(item, context=FROM_DATA)``. JSON needs none: it is always data."""
+
+_REPLAY_FROM_DATA = (
+    "`replay` is runtime-only: threadline never writes it (dump_json and model_dump leave it "
+    "out), so data holding replay=true was not written by threadline and cannot set it; remove "
+    "the key, and mark a replay in Python instead: Message(..., replay=True) or "
+    "message.model_copy(update=...)"
+)
+
+
+def refuse_replay_from_data(value: bool, info: ValidationInfo) -> bool:
+    """``Message.replay`` as validated: ``True`` is refused when read from JSON or from a
+    mapping given to a threadline entry point (``FROM_DATA``); Python code may set it."""
+    context = info.context
+    from_data = isinstance(context, Mapping) and context.get("threadline.from_data") is True
+    if value and (info.mode == "json" or from_data):
+        raise PydanticCustomError("replay_from_data", _REPLAY_FROM_DATA)
+    return value

@@ -4,7 +4,9 @@
 :class:`Plugins`; what each hook means is :mod:`threadline.context.base`'s. An error in a
 ``transform`` or an ``after_append`` is isolated and handed to ``on_plugin_error``
 (:meth:`Plugins.failed`); one in a ``reduce`` reaches the caller as
-:class:`~threadline.PluginError`.
+:class:`~threadline.PluginError`. An ``after_append`` that is a coroutine function is awaited
+(`threadline._background`); a plugin that could never run (no hook at all, or an async
+hook where the history cannot await it) is refused when it is registered.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from threadline.errors import PluginError
+from threadline._background import Background
+from threadline.errors import PluginError, ValidationError
 from threadline.messages import Message
 
 if TYPE_CHECKING:
@@ -32,19 +35,22 @@ method that raised (``"transform"``, ``"after_append"`` or ``"reduce"``)."""
 
 _Hooks: TypeAlias = tuple[tuple[Any, Callable[..., Any]], ...]
 
+_HOOK_NAMES = ("transform", "after_append", "reduce", "on_registered")
+
 
 class Plugins:
     """One history's plugins, and for each hook the plugins that implement it, in order."""
 
-    __slots__ = ("after_append", "on_error", "reducers", "registered", "transforms")
+    __slots__ = ("after_append", "background", "on_error", "reducers", "registered", "transforms")
 
     registered: tuple[Any, ...]
     transforms: _Hooks
     after_append: _Hooks
     reducers: _Hooks
 
-    def __init__(self, on_error: PluginErrorHandler | None) -> None:
+    def __init__(self, on_error: PluginErrorHandler | None, background: Background) -> None:
         self.on_error = on_error
+        self.background = background
         self.registered = ()
         self.transforms = ()
         self.after_append = ()
@@ -53,16 +59,29 @@ class Plugins:
     def register(self, history: History, plugin: object, lock: threading.RLock) -> None:
         """Run ``plugin.on_registered(history)``, then add the plugin's hooks under ``lock``.
 
-        A plugin with a hook that is not callable is refused before ``on_registered`` runs.
+        A plugin that could never run is refused before ``on_registered`` runs: one with a
+        hook that is not callable, one with no hook at all (a bare function; a subclass of
+        [`Plugin`][threadline.context.Plugin] has the no-op ones), and one whose
+        ``transform`` or ``on_registered`` is a coroutine function (the history calls them
+        where nothing can await them).
 
         Raises:
             threadline.PluginError: ``on_registered`` raised (the error is ``__cause__``).
-            TypeError: a hook is not callable.
+            TypeError: the plugin could never run (the message says what to write instead).
         """
         transform = _hook(plugin, "transform")
         after_append = _hook(plugin, "after_append")
         reduce = _hook(plugin, "reduce")
         on_registered = _hook(plugin, "on_registered")
+        if not any(hasattr(plugin, name) for name in _HOOK_NAMES):
+            raise TypeError(_no_hooks(plugin))
+        for name, hook in (("transform", transform), ("on_registered", on_registered)):
+            if hook is not None and inspect.iscoroutinefunction(hook):
+                raise TypeError(
+                    f"plugin {plugin!r} has an async {name}, which the history calls where "
+                    f"nothing can await it: make {name} a plain method (async work belongs in "
+                    "an async after_append, which History.flush() awaits, or in reduce)"
+                )
         if on_registered is not None:
             try:
                 on_registered(history)
@@ -79,6 +98,22 @@ class Plugins:
             if reduce is not None:
                 self.reducers = (*self.reducers, (plugin, reduce))
 
+    def register_all(self, history: History, plugins: Iterable[Any], lock: threading.RLock) -> None:
+        """`register` each of ``plugins`` in order.
+
+        Raises:
+            TypeError: ``plugins`` is not iterable (one plugin given without a list), or as
+                `register`.
+            threadline.PluginError: as `register`.
+        """
+        if not isinstance(plugins, Iterable):
+            raise TypeError(
+                f"plugins= takes a list of plugins, not a {type(plugins).__name__}: "
+                f"write plugins=[{type(plugins).__name__}(...)]"
+            )
+        for plugin in plugins:
+            self.register(history, plugin, lock)
+
     def transform(self, history: History, messages: list[Message]) -> list[Message]:
         """``messages`` through every ``transform``; one that raises is skipped."""
         for plugin, transform in self.transforms:
@@ -89,12 +124,16 @@ class Plugins:
         return messages
 
     def run_after_append(self, history: History, messages: tuple[Message, ...]) -> None:
-        """Every ``after_append``; one that raises goes to :meth:`failed`."""
+        """Every ``after_append``; one that raises goes to `failed`. What one returns
+        that is awaitable (a coroutine function's call) is awaited, see `Background`."""
         for plugin, after_append in self.after_append:
             try:
-                after_append(history, messages)
+                result = after_append(history, messages)
             except Exception as error:
                 self.failed(error, plugin, "after_append")
+            else:
+                if inspect.isawaitable(result):
+                    self.background.run(result, _reporter(self, plugin, "after_append"))
 
     async def reduce(self, history: History, **options: int | datetime | timedelta | None) -> bool:
         """Every ``reduce`` in order, each called with ``options``; whether any changed the
@@ -102,6 +141,8 @@ class Plugins:
 
         Raises:
             threadline.PluginError: a plugin failed (its error is ``__cause__``).
+            threadline.ValidationError: a plugin refused the options for this history (such
+                as ``older_than`` over messages without ``created_at``).
         """
         changed = False
         for plugin, reduce in self.reducers:
@@ -109,7 +150,7 @@ class Plugins:
                 result = reduce(history, **options)
                 if inspect.isawaitable(result):
                     result = await result
-            except PluginError:
+            except (PluginError, ValidationError):  # options that cannot apply: the caller's
                 raise
             except Exception as error:
                 raise PluginError(f"plugin {plugin!r} failed to reduce the history: {error}") from (
@@ -137,6 +178,25 @@ def _hook(plugin: object, name: str) -> Callable[..., Any] | None:
     if not callable(method):
         raise TypeError(f"plugin {plugin!r} has a {name} attribute that is not callable")
     return cast("Callable[..., Any]", method)
+
+
+def _reporter(plugins: Plugins, plugin: object, hook: str) -> Callable[[Exception], None]:
+    return lambda error: plugins.failed(error, plugin, hook)
+
+
+def _no_hooks(plugin: object) -> str:
+    message = (
+        f"{plugin!r} has none of the plugin hooks (transform, after_append, reduce, "
+        "on_registered), so the history would never call it. A plugin is an object with some "
+        "of these methods: subclass threadline.context.Plugin and override the ones you need"
+    )
+    if callable(plugin):
+        message += (
+            ". To run a function after every append, make it a plugin's "
+            "after_append(self, history, messages) method, or subscribe it as a listener with "
+            "history.subscribe(function), which calls function(event) after every mutation"
+        )
+    return message
 
 
 def _log_plugin_error(error: Exception, plugin: object, hook: str) -> None:

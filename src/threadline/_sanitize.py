@@ -11,7 +11,7 @@ limits; everything here works on validated messages and never mutates them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -153,7 +153,7 @@ def _readable_reasoning(part: ReasoningPart) -> ReasoningPart | None:
     )
 
 
-def _kept_metadata(metadata: FrozenJsonMap, keys: frozenset[str]) -> FrozenJsonMap:
+def _kept_metadata(metadata: Mapping[str, Any], keys: frozenset[str]) -> Mapping[str, Any]:
     """``metadata`` with only ``keys`` (the same object when it has no other key)."""
     if all(key in keys for key in metadata):
         return metadata

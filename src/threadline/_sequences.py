@@ -14,17 +14,30 @@ anything is used, listing every problem as an :class:`~threadline.errors.ErrorDe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import TypeAlias
 
 import pydantic
 
 from threadline._blob_marks import blob_mark_errors
+from threadline._message_fields import FROM_DATA
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
 from threadline.messages import Message
 
-__all__ = ["leading_messages", "read_message", "read_messages"]
+__all__ = [
+    "Clock",
+    "clock_for",
+    "history_input",
+    "leading_messages",
+    "read_message",
+    "read_messages",
+]
+
+Clock: TypeAlias = Callable[[], datetime]
+"""Gives the time to stamp on messages, for a history created with ``timestamps=True``."""
 
 # Things that iterate but are never a batch of messages: text, bytes, one message (a pydantic
 # model iterates over its fields) and one mapping (over its keys).
@@ -96,13 +109,41 @@ def read_messages(
     return items
 
 
-def read_message(item: object, path: str, where: str) -> Message:
-    """One message given on its own (``History.append``): a mapping is validated, and may not
-    carry the reserved blob mark; ``path`` names it in errors (``"message"``)."""
+def history_input(
+    messages: object, where: str, stamp: Clock | None, *, limits: Limits | None = None
+) -> list[Message]:
+    """What :class:`~threadline.History` and :class:`~threadline.Snapshot` take at the door:
+    any iterable, mappings validated but never carrying the reserved blob mark; with
+    ``stamp``, messages without ``created_at`` come back as copies carrying one time."""
+    items = read_messages(messages, where, limits=limits, refuse_blob_marks=True)
+    return _stamped(items, stamp) if stamp is not None and items else items
+
+
+def read_message(item: object, path: str, where: str, *, stamp: Clock | None = None) -> Message:
+    """One message given on its own (``History.append``), read as :func:`history_input`
+    reads each item; ``path`` names it in errors (``"message"``)."""
     result = _read(item, path, where, True, True)
     if isinstance(result, Message):
-        return result
+        return _stamped([result], stamp)[0] if stamp is not None else result
     raise _invalid(where, result)
+
+
+def clock_for(timestamps: bool, clock: Clock | None) -> Clock | None:
+    """The clock a history stamps messages with (``None``: it does not stamp).
+
+    Raises:
+        ValueError: ``clock`` is given without ``timestamps=True``.
+        TypeError: ``clock`` is not callable.
+    """
+    if not timestamps:
+        if clock is not None:
+            raise ValueError("clock= sets the time of timestamps: pass timestamps=True with it")
+        return None
+    if clock is None:
+        return _utc_now
+    if not callable(clock):
+        raise TypeError(f"clock must be callable (() -> datetime), not {type(clock).__name__}")
+    return clock
 
 
 def leading_messages(expected: object) -> tuple[Message, ...]:
@@ -137,12 +178,34 @@ def _read(
         got = _a(type(item).__name__)
         return [ErrorDetail(path, f"not a message (got {got}); {fix}", "message_type")]
     try:
-        message = Message.model_validate(item)
+        message = Message.model_validate(item, context=FROM_DATA)
     except pydantic.ValidationError as error:
         return list(translate_errors(error, "", prefix=path).errors)
     if refuse_blob_marks:
         return blob_mark_errors(message, path) or message
     return message
+
+
+def _stamped(messages: list[Message], clock: Clock) -> list[Message]:
+    """``messages`` with ``created_at`` set to ``clock()`` where it was ``None``.
+
+    Raises:
+        TypeError: ``clock`` did not return a ``datetime``.
+    """
+    if all(message.created_at is not None for message in messages):
+        return messages
+    now = clock()
+    if not isinstance(now, datetime):
+        raise TypeError(f"clock must return a datetime, not {type(now).__name__}")
+    update = {"created_at": now}
+    return [
+        message if message.created_at is not None else message.model_copy(update=update)
+        for message in messages
+    ]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
 
 
 def _batch_hint(value: object) -> str:

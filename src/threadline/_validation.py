@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pydantic
-from pydantic_core import ErrorDetails
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+from typing_extensions import Self
 
 from threadline._json import NOT_UNICODE_HINT
 from threadline.errors import ErrorDetail, ValidationError
 
-__all__ = ["format_path", "register_part_tags", "translate_errors"]
+__all__ = ["RoleHints", "format_path", "register_part_tags", "translate_errors"]
 
 # The tags of the part unions: pydantic puts the chosen tag into an error's location
 # (``parts.0.tool_call.arguments``); a JSON path reads better without it. They are the tags of
@@ -46,6 +48,68 @@ _FOREIGN_ROLES = {
     "model": ("Gemini's model", "assistant", "gemini"),
     "function": ("OpenAI's legacy function", "tool", "openai_chat"),
 }
+
+
+class RoleHints(pydantic.BaseModel):
+    """A model whose pydantic errors about a ``role`` it lacks list the roles and the fix.
+
+    For the pydantic API called directly (``Message(role="developer", ...)``,
+    ``Message.model_validate``), whose errors threadline does not translate: pydantic's own
+    words for a literal are the allowed values and a link. The error is rewritten only when
+    validation failed, so validating costs nothing more.
+    """
+
+    model_config = pydantic.ConfigDict(defer_build=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except pydantic.ValidationError as error:
+            hinted = _role_hinted(error)
+            if hinted is None:
+                raise
+            raise hinted from None
+
+    # pydantic-core builds instances without calling this (as for BaseModel's own): loading a
+    # list of messages runs no Python per message.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except pydantic.ValidationError as error:
+            hinted = _role_hinted(error)
+            if hinted is None:
+                raise
+            raise hinted from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, *args: Any, **kwargs: Any) -> Self:
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except pydantic.ValidationError as error:
+            hinted = _role_hinted(error)
+            if hinted is None:
+                raise
+            raise hinted from None
+
+
+def _role_hinted(error: pydantic.ValidationError) -> pydantic.ValidationError | None:
+    """``error`` with its unknown-role error saying what `_unknown_role` says (the
+    others kept, type, message and context), or ``None`` when it has none."""
+    items = error.errors(include_url=False)
+    if not any(item["type"] == "literal_error" and item["loc"] == ("role",) for item in items):
+        return None
+    rebuilt: list[InitErrorDetails] = []
+    for item in items:
+        if item["type"] == "literal_error" and item["loc"] == ("role",):
+            detail = _unknown_role(item["input"])
+            kind = PydanticCustomError("unknown_role", "{detail}", {"detail": detail})
+        else:
+            kind = PydanticCustomError(item["type"], item["msg"], item.get("ctx"))
+        rebuilt.append({"type": kind, "loc": item["loc"], "input": item["input"]})
+    return pydantic.ValidationError.from_exception_data(error.title, rebuilt)
 
 
 def format_path(loc: Sequence[int | str], prefix: str = "") -> str:

@@ -1,7 +1,6 @@
 """The :class:`History` container: an observable, thread-safe conversation with O(1) snapshots.
 
-Agent loops append to a history, UIs read it on every render, stores and plugins watch it.
-Four ideas make that cheap and safe:
+Agent loops append to a history, UIs read it on every render, stores and plugins watch it:
 
 - **Append-only storage; snapshots are views.** A :class:`Snapshot` is a view of storage that
   is only ever appended to, so taking one costs the same at 100 messages as at 100,000, the
@@ -18,19 +17,16 @@ Four ideas make that cheap and safe:
 - **Validation at the door.** ``append``, ``extend`` and ``restore`` take :class:`Message`
   objects or mappings of their fields. Mappings are validated first; invalid input raises
   :class:`~threadline.ValidationError` naming the path of the bad field and changes nothing.
-  A ``Message`` is valid by construction (it is frozen), so appending one costs an
-  ``isinstance`` check.
+  A ``Message`` is valid by construction (it is frozen): appending one is an ``isinstance``.
 
-Plugins (:mod:`threadline.context`) hook in at read time (``transform``, through
-:meth:`History.messages_for_model`), after appends (``after_append``) and on demand
-(``reduce``); their errors are isolated and go to ``on_plugin_error``. A history bound to a
-store (:meth:`History.bind`, :meth:`History.abind`) writes each mutation to it before applying
-it (or queues it, for :meth:`History.flush`), so memory and store agree.
+Plugins (:mod:`threadline.context`) hook in at read time (``transform``), after appends
+(``after_append``) and on demand (``reduce``); their errors go to ``on_plugin_error``. A bound
+history (:meth:`History.bind`, :meth:`History.abind`) writes each mutation to its store before
+applying it (or queues it, for :meth:`History.flush`), so memory and store agree.
 
 This module is the contract. :class:`History` takes its lock and delegates to private parts
-that know nothing of each other's insides: the log (storage, snapshots, the window), the
-events, the plugins and the store binding (``threadline._log``, ``_events``, ``_plugins``,
-``_binding``).
+that know nothing of each other's insides: ``threadline._log`` (storage, snapshots, the
+window), ``_events``, ``_plugins``, ``_binding`` and ``_sequences`` (validation, timestamps).
 """
 
 from __future__ import annotations
@@ -43,11 +39,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from typing_extensions import Self
 
-from threadline._binding import Binding, is_async_store, refuse_rebinding, refuse_taken_ids
+from threadline._background import Background
+from threadline._binding import Binding, refuse_rebinding, refuse_store_kind, refuse_taken_ids
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
-from threadline._sequences import leading_messages, read_message, read_messages
+from threadline._sequences import Clock, clock_for, history_input, leading_messages, read_message
 from threadline.integrity import prepare_messages
 from threadline.limits import Limits, enforce_counts, enforce_limits, resolve_limits
 from threadline.messages import Message, ToolResultPart
@@ -97,24 +94,30 @@ class History:
         on_plugin_error: called as ``handler(error, plugin, hook)`` when a plugin's
             ``transform`` or ``after_append`` (or a background reduce) raises; by default the
             error is logged to the ``"threadline"`` logger.
+        timestamps: stamp ``created_at = clock()`` on each message without one as this
+            history first stores it (initial, appended, restored; the stored message is a
+            copy), for ``reduce(older_than=...)``. Off by default: replays stay deterministic.
+        clock: the time for ``timestamps`` (UTC now by default; a fixed clock in tests).
 
     Raises:
         threadline.ValidationError: an initial message is invalid.
-        TypeError: a budget is not an ``int``, or ``token_counter`` is not callable.
-        ValueError: a budget is below 1.
+        TypeError: a budget is not an ``int``; ``token_counter`` or ``clock`` is not
+            callable; a plugin could never run (a bare function, say).
+        ValueError: a budget is below 1, or ``clock`` is given without ``timestamps``.
         threadline.PluginError: a plugin's ``on_registered`` raised.
     """
 
     # One lock guards every part. A mutation validates and measures outside it; under it, it
     # writes through the binding, changes the log and queues its events; then it delivers the
     # events and runs the plugins' after_append.
-    __slots__ = ("__weakref__", "_binding", "_events", "_lock", "_log", "_plugins")
+    __slots__ = ("__weakref__", "_binding", "_clock", "_events", "_lock", "_log", "_plugins")
 
     _lock: threading.RLock
     _log: Log
     _events: Events
     _plugins: Plugins
     _binding: Binding | None
+    _clock: Clock | None
 
     def __init__(
         self,
@@ -126,6 +129,8 @@ class History:
         plugins: Iterable[Plugin] = (),
         on_listener_error: ListenerErrorHandler | None = None,
         on_plugin_error: PluginErrorHandler | None = None,
+        timestamps: bool = False,
+        clock: Clock | None = None,
     ) -> None:
         self._configure(
             max_messages=max_messages,
@@ -133,8 +138,10 @@ class History:
             token_counter=token_counter,
             on_listener_error=on_listener_error,
             on_plugin_error=on_plugin_error,
+            timestamps=timestamps,
+            clock=clock,
         )
-        self._start(read_messages(messages, "History", refuse_blob_marks=True), 0, plugins)
+        self._start(history_input(messages, "History", self._clock), 0, plugins)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -275,8 +282,8 @@ class History:
         if limits is not None:
             enforce_limits(message, limits, what="History.append", path="message", depth=3)
             enforce_counts([message], limits, what="History.append")
-        if not isinstance(message, Message):
-            message = read_message(message, "message", "History.append")
+        if self._clock is not None or not isinstance(message, Message):
+            message = read_message(message, "message", "History.append", stamp=self._clock)
         log = self._log
         events = self._events
         window = log.window
@@ -325,7 +332,7 @@ class History:
             threadline.StoreError: the bound store (:meth:`bind`) could not write the batch;
                 nothing changes.
         """
-        items = read_messages(messages, "History.extend", limits=limits, refuse_blob_marks=True)
+        items = history_input(messages, "History.extend", self._clock, limits=limits)
         if not items:
             return
         log = self._log
@@ -382,8 +389,8 @@ class History:
             threadline.StoreError: the bound store (:meth:`bind`) could not write; nothing
                 changes.
         """
-        bounds = resolve_limits(limits)
-        items = read_messages(messages, "History.restore", limits=bounds, refuse_blob_marks=True)
+        limits = resolve_limits(limits)
+        items = history_input(messages, "History.restore", self._clock, limits=limits)
         sizes, counts = self._log.measure_all(items)
         with self._lock:
             self._replace_all(items, sizes, counts)
@@ -448,15 +455,11 @@ class History:
         """Replace the first messages with ``replacement``, if they are still ``expected``.
 
         A compare-and-swap for a plugin that rewrites the start of a history after awaiting
-        something (:class:`~threadline.context.RollingSummary` awaiting its summarizer): take
-        a :meth:`snapshot`, plan, await, then swap. The swap happens only if the history still
-        starts with exactly the messages of ``expected`` (the same objects, as a snapshot or a
-        slice of one holds them), whatever was appended after them meanwhile: those stay,
-        after ``replacement``. If the history was reset, restored or trimmed past them in the
-        meantime, nothing changes and this returns ``False``: plan again from a new snapshot.
-
-        A swap is one mutation, a ``restore`` (one event, one version step; a bound store gets
-        a ``replace``), followed by a ``trim`` when a window no longer fits.
+        something (a summarizer): take a :meth:`snapshot`, plan, await, then swap. It swaps
+        only if the history still starts with the very objects of ``expected``, whatever was
+        appended meanwhile (that stays, after ``replacement``); after a reset, restore or trim
+        past them it changes nothing and returns ``False``: plan again from a new snapshot.
+        A swap is one ``restore`` (a bound store gets a ``replace``), then a ``trim`` if needed.
 
         Args:
             expected: the leading messages as read before: a snapshot, or a slice of one.
@@ -476,7 +479,7 @@ class History:
                 changes.
         """
         old = leading_messages(expected)
-        new = read_messages(replacement, "History.replace_prefix", refuse_blob_marks=True)
+        new = history_input(replacement, "History.replace_prefix", self._clock)
         gone = {id(message) for message in remove}
         with self._lock:
             log = self._log
@@ -528,17 +531,18 @@ class History:
         They run in subscription order and see events in mutation order, one event per
         mutation. When several threads mutate, one thread delivers the queued events while the
         others return at once, so a listener may run on another thread than the mutation's.
-        An exception from a listener goes to ``on_listener_error`` and breaks nothing.
+        An exception from a listener goes to ``on_listener_error`` and breaks nothing. An
+        async listener is awaited (see [`flush`][threadline.History.flush]).
 
         Args:
-            listener: a callable taking a :class:`HistoryEvent`.
+            listener: a callable taking a [`HistoryEvent`][threadline.HistoryEvent], or none.
 
         Returns:
             A function that unsubscribes ``listener``; calling it again does nothing. After it
             returns, the listener gets no further events (including ones already queued).
 
         Raises:
-            TypeError: ``listener`` is not callable.
+            TypeError: ``listener`` is not callable, or takes neither one argument nor none.
         """
         return self._events.subscribe(listener)
 
@@ -556,10 +560,8 @@ class History:
 
     @classmethod
     def from_json(cls, data: bytes | bytearray | str) -> Self:
-        """A history holding the messages of :meth:`to_json` output (or any ``load_json`` input).
-
-        For a window or a listener error handler, use
-        ``History(load_json(data), max_messages=...)``.
+        """A history holding the messages of :meth:`to_json` output (or any ``load_json`` input);
+        for a window or other options, use ``History(load_json(data), max_messages=...)``.
 
         Raises:
             threadline.ValidationError: ``data`` is not valid threadline JSON.
@@ -621,11 +623,7 @@ class History:
                 (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        if is_async_store(store):
-            raise TypeError(
-                f"{type(store).__name__} is an async store: bind it with "
-                "`await history.abind(store, conversation_id)`"
-            )
+        refuse_store_kind(store, asynchronous=False)
         refuse_rebinding(self._binding)
         loaded = store.load(conversation_id)
         measured = self._log.measure_all(loaded) if loaded else None
@@ -662,11 +660,7 @@ class History:
                 (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        if not is_async_store(store):
-            raise TypeError(
-                f"{type(store).__name__} is a blocking store: bind it with "
-                "`history.bind(store, conversation_id)`"
-            )
+        refuse_store_kind(store, asynchronous=True)
         refuse_rebinding(self._binding)
         loaded = await store.load(conversation_id)
         if loaded:
@@ -693,7 +687,8 @@ class History:
                     return self
 
     async def flush(self) -> None:
-        """Send the writes queued since :meth:`abind` to the store, in order.
+        """Await the async listeners and ``after_append`` hooks started on this loop (their
+        errors went to their handlers), then send the writes queued since ``abind``.
 
         Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
         before it unnecessary, so they are skipped. If a write fails, its error is raised here
@@ -701,13 +696,13 @@ class History:
         lost from memory, and nothing reaches the store out of order. This holds when a flush
         is cancelled, or fails, after the store applied the write but before it replied: the
         next flush sends the write again, and the store skips the messages it holds already
-        (their ids are taken, by the same messages), so each is stored once, in order. Does
-        nothing for an unbound history or one bound with :meth:`bind` (its writes are never
-        queued).
+        (their ids are taken, by the same messages), so each is stored once, in order. Writes
+        are never queued for an unbound history or one bound with [`bind`][threadline.History.bind].
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).
         """
+        await self._plugins.background.drain()
         binding = self._binding
         if binding is None or not binding.asynchronous:
             return
@@ -729,11 +724,15 @@ class History:
         token_counter: TokenCounter | None,
         on_listener_error: ListenerErrorHandler | None,
         on_plugin_error: PluginErrorHandler | None,
+        timestamps: bool,
+        clock: Clock | None,
     ) -> None:
         self._lock = lock = threading.RLock()
         self._log = Log(max_messages, max_tokens, token_counter)
-        self._events = Events(lock, on_listener_error)
-        self._plugins = Plugins(on_plugin_error)
+        self._clock = clock_for(timestamps, clock)
+        background = Background()  # the tasks of async listeners and after_append hooks
+        self._events = Events(lock, on_listener_error, background)
+        self._plugins = Plugins(on_plugin_error, background)
         self._binding = None
 
     def _start(self, items: list[Message], version: int, plugins: Iterable[Plugin]) -> None:
@@ -743,8 +742,7 @@ class History:
         log.install(items, version, *log.measure_all(items))
         if log.window is not None:
             log.trim(log.window, mutation=False)
-        for plugin in plugins:
-            self._plugins.register(self, plugin, self._lock)
+        self._plugins.register_all(self, plugins, self._lock)
 
     def _config(self) -> dict[str, Any]:
         log = self._log
@@ -755,6 +753,8 @@ class History:
             "plugins": self._plugins.registered,
             "on_listener_error": self._events.on_error,
             "on_plugin_error": self._plugins.on_error,
+            "timestamps": self._clock is not None,
+            "clock": self._clock,
         }
 
     def _replace_all(

@@ -19,11 +19,11 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol, TypeAlias, TypeVar, Union, get_args
 
 import pydantic
-from pydantic import ConfigDict, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from threadline._bounded_json import Limits, parse_arguments
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap
+from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, JsonValue
 from threadline._message_fields import (
     ALL_FIELDS,
     SerializedByItsClass,
@@ -32,12 +32,13 @@ from threadline._message_fields import (
     json_result_text,
     merged_metadata,
     new_message_id,
+    refuse_replay_from_data,
     use_id_factory,
 )
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
-from threadline._validation import register_part_tags, translate_errors
+from threadline._validation import RoleHints, register_part_tags, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 
 __all__ = [
@@ -72,8 +73,9 @@ __all__ = [
 Role: TypeAlias = Literal["system", "user", "assistant", "tool", "internal"]
 """Who a message is from. ``internal`` messages never reach a model (UI and resume state)."""
 
-Metadata: TypeAlias = FrozenJsonMap
-"""Read-only JSON metadata; the annotation used for every ``metadata`` field."""
+Metadata: TypeAlias = Annotated[Mapping[str, Any], FrozenJsonMap]
+"""Read-only JSON metadata, the annotation of every ``metadata`` field: constructors take any
+mapping (a ``dict`` passes a type checker); the value held is a read-only ``FrozenJsonMap``."""
 
 # defer_build: the validators and serializers are built on first use, not at import. Building
 # them is cheap, but the first build in a process makes pydantic scan every installed
@@ -97,13 +99,14 @@ _PART_CONFIG = ConfigDict(
 
 
 Base64Bytes = Annotated[bytes, StandardBase64]
-JsonObject = Annotated[FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
+JsonObject = Annotated[Mapping[str, Any], FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
 JsonData = Annotated[Any, JSON_DATA]
+_REPLAY_FIELD: Any = Field(default=False, exclude=True)
 
 
 class _HasMetadata(Protocol):
     @property
-    def metadata(self) -> FrozenJsonMap: ...
+    def metadata(self) -> Mapping[str, Any]: ...
 
 
 _Self = TypeVar("_Self", bound=_HasMetadata)
@@ -432,7 +435,7 @@ _WHERE_INSTEAD = {
 }
 
 
-class Message(pydantic.BaseModel):
+class Message(RoleHints):
     """One message of a conversation: a role and at least one part.
 
     Frozen; compare with ``==`` (every field, ids and metadata included) or
@@ -454,12 +457,13 @@ class Message(pydantic.BaseModel):
     parts: tuple[Part, ...] = Field(min_length=1)
     """What the message holds, in order. Which part types are allowed depends on ``role``."""
     created_at: datetime | None = None
-    """When the message was created; never set automatically (deterministic replays)."""
+    """When the message was created. Never set by default (replays stay deterministic); a
+    ``History(timestamps=True)`` sets it on what it stores."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
-    replay: bool = Field(default=False, exclude=True)
-    """Runtime only: this message is being replayed from a stored run. Never serialized, so
-    loaded or sanitized messages always have ``replay=False``."""
+    replay: Annotated[bool, AfterValidator(refuse_replay_from_data)] = _REPLAY_FIELD
+    """Runtime only: this message is being replayed from a stored run. Set in Python; never
+    serialized, refused in data read from outside and by ``verify``."""
 
     @pydantic.field_validator("parts", mode="after")
     @classmethod
@@ -717,7 +721,7 @@ def tool_call_part(
 
 def tool_result_part(
     call_id: str,
-    content: str | Sequence[str | TextPart | FilePart],
+    content: str | Sequence[str | TextPart | FilePart | Mapping[str, Any]] | JsonValue,
     *,
     name: str | None = None,
     is_error: bool = False,

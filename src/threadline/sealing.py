@@ -17,6 +17,12 @@ HMAC-SHA256, keyed with a server secret, over this byte string::
 where ``frame(b)`` is the length of ``b`` (8 bytes, big-endian) followed by ``b``, strings are
 UTF-8, and a message is its canonical JSON: the form ``dump_json`` writes for it (every field,
 ``replay`` excluded) with object keys sorted, no whitespace, non-ASCII characters as UTF-8.
+
+``replay`` is runtime-only: never written, so never in the history a client holds, and not
+sealed. A dispatcher reads it (a replayed tool call is not run again), so :func:`verify` and
+:func:`verify_prefix` refuse a history in which any message has ``replay=True``: no history a
+client sends back can hold one (``load_json`` and every reader of mappings refuse the key), so
+the flag was set after the history came back. Verify first, then mark replays.
 Sorted keys make the encoding independent of the order the client's JSON listed them in;
 lengths in front of every item make the byte string unambiguous, so no edit can move bytes
 from one message (or from the conversation id) into another.
@@ -299,6 +305,7 @@ def _check(
             f"were {change} after sealing{hint}",
             reason="count",
         )
+    _refuse_replay_flags(items)
     actual = _mac(key, key_id, conversation_id, items[:count])
     if not hmac.compare_digest(actual, expected):
         raise SealError(
@@ -307,6 +314,17 @@ def _check(
             reason="mismatch",
         )
     return count
+
+
+def _refuse_replay_flags(items: list[Message]) -> None:
+    flagged = next((index for index, message in enumerate(items) if message.replay), None)
+    if flagged is not None:
+        raise SealError(
+            f"messages[{flagged}] has replay=True, which no history a client sends back can "
+            "hold (replay is runtime-only: never written, and refused when read), so it was set "
+            "after the history came back; verify the history as it was read, then mark replays",
+            reason="mismatch",
+        )
 
 
 def _mac(key: bytes, key_id: str, conversation_id: str, messages: Sequence[Message]) -> bytes:

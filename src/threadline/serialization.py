@@ -215,7 +215,8 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         threadline.ValidationError: the input is not JSON, not a threadline envelope, or a
             message in it is invalid; ``errors`` names the JSON path of each bad field. The
             metadata key ``threadline.blob`` is refused wherever it appears: only a store
-            writes blob references (see :mod:`threadline.stores.blobs`).
+            writes blob references (see :mod:`threadline.stores.blobs`); so is
+            ``"replay": true``, which is runtime-only and never written.
     """
     if not isinstance(data, (bytes, bytearray, str)):
         raise ValidationError(

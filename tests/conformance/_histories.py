@@ -24,6 +24,7 @@ from tests.strategies import conversations
 from threadline import (
     HookPart,
     Message,
+    Part,
     ProviderToolCallPart,
     ProviderToolResultPart,
     TextPart,
@@ -171,9 +172,9 @@ def agent_histories(draw: st.DrawFn, *, max_turns: int = 4) -> list[Message]:
         if speaking:
             index = draw(st.sampled_from(speaking))
             blank = TextPart(text=draw(st.sampled_from([" ", "\n", " \t\n"])))
-            parts = list(messages[index].parts)
-            parts.insert(draw(st.integers(0, len(parts))), blank)
-            messages[index] = messages[index].model_copy(update={"parts": tuple(parts)})
+            spoken: list[Part] = list(messages[index].parts)
+            spoken.insert(draw(st.integers(0, len(spoken))), blank)
+            messages[index] = messages[index].model_copy(update={"parts": tuple(spoken)})
     if "hook" in defects:
         assistants = [i for i, message in enumerate(messages) if message.role == "assistant"]
         if assistants:

@@ -126,7 +126,7 @@ def openai_chat_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """
     problems: list[str] = []
     pending: dict[str, int] = {}
-    seen: set[str] = set()
+    seen: set[object] = set()
     for index, message in enumerate(messages):
         role = message.get("role")
         if role == "tool":

@@ -9,6 +9,7 @@ be lossless; summaries must replace whole units and leave exactly one summary me
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, note, settings
@@ -40,12 +41,13 @@ def defective(draw: st.DrawFn) -> list[tl.Message]:
         edit = draw(st.sampled_from(["insert", "remove", "repeat"]))
         if edit == "insert":
             role = draw(st.sampled_from(["user", "assistant", "internal", "system"]))
-            made = {
+            constructors: dict[str, Callable[..., tl.Message]] = {
                 "user": tl.user_message,
                 "assistant": tl.assistant_message,
                 "internal": tl.internal_message,
                 "system": tl.system_message,
-            }[role]("edit", id=f"edit{where}.{len(messages)}")
+            }
+            made = constructors[role]("edit", id=f"edit{where}.{len(messages)}")
             messages.insert(where, made)
         elif messages and where < len(messages):
             if edit == "remove":
@@ -76,8 +78,8 @@ def tangled(draw: st.DrawFn) -> list[tl.Message]:
             parts = [tl.tool_call_part(c, "f", {}) for c in draw(call_ids)]
             out.append(tl.assistant_message(*parts, id=f"m{index}"))
         elif kind == "result":
-            parts = [tl.tool_result_part(c, draw(texts)) for c in draw(call_ids)]
-            out.append(tl.tool_message(*parts, id=f"m{index}"))
+            results = [tl.tool_result_part(c, draw(texts)) for c in draw(call_ids)]
+            out.append(tl.tool_message(*results, id=f"m{index}"))
         elif kind == "internal":
             out.append(tl.internal_message(tl.hook_part("h", {}), id=f"m{index}"))
         else:
@@ -144,7 +146,7 @@ def strict_ok(messages: list[tl.Message]) -> bool:
     return True
 
 
-def expected_window(messages: list[tl.Message], budget: dict[str, int]) -> tuple[int, bool]:
+def expected_window(messages: list[tl.Message], budget: dict[str, Any]) -> tuple[int, bool]:
     """(cut, over_budget) by the documented rule, by brute force; cut 0 means nothing dropped."""
     limit_messages = budget.get("max_messages", 10**9)
     limit_tokens = budget.get("max_tokens", 10**9)
@@ -173,7 +175,7 @@ def ends_with_unanswered_call(messages: list[tl.Message]) -> bool:
 
 
 def assert_window(
-    messages: list[tl.Message], budget: dict[str, int], kept: list[tl.Message]
+    messages: list[tl.Message], budget: dict[str, Any], kept: list[tl.Message]
 ) -> None:
     """``kept`` is what a window over ``messages`` should hold; check every promise."""
     cut, over_budget = expected_window(messages, budget)
@@ -199,7 +201,7 @@ def assert_window(
 
 
 @given(histories, budgets)
-def test_trim_messages_follows_the_rule(messages: list[tl.Message], budget: dict[str, int]) -> None:
+def test_trim_messages_follows_the_rule(messages: list[tl.Message], budget: dict[str, Any]) -> None:
     trimmed = trim_messages(messages, **budget)
     cut, over_budget = expected_window(messages, budget)
     note(f"cut={cut} over_budget={over_budget} roles={[m.role for m in messages]}")
@@ -210,7 +212,7 @@ def test_trim_messages_follows_the_rule(messages: list[tl.Message], budget: dict
 
 @given(histories, budgets)
 def test_a_window_starts_on_a_user_message_when_one_fits(
-    messages: list[tl.Message], budget: dict[str, int]
+    messages: list[tl.Message], budget: dict[str, Any]
 ) -> None:
     trimmed = trim_messages(messages, **budget)
     if not trimmed.dropped or trimmed.over_budget:
@@ -228,7 +230,7 @@ def test_a_window_starts_on_a_user_message_when_one_fits(
 
 @given(histories, budgets, st.data())
 def test_history_windows_are_trim_messages_after_every_mutation(
-    messages: list[tl.Message], budget: dict[str, int], data: st.DataObject
+    messages: list[tl.Message], budget: dict[str, Any], data: st.DataObject
 ) -> None:
     history = History(**budget)
     events: list[HistoryEvent] = []
@@ -310,7 +312,7 @@ small_budgets = st.one_of(
 @settings(max_examples=500)
 @given(tangled(), small_budgets)
 def test_history_windows_pair_by_id_like_trim_messages(
-    messages: list[tl.Message], budget: dict[str, int]
+    messages: list[tl.Message], budget: dict[str, Any]
 ) -> None:
     # Small budgets over tangled pairings, appended one by one: where the id rule decides the
     # cut and the incremental bookkeeping (reach, the user-search hint) is exercised.
@@ -324,7 +326,7 @@ def test_history_windows_pair_by_id_like_trim_messages(
 
 @given(histories, budgets)
 def test_history_window_after_restore_and_from_the_constructor(
-    messages: list[tl.Message], budget: dict[str, int]
+    messages: list[tl.Message], budget: dict[str, Any]
 ) -> None:
     expected = trim_messages(messages, **budget).messages
     assert list(History(messages, **budget)) == expected
@@ -338,14 +340,14 @@ def test_history_window_after_restore_and_from_the_constructor(
 def test_trimming_a_snapshot_is_trimming_its_messages(
     messages: list[tl.Message],
     window: dict[str, int],
-    budget: dict[str, int],
+    budget: dict[str, Any],
     data: st.DataObject,
 ) -> None:
     # A snapshot is trimmed from the history's storage with the system positions the history
     # tracks (pinned head, compaction, appends after it): the result must be the one for a
     # plain list of the same messages, and must not move when the history changes later.
     history = History(**data.draw(st.sampled_from([{}, window]), label="window"))
-    taken: list[tuple[list[tl.Message], object]] = []
+    taken: list[tuple[list[tl.Message], tl.context.Trimmed]] = []
     for message in messages:
         history.append(message)
         if data.draw(st.booleans(), label="trim this snapshot"):

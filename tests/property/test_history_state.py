@@ -200,7 +200,7 @@ class WindowedHistoryMachine(HistoryMachine):
             optional={"max_messages": st.integers(1, 8), "max_tokens": st.integers(5, 400)},
         ).filter(bool)
     )
-    def configure(self, budget: dict[str, int]) -> None:
+    def configure(self, budget: dict[str, Any]) -> None:
         self.budget = budget
         self.history = History(**budget)
 

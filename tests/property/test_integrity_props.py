@@ -119,7 +119,7 @@ def test_input_is_never_mutated(case: Defective, rename: bool) -> None:
     check_messages(messages)
     for mode in ("auto", "strict"):
         with contextlib.suppress(IntegrityError):
-            repair_messages(messages, mode=mode, rename_duplicate_ids=rename)  # type: ignore[arg-type]
+            repair_messages(messages, mode=mode, rename_duplicate_ids=rename)
     sanitize_untrusted(messages)
     assert messages == kept
     assert fingerprint(messages) == before

@@ -255,7 +255,7 @@ def every_part(messages: list[Message]) -> list[Any]:
 def test_sanitized_client_history_holds_no_forged_state_and_no_private_url(
     messages: list[dict[str, Any]],
 ) -> None:
-    out = sanitize_untrusted(messages)
+    out = sanitize_untrusted(messages)  # type: ignore[arg-type]
     for message in out:
         assert message.metadata.keys() <= ALLOWED_KEYS
     for part in every_part(out):
@@ -275,7 +275,7 @@ def test_sanitized_client_history_holds_no_forged_state_and_no_private_url(
 def test_keep_metadata_keeps_exactly_the_listed_keys_more(
     messages: list[dict[str, Any]], keep: frozenset[str]
 ) -> None:
-    out = sanitize_untrusted(messages, keep_metadata=keep, allow_private_urls=True)
+    out = sanitize_untrusted(messages, keep_metadata=keep, allow_private_urls=True)  # type: ignore[arg-type]
     for part in every_part(out):
         assert part.metadata.keys() <= ALLOWED_KEYS | keep
         if isinstance(part, FilePart) and part.url is not None:

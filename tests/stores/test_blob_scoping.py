@@ -205,7 +205,7 @@ def test_a_missing_blob_loads_as_a_placeholder_and_the_rest_loads(
     assert isinstance(first[1], tl.TextPart)
     assert first[1].text == "[file unavailable: image/png 'a.png']"
     assert first[1].metadata["k"] == 1  # the file's own metadata is kept
-    assert first[1].metadata[MISSING_KEY]["filename"] == "a.png"  # type: ignore[index]
+    assert first[1].metadata[MISSING_KEY]["filename"] == "a.png"
     result = loaded[2].parts[0]
     assert isinstance(result, tl.ToolResultPart)
     assert not isinstance(result.content, str)
@@ -330,7 +330,7 @@ def test_history_methods_refuse_mappings_carrying_the_reserved_key() -> None:
 
 
 def test_sanitize_untrusted_drops_every_reference_mark() -> None:
-    cleaned = tl.sanitize_untrusted(_client_messages(blob_key(b"x")))
+    cleaned = tl.sanitize_untrusted(_client_messages(blob_key(b"x")))  # type: ignore[arg-type]
     text = tl.dump_json(cleaned)
     assert BLOB_METADATA_KEY.encode() not in text
     assert BLOB_URL_PREFIX.encode() not in text

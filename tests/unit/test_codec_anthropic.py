@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import require_module
+from tests.support import part_as, require_module
 from threadline import CodecError, UnsupportedContentError
 from threadline.codecs import anthropic
 
@@ -177,7 +177,7 @@ def test_whitespace_only_text_is_left_out_everywhere() -> None:
     decoded = anthropic.decode(payload)
     expected = anthropic.normalize_for_round_trip(history, reasoning="text")
     assert [(m.role, m.parts) for m in decoded] == [(m.role, m.parts) for m in expected]
-    assert decoded[3].parts[0].content == ""
+    assert part_as(tl.ToolResultPart, decoded[3].parts[0]).content == ""
 
 
 def test_files_images_documents_and_tool_results_with_files() -> None:
@@ -362,7 +362,7 @@ def test_decode_splits_a_user_turn_into_results_then_text() -> None:
         tl.tool_result_part("toolu_01", "18°C", name="weather"),
         tl.tool_result_part("toolu_02", "service down", name="weather", is_error=True),
     )
-    reasoning = decoded[2].parts[0]
+    reasoning = part_as(tl.ReasoningPart, decoded[2].parts[0])
     assert (reasoning.signature, reasoning.provider, reasoning.model) == (
         "EqQBCgIYAhIM1gbc",
         "anthropic",
@@ -514,6 +514,7 @@ def test_decode_response_reads_server_tools_and_citations_and_replays_them() -> 
     assert call == tl.ProviderToolCallPart(
         id="srvtoolu_01", name="web_search", input={"query": "news"}, provider="anthropic"
     )
+    assert isinstance(found, tl.ProviderToolResultPart)
     assert found.call_id == "srvtoolu_01"
     assert not found.is_error
     assert found.content == [{key: value for key, value in result.items() if value is not None}]
@@ -546,7 +547,7 @@ def test_decode_response_marks_a_server_tool_error() -> None:
             },
         ]
     )
-    assert anthropic.decode_response(response).parts[1].is_error
+    assert part_as(tl.ProviderToolResultPart, anthropic.decode_response(response).parts[1]).is_error
 
 
 @pytest.mark.parametrize("response", [{}, {"content": "hi"}, {"content": [{"type": "mystery"}]}, 7])

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
+from tests.support import part_as
 from threadline import CodecError, IntegrityError, UnsupportedContentError
 from threadline.codecs import bedrock
 
@@ -630,7 +631,9 @@ def test_a_json_tool_result_is_written_as_compact_json() -> None:
             ]
         }
     )
-    assert tool.parts[0].content == '{"é":[1,null]}'  # null members left out
+    assert (
+        part_as(tl.ToolResultPart, tool.parts[0]).content == '{"é":[1,null]}'
+    )  # null members left out
 
 
 def test_usage_that_is_not_counts_is_a_codec_error() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import require_module
+from tests.support import part_as, require_module
 from threadline import CodecError, IntegrityError, UnsupportedContentError
 from threadline.codecs import gemini
 
@@ -210,7 +210,8 @@ def loop(*parts: Any, metadata: dict[str, Any] | None = None) -> list[tl.Message
 
 
 def model_parts(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return payload["contents"][1]["parts"]
+    parts: list[dict[str, Any]] = payload["contents"][1]["parts"]
+    return parts
 
 
 def test_signatures_go_back_on_their_parts_for_their_model() -> None:
@@ -404,6 +405,7 @@ def test_decode_response_reads_thoughts_signed_calls_and_usage() -> None:
             "Two calls.", signature=signature, provider="gemini", model="gemini-3-pro-preview"
         )
         assert weather == signed(tl.tool_call_part("fc_1", "weather", {"city": "Paris"}), signature)
+        assert isinstance(time, tl.ToolCallPart)
         assert time.name == "time"
         assert time.id.startswith("call_")
         assert message.metadata == {
@@ -427,8 +429,12 @@ def test_calls_without_ids_get_ids_unique_to_their_response() -> None:
     first = gemini.decode_response(rest_json(response([part])))
     second = gemini.decode_response(rest_json(response([part], responseId="resp-456")))
     again = gemini.decode_response(rest_json(response([part])))
-    assert first.parts[0].id != second.parts[0].id
-    assert first.parts[0].id == again.parts[0].id  # derived from the responseId
+
+    def call_id(message: tl.Message) -> str:
+        return part_as(tl.ToolCallPart, message.parts[0]).id
+
+    assert call_id(first) != call_id(second)
+    assert call_id(first) == call_id(again)  # derived from the responseId
 
 
 def test_decode_response_of_a_blocked_prompt() -> None:

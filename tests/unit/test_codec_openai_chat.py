@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import require_module
+from tests.support import part_as, require_module
 from threadline import CodecError, IntegrityError, UnsupportedContentError
 from threadline.codecs import openai_chat
 
@@ -143,7 +143,10 @@ def test_a_tool_results_image_goes_in_a_user_message_after_the_tool_messages() -
     ]
     decoded = openai_chat.decode(payload)
     assert [message.role for message in decoded] == ["user", "assistant", "tool", "assistant"]
-    assert decoded[2].parts[0].content == (tl.text_part("chart:"), tl.file_part(PNG, "image/png"))
+    assert part_as(tl.ToolResultPart, decoded[2].parts[0]).content == (
+        tl.text_part("chart:"),
+        tl.file_part(PNG, "image/png"),
+    )
 
 
 def test_files_pdf_needs_a_filename_and_audio_is_input_audio() -> None:

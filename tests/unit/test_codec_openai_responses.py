@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import require_module
+from tests.support import part_as, require_module
 from threadline import CodecError, IntegrityError, UnsupportedContentError
 from threadline.codecs import openai_responses
 
@@ -185,7 +185,12 @@ def test_tool_outputs_carry_text_images_and_files_and_failures_are_prefixed() ->
     ]
     results = openai_responses.decode(payload)[2].parts
     assert results == (
-        tl.tool_result_part("call_a", history[2].parts[0].content, name="plot", is_error=True),
+        tl.tool_result_part(
+            "call_a",
+            part_as(tl.ToolResultPart, history[2].parts[0]).content,
+            name="plot",
+            is_error=True,
+        ),
         tl.tool_result_part("call_b", "timeout", name="fetch", is_error=True),
     )
 

@@ -359,7 +359,10 @@ def test_check_json_names_the_first_value_json_cannot_hold(value: Any, problem: 
 
 
 def test_check_json_takes_what_json_holds() -> None:
-    value = {"a": [None, True, 1, 1.5, "s", (2, 3), {"b": {}}], "c": MappingProxyType({"d": 4})}
+    value: dict[str, Any] = {
+        "a": [None, True, 1, 1.5, "s", (2, 3), {"b": {}}],
+        "c": MappingProxyType({"d": 4}),
+    }
     Reader("test").check_json(value, "x")
     Reader("test").check_json("top", "")
 

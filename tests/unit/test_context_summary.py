@@ -107,10 +107,12 @@ class TestReduceByHand:
         asyncio.run(history.reduce(older_than=naive))
         assert summarize.calls[1][0] == ids(messages[:4])
 
-    def test_messages_without_a_date_are_never_old(self) -> None:
+    def test_messages_without_a_date_are_refused_not_silently_kept(self) -> None:
         summarize = Recorder()
         history = History(conversation(2), plugins=[RollingSummary(summarize)])
-        assert asyncio.run(history.reduce(older_than=timedelta(0))) is False
+        with pytest.raises(tl.ValidationError, match="timestamps=True"):
+            asyncio.run(history.reduce(older_than=timedelta(0)))
+        assert summarize.calls == []
 
     def test_several_options_take_the_most_any_asks_for(self) -> None:
         summarize = Recorder()

@@ -68,7 +68,7 @@ class TestTrimMessages:
         assert trimmed != Trimmed(trimmed.messages, [], False)
         assert trimmed.dropped is trimmed.dropped  # built once, on first use
         with pytest.raises(AttributeError, match="immutable"):
-            trimmed.over_budget = True  # type: ignore[misc]
+            trimmed.over_budget = True
         assert "dropped=[Message(" in repr(again)
 
     def test_a_history_that_fits_is_unchanged(self) -> None:
@@ -257,7 +257,7 @@ class TestTrimMessages:
 
     def test_a_bad_counter_result_names_the_counter(self) -> None:
         with pytest.raises(TypeError, match="returned str"):
-            trim_messages(conversation(1), max_tokens=5, counter=lambda m: "3")  # type: ignore[arg-type,return-value]
+            trim_messages(conversation(1), max_tokens=5, counter=lambda m: "3")  # type: ignore[arg-type]
 
     def test_strict_integrity_holds_after_trimming(self) -> None:
         messages = conversation(6, calls=3)

@@ -115,7 +115,7 @@ class TestBindingTwice:
 class TestPartRoleArticle:
     def test_an_assistant_message(self) -> None:
         with pytest.raises(tl.ValidationError) as caught:
-            tl.assistant_message(tl.tool_result_part("c", "x"))
+            tl.assistant_message(tl.tool_result_part("c", "x"))  # type: ignore[arg-type]
         assert "which an assistant message cannot hold" in str(caught.value)
         assert "a assistant" not in str(caught.value)
 

@@ -6,7 +6,7 @@ import asyncio
 import copy
 import pickle
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,7 @@ class TestBind:
         history.subscribe(events.append)
         before = history.snapshot()
         store.failing = True
+        mutation: Callable[[], object]
         for mutation in (
             lambda: history.append(tl.user_message("lost?")),
             lambda: history.extend(make(2, "x")),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,7 @@ def test_a_bound_history_refuses_an_id_its_conversation_holds(store: Any) -> Non
     history = History().bind(store, "c")
     history.extend(make(3))
     version = history.version
+    attempt: Callable[[], object]
     for attempt in (
         lambda: history.append(tl.user_message("again", id="m1")),
         lambda: history.append(make(3)[1]),  # the same message again

@@ -505,7 +505,7 @@ CASES = [
 
 def test_the_table_covers_every_code_in_both_modes() -> None:
     for mode in ("auto", "strict"):
-        seen = set()
+        seen: set[str] = set()
         for case in CASES:
             seen.update(
                 code for code, *_ in (case.auto_issues if mode == "auto" else case.strict_issues)
@@ -861,7 +861,7 @@ def test_arguments_that_are_not_a_json_object_are_invalid(raw: str) -> None:
     with pytest.raises(IntegrityError, match="invalid-tool-args"):
         prepare_messages(messages, mode="strict")
     (fixed,) = prepare_messages(messages)[1].parts
-    assert fixed.metadata["threadline.raw_arguments"] == raw  # type: ignore[union-attr]
+    assert fixed.metadata["threadline.raw_arguments"] == raw
 
 
 def test_replay_is_never_serialised_after_prepare_or_sanitize() -> None:
@@ -881,7 +881,7 @@ def test_duplicate_ids_in_one_turn_raise_not_pass_through() -> None:
     messages = duplicate_call_in_one_turn_case().messages
     for mode in ("auto", "strict"):
         with pytest.raises(IntegrityError) as raised:
-            repair_messages(messages, mode=mode)  # type: ignore[arg-type]
+            repair_messages(messages, mode=mode)
         assert "duplicate-tool-call" in str(raised.value)
 
 
@@ -959,7 +959,7 @@ def test_a_history_gets_a_hint() -> None:
 def test_an_item_that_is_not_a_message_is_named() -> None:
     expected = r"messages\[1\]: not a message \(got an int\)"
     with pytest.raises(ValidationError, match=expected) as raised:
-        check_messages([user(), 42])
+        check_messages([user(), 42])  # type: ignore[list-item]
     assert raised.value.errors[0].path == "messages[1]"
 
 
@@ -989,7 +989,7 @@ def test_input_is_never_mutated() -> None:
         check_messages(messages)
         for mode in ("auto", "strict"):
             with contextlib.suppress(IntegrityError):
-                repair_messages(messages, mode=mode, rename_duplicate_ids=True)  # type: ignore[arg-type]
+                repair_messages(messages, mode=mode, rename_duplicate_ids=True)
         sanitize_untrusted(messages)
         after = [(m, json.dumps(m.model_dump(mode="json"), sort_keys=True)) for m in messages]
         assert all(a[0] is b[0] and a[1] == b[1] for a, b in zip(before, after, strict=True))

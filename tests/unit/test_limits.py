@@ -107,7 +107,7 @@ def test_limits_are_frozen_and_keyword_only() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         limits.max_bytes = 1  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Limits(1)  # type: ignore[misc]
+        Limits(1)  # type: ignore[call-arg]
     assert dataclasses.replace(limits, max_bytes=5).max_bytes == 5
 
 
@@ -128,8 +128,8 @@ def test_load_json_takes_limits_and_still_loads_what_fits() -> None:
 
 @pytest.mark.parametrize("as_text", [False, True])
 def test_max_bytes_is_checked_before_parsing(as_text: bool) -> None:
-    data: str | bytes = envelope([user("é" * 100)])
-    data = data if as_text else data.encode()
+    text = envelope([user("é" * 100)])
+    data: str | bytes = text if as_text else text.encode()
     size = len(data.encode() if isinstance(data, str) else data)
     assert tl.load_json(data, limits=Limits(max_bytes=size))
     with pytest.raises(LimitExceededError) as info:
@@ -434,7 +434,7 @@ def test_bytes_in_a_document_count_as_strings() -> None:
 
 def test_a_layout_says_where_messages_and_parts_are() -> None:
     layout = Layout("contents", ("parts",))
-    document = {"contents": [{"parts": [{}, {}]}, {"parts": [{}]}]}
+    document: dict[str, Any] = {"contents": [{"parts": [{}, {}]}, {"parts": [{}]}]}
     enforce_limits(document, Limits(max_parts=3), what="t", layout=layout)
     with pytest.raises(LimitExceededError) as info:
         enforce_limits(document, Limits(max_parts=2), what="t", layout=layout)
@@ -572,10 +572,10 @@ def test_append_and_extend_check_limits_only_when_given() -> None:
 def test_sanitize_untrusted_checks_untrusted_limits_by_default() -> None:
     deep = user(metadata={"deep": nested(40)})
     with pytest.raises(LimitExceededError, match="max_depth=32"):
-        tl.sanitize_untrusted([deep])
-    assert len(tl.sanitize_untrusted([deep], limits=Limits())) == 1
+        tl.sanitize_untrusted([deep])  # type: ignore[list-item]
+    assert len(tl.sanitize_untrusted([deep], limits=Limits())) == 1  # type: ignore[list-item]
     with pytest.raises(LimitExceededError, match="max_messages"):
-        tl.sanitize_untrusted([user(), user()], limits=Limits(max_messages=1))
+        tl.sanitize_untrusted([user(), user()], limits=Limits(max_messages=1))  # type: ignore[list-item]
     with pytest.raises(tl.ValidationError, match="sequence"):
         tl.sanitize_untrusted("not a list")  # type: ignore[arg-type]
 

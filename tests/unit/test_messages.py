@@ -155,7 +155,7 @@ def test_file_part_needs_exactly_one_source() -> None:
 
 def test_file_part_helper_picks_data_or_url() -> None:
     assert tl.file_part(b"\x89PNG", "image/png").data == b"\x89PNG"
-    assert tl.file_part(bytearray(b"ab"), "image/png").data == b"ab"
+    assert tl.file_part(bytearray(b"ab"), "image/png").data == b"ab"  # type: ignore[arg-type]
     by_url = tl.file_part("https://example.com/a.pdf", "application/pdf", filename="a.pdf")
     assert (by_url.url, by_url.data, by_url.filename) == (
         "https://example.com/a.pdf",
@@ -217,7 +217,7 @@ def test_tool_result_content_is_text_or_text_and_file_parts() -> None:
     assert result.content == (TextPart(text="see image"), image)
     assert (result.name, result.is_error, result.text) == ("shot", True, "see image")
     with pytest.raises(tl.ValidationError) as info:
-        tl.tool_result_part("c", [ToolCallPart(id="x", name="f", arguments={})])  # type: ignore[list-item]
+        tl.tool_result_part("c", [ToolCallPart(id="x", name="f", arguments={})])  # type: ignore[arg-type]
     assert paths(info.value)[0].startswith("content")
 
 
@@ -326,7 +326,7 @@ def test_which_parts_each_role_may_hold(role: str, part: object, allowed: bool) 
 
 def test_role_error_names_the_part_index_and_the_fix() -> None:
     with pytest.raises(tl.ValidationError) as info:
-        tl.user_message("hello", tl.tool_call_part("c", "f", {}))
+        tl.user_message("hello", tl.tool_call_part("c", "f", {}))  # type: ignore[arg-type]
     assert paths(info.value) == ["parts[1]"]
     message = str(info.value)
     assert "tool_call part, which a user message cannot hold" in message
@@ -408,7 +408,7 @@ def test_replay_is_runtime_only() -> None:
     message = Message(role="user", parts=(TextPart(text="x"),), replay=True)
     assert message.replay is True
     for mode in ("python", "json"):
-        assert "replay" not in message.model_dump(mode=mode)  # type: ignore[arg-type]
+        assert "replay" not in message.model_dump(mode=mode)
     assert "replay" not in message.model_dump_json()
     assert "replay" not in tl.dump_json([message]).decode()
 
@@ -479,7 +479,7 @@ def test_every_part_type_has_with_metadata_stays_slotted_and_pickles(part: objec
     assert type(part) in PART_TYPES
     changed = part.with_metadata({"a": 1}, b=[2])  # type: ignore[attr-defined]
     assert type(changed) is type(part)
-    assert changed.metadata == {"a": 1, "b": [2]}
+    assert changed.metadata == {"a": 1, "b": [2]}  # type: ignore[attr-defined]
     assert part.metadata == {}  # type: ignore[attr-defined]
     assert not hasattr(changed, "__dict__")
     assert pickle.loads(pickle.dumps(changed)) == changed

@@ -72,7 +72,7 @@ def test_text_and_parts_still_mean_text_and_parts() -> None:
 def test_a_part_that_cannot_be_content_is_still_refused_as_a_part() -> None:
     call = ToolCallPart(id="x", name="f", arguments={})
     with pytest.raises(tl.ValidationError) as info:
-        tl.tool_result_part("c", [call])  # type: ignore[list-item]
+        tl.tool_result_part("c", [call])  # type: ignore[arg-type]
     assert paths(info.value)[0].startswith("content")
 
 
@@ -108,7 +108,7 @@ def test_anything_else_is_a_clear_error_naming_content(value: Any, said: str | N
 
 def test_a_refused_result_is_a_validation_error_not_a_type_error() -> None:
     with pytest.raises(tl.ValidationError):
-        tl.tool_result_part("c", {"when": object()})
+        tl.tool_result_part("c", {"when": object()})  # type: ignore[dict-item]
 
 
 def test_the_model_itself_does_not_reinterpret_content() -> None:

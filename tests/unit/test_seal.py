@@ -99,10 +99,18 @@ def test_metadata_key_order_does_not_matter() -> None:
     verify(two, seal(one, KEY, conversation_id="c"), KEY, conversation_id="c")
 
 
-def test_replay_flags_are_not_sealed(history: list[tl.Message]) -> None:
+def test_replay_flags_are_not_sealed_and_refused_in_verify(history: list[tl.Message]) -> None:
+    # A dispatcher skips (or re-runs) a replayed tool call: the flag changes what happens, and
+    # no client's history can hold it (it is never written), so verify refuses it.
     token = seal(history, KEY, conversation_id="c")
     replayed = [m.model_copy(update={"replay": True}) for m in history]
-    verify(replayed, token, KEY, conversation_id="c")
+    assert seal(replayed, KEY, conversation_id="c") == token  # the seal is over the JSON form
+    flipped = [m.model_copy(update={"replay": m.id == "m2"}) for m in history]
+    with pytest.raises(SealError, match=r"messages\[1\] has replay=True") as info:
+        verify(flipped, token, KEY, conversation_id="c")
+    assert info.value.reason == "mismatch"
+    with pytest.raises(SealError, match="replay=True"):
+        verify_prefix([*history, replayed[0]], token, KEY, conversation_id="c")
 
 
 def test_an_empty_history_can_be_sealed() -> None:

@@ -10,7 +10,10 @@ It may implement any of four hooks; each is optional:
   :meth:`History.messages_for_model <threadline.History.messages_for_model>`: returns what the
   model should see instead (tool-result masking). Stored messages never change.
 - ``after_append(history, messages)`` — after every ``append`` and ``extend``, once the
-  listeners have run, outside the history's lock (so it may read or mutate the history).
+  listeners have run, outside the history's lock (so it may read or mutate the history). May
+  be a coroutine function: it runs as a task on the running event loop, which
+  [`History.flush`][threadline.History.flush] awaits (with no loop running, it runs to
+  completion before ``append`` returns).
 - ``reduce(history, *, max_tokens, max_messages, older_than) -> bool`` — on
   ``await history.reduce(...)``: shrink the stored history (rolling summary); may be a
   coroutine function. Returns whether it changed anything.
@@ -21,7 +24,10 @@ the history carries on as if that plugin had done nothing, and the error goes to
 called by hand reaches the caller as :class:`~threadline.PluginError`.
 
 Subclass :class:`Plugin` and override what you need (the others are no-ops the history skips),
-or pass any object with some of these methods.
+or pass any object with some of these methods. A plugin that could never run is refused when
+it is registered, with a `TypeError` saying what to write: an object with none of these
+methods (a bare function: subscribe it as a listener instead), or an async ``transform`` or
+``on_registered`` (both are called where nothing can await them).
 
 A plugin uses the history through its public API only. A ``reduce`` that awaits something
 (a summarizer) plans on a :meth:`~threadline.History.snapshot` and then swaps with
@@ -64,6 +70,7 @@ class Plugin(Protocol):
     @_default_hook
     def on_registered(self, history: History) -> None:
         """Called once when ``history`` registers this plugin; raise to refuse it."""
+        return  # a body, so that type checkers do not take the hook for abstract
 
     @_default_hook
     def transform(self, history: History, messages: list[Message]) -> Sequence[Message]:
@@ -75,8 +82,16 @@ class Plugin(Protocol):
         return messages
 
     @_default_hook
-    def after_append(self, history: History, messages: tuple[Message, ...]) -> None:
-        """Called after ``messages`` were appended (one for ``append``, a batch for ``extend``)."""
+    def after_append(
+        self, history: History, messages: tuple[Message, ...]
+    ) -> Awaitable[None] | None:
+        """Called after ``messages`` were appended (one for ``append``, a batch for ``extend``).
+
+        May be a coroutine function: it is then awaited as a task on the running event loop,
+        which ``await history.flush()`` waits for (or, when no loop runs, before ``append``
+        returns); its error goes to ``on_plugin_error`` all the same.
+        """
+        return None  # a body, so that type checkers do not take the hook for abstract
 
     @_default_hook
     def reduce(

@@ -193,7 +193,7 @@ class ToolResultMasking(Plugin):
             content=self.marker(part.call_id, name, tokens),
             name=part.name,
             is_error=part.is_error,
-            metadata={**part.metadata, MASKED_KEY: True},  # type: ignore[arg-type]
+            metadata={**part.metadata, MASKED_KEY: True},
         )
 
     # -- retrieval --------------------------------------------------------------------------

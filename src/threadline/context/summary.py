@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from threadline._log import system_positions
 from threadline.context.base import Plugin
 from threadline.context.window import check_budget, plan_cut, valid_cuts
-from threadline.errors import PluginError
+from threadline.errors import ErrorDetail, PluginError, ValidationError
 from threadline.messages import Message, user_message
 
 if TYPE_CHECKING:
@@ -79,8 +79,11 @@ class RollingSummary(Plugin):
       (system messages included) fits; the summary comes on top of that budget, so ask your
       summarizer for a bounded length.
     - ``older_than`` (a ``datetime``, or a ``timedelta`` meaning that long before now): the
-      units all of whose messages were created before it (messages without ``created_at`` are
-      never old; a naive datetime counts as UTC).
+      units all of whose messages were created before it (a naive datetime counts as UTC).
+      It reads ``created_at``, which threadline never sets unless asked: create the history
+      with ``History(..., timestamps=True)``. Over a message without one (system messages
+      and the summary aside) it raises [`ValidationError`][threadline.ValidationError] rather than
+      silently summarizing nothing.
     - Several options: the most any of them asks for. None at all: everything but the newest
       unit.
 
@@ -153,6 +156,8 @@ class RollingSummary(Plugin):
             Whether the history changed (``False`` when there was nothing to summarize).
 
         Raises:
+            threadline.ValidationError: ``older_than`` is set and a message has no
+                ``created_at`` (nothing is summarized).
             threadline.PluginError: a reduce is already running on ``history``; the summarizer
                 did not return a ``str``; or the history was reset, restored or trimmed while
                 the summary was being written (nothing is replaced; reduce again).
@@ -286,6 +291,7 @@ def _plan(
         )
         targets.append(0 if isinstance(plan, bool) else plan[0])
     if older_than is not None:
+        _require_created_at(items, older_than)
         targets.append(_age_cut(rest, cuts, _cutoff(older_than)))
     cut = min(max(targets), newest) if targets else newest
     summarize = [message for message in rest[:cut] if message.role != "system"]
@@ -329,6 +335,33 @@ def _age_cut(rest: Sequence[Message], cuts: list[int], cutoff: datetime) -> int:
             break
         best = cut
     return best
+
+
+def _require_created_at(items: Sequence[Message], older_than: datetime | timedelta) -> None:
+    """Refuse ``older_than`` over messages it cannot date: it would summarize nothing.
+
+    Raises:
+        threadline.ValidationError: a message other than a system message or the summary has
+            no ``created_at``.
+    """
+    undated = [
+        index
+        for index, message in enumerate(items)
+        if message.created_at is None and message.role != "system" and not is_summary(message)
+    ]
+    if not undated:
+        return
+    first = undated[0]
+    detail = ErrorDetail(
+        f"messages[{first}].created_at",
+        f"reduce(older_than={older_than!r}) needs every message's created_at, and "
+        f"{len(undated)} of the {len(items)} messages have none (the first: messages[{first}], "
+        f"id {items[first].id!r}), so none could count as old. Create the history with "
+        "History(..., timestamps=True) to stamp messages as it stores them, or set created_at "
+        "yourself; messages stored without one can be summarized by max_messages or max_tokens",
+        "missing_created_at",
+    )
+    raise ValidationError(f"cannot reduce by age: {detail.message}", [detail])
 
 
 def _older(message: Message, cutoff: datetime) -> bool:
