@@ -30,7 +30,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NoReturn, overload
 
-from threadline._input import validated_batch
+from threadline._sequences import read_messages
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.tokens import (
     TokenCounter,
@@ -116,7 +116,7 @@ class Snapshot(Sequence[Message]):
         Raises:
             threadline.ValidationError: an item is not a valid message.
         """
-        items = validated_batch(messages, "Snapshot")
+        items = read_messages(messages, "Snapshot", refuse_blob_marks=True)
         _init_snapshot(
             self, items, 0, len(items), (), operator.index(version), system_positions(items), 0
         )

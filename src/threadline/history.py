@@ -25,7 +25,7 @@ applying it (or queues it, for [`History.flush`][]), so memory and store agree.
 
 This module is the contract. [`History`][] takes its lock and delegates to private parts
 that know nothing of each other's insides: ``threadline._log`` (storage, snapshots, the
-window), ``_events``, ``_plugins``, ``_binding`` and ``_input`` (validation, timestamps).
+window), ``_events``, ``_plugins``, ``_binding`` and ``_sequences`` (validation, timestamps).
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing_extensions import Self
 from threadline._background import Background
 from threadline._binding import Binding, refuse_rebinding, refuse_store_kind, refuse_taken_ids
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
-from threadline._input import Clock, clock_for, leading_messages, validated, validated_batch
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
+from threadline._sequences import Clock, clock_for, history_input, leading_messages, read_message
 from threadline.integrity import prepare_messages
 from threadline.limits import Limits, enforce_counts, enforce_limits, resolve_limits
 from threadline.messages import Message, ToolResultPart
@@ -140,7 +140,7 @@ class History:
             timestamps=timestamps,
             clock=clock,
         )
-        self._start(validated_batch(messages, "History", stamp=self._clock), 0, plugins)
+        self._start(history_input(messages, "History", self._clock), 0, plugins)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -283,7 +283,7 @@ class History:
             enforce_limits(message, limits, what="History.append", path="message", depth=3)
             enforce_counts([message], limits, what="History.append")
         if self._clock is not None or not isinstance(message, Message):
-            message = validated(message, "message", "History.append", stamp=self._clock)
+            message = read_message(message, "message", "History.append", stamp=self._clock)
         log = self._log
         events = self._events
         window = log.window
@@ -332,7 +332,7 @@ class History:
             threadline.StoreError: the bound store ([`bind`][]) could not write the batch;
                 nothing changes.
         """
-        items = validated_batch(messages, "History.extend", limits=limits, stamp=self._clock)
+        items = history_input(messages, "History.extend", self._clock, limits=limits)
         if not items:
             return
         log = self._log
@@ -390,7 +390,7 @@ class History:
                 changes.
         """
         limits = resolve_limits(limits)
-        items = validated_batch(messages, "History.restore", limits=limits, stamp=self._clock)
+        items = history_input(messages, "History.restore", self._clock, limits=limits)
         sizes, counts = self._log.measure_all(items)
         with self._lock:
             self._replace_all(items, sizes, counts)
@@ -479,7 +479,7 @@ class History:
                 changes.
         """
         old = leading_messages(expected)
-        new = validated_batch(replacement, "History.replace_prefix", stamp=self._clock)
+        new = history_input(replacement, "History.replace_prefix", self._clock)
         gone = {id(message) for message in remove}
         with self._lock:
             log = self._log

@@ -73,18 +73,15 @@ output). Anything else (a ``str``, a ``dict``, a single message, an iterator) ra
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, get_args
 
-import pydantic
-
 import threadline._repair as _repair
-from threadline._message_fields import FROM_DATA
 from threadline._sanitize import Untrusted, sanitized
-from threadline._validation import translate_errors
-from threadline.errors import ErrorDetail, IntegrityError, ValidationError
-from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
+from threadline._sequences import read_messages
+from threadline.errors import IntegrityError
+from threadline.limits import Limits
 from threadline.messages import Message
 
 # This module is the contract: the codes, the reports, the public functions and what each mode
@@ -221,7 +218,7 @@ def check_messages(messages: Sequence[Message]) -> IntegrityReport:
     Raises:
         threadline.ValidationError: ``messages`` is not a sequence of messages.
     """
-    items = _as_messages(messages, "check_messages")
+    items = read_messages(messages, "check_messages", sequence=True)
     scan = _repair.scan_messages(items)
     if scan.clean:
         return IntegrityReport()
@@ -258,7 +255,7 @@ def repair_messages(
         ValueError: ``mode`` is neither ``"auto"`` nor ``"strict"``.
     """
     _check_mode(mode)
-    items = _as_messages(messages, "repair_messages")
+    items = read_messages(messages, "repair_messages", sequence=True)
     return _repaired(items, mode, rename=rename_duplicate_ids and mode == "auto")
 
 
@@ -278,7 +275,8 @@ def prepare_messages(messages: Sequence[Message], mode: Mode = "auto") -> list[M
         ValueError: ``mode`` is neither ``"auto"`` nor ``"strict"``.
     """
     _check_mode(mode)
-    return _repaired(_as_messages(messages, "prepare_messages"), mode, rename=False).messages
+    items = read_messages(messages, "prepare_messages", sequence=True)
+    return _repaired(items, mode, rename=False).messages
 
 
 def sanitize_untrusted(
@@ -330,7 +328,8 @@ def sanitize_untrusted(
     """
     policy = Untrusted.policy(keep_metadata=keep_metadata, allow_private_urls=allow_private_urls)
     checked = _UNTRUSTED if limits is None else limits
-    return sanitized(_as_messages(messages, "sanitize_untrusted", limits=checked), policy)
+    items = read_messages(messages, "sanitize_untrusted", sequence=True, limits=checked)
+    return sanitized(items, policy)
 
 
 def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
@@ -351,54 +350,6 @@ def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
 def _check_mode(mode: object) -> None:
     if mode not in _MODES:
         raise ValueError(f"mode must be 'auto' or 'strict', not {mode!r}")
-
-
-def _as_messages(messages: object, function: str, *, limits: Limits | None = None) -> list[Message]:
-    """The input as a new list of messages; mappings are validated into messages.
-
-    The one reader of "a sequence of messages or mappings" for every public function that
-    takes one (integrity, sealing, the codecs' ``encode``). With ``limits``, the input is
-    checked against them before anything is validated.
-    """
-    if isinstance(messages, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(
-        messages, Sequence
-    ):
-        hint = (
-            "pass history.snapshot(), or call history.messages_for_model()"
-            if hasattr(messages, "snapshot")
-            else "wrap a single message in a list, or use load_json for JSON text"
-        )
-        raise ValidationError(
-            f"{function} takes a sequence of Message (a list, tuple or History snapshot), not "
-            f"{type(messages).__name__}; {hint}",
-            [ErrorDetail("messages", "not a sequence of messages", "type")],
-        )
-    if limits is not None:
-        enforce_limits(
-            messages, limits, what=function, layout=THREADLINE_LAYOUT, path="messages", depth=2
-        )
-    items = list(messages)
-    if set(map(type, items)) <= {Message}:  # the common case, checked at C speed
-        return items
-    return [_as_message(item, index) for index, item in enumerate(items)]
-
-
-def _as_message(item: object, index: int) -> Message:
-    if isinstance(item, Message):
-        return item
-    if isinstance(item, Mapping):
-        try:
-            return Message.model_validate(item, context=FROM_DATA)
-        except pydantic.ValidationError as error:
-            raise translate_errors(
-                error, f"invalid message at messages[{index}]", prefix=f"messages[{index}]"
-            ) from None
-    path = f"messages[{index}]"
-    raise ValidationError(
-        f"{path} is a {type(item).__name__}, not a Message; pass Message objects "
-        "(user_message(...), assistant_message(...)...) or mappings of their fields",
-        [ErrorDetail(path, "not a Message", "type")],
-    )
 
 
 # ---------------------------------------------------------------------------------------------

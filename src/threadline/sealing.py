@@ -65,8 +65,8 @@ from typing import Any
 import pydantic_core
 
 from threadline._json import find_in_value, lone_surrogate, not_unicode
+from threadline._sequences import read_messages
 from threadline.errors import ErrorDetail, SealError, ValidationError
-from threadline.integrity import _as_messages as as_messages
 from threadline.limits import Limits
 from threadline.messages import Message
 
@@ -128,7 +128,7 @@ def seal(
     _check_key_id(name)
     _check_key(key, name)
     _check_conversation_id(conversation_id)
-    items = _as_messages(messages, "seal", None, default=_DEFAULT_LIMITS)
+    items = read_messages(messages, "seal", sequence=True, mapping_limits=_DEFAULT_LIMITS)
     mac = _mac(key, name, conversation_id, items)
     return f"{_VERSION}.{name}.{len(items)}.{_encode_mac(mac)}"
 
@@ -168,7 +168,9 @@ def verify(
         TypeError: ``keys`` or ``conversation_id`` has the wrong type.
         ValueError: ``conversation_id`` is empty or not Unicode text.
     """
-    items = _as_messages(messages, "verify", limits)
+    items = read_messages(
+        messages, "verify", sequence=True, limits=limits, mapping_limits=_UNTRUSTED_LIMITS
+    )
     _check(items, seal, keys, conversation_id, extended=False)
 
 
@@ -208,7 +210,9 @@ def verify_prefix(
         threadline.ValidationError: an item of ``messages`` is not a valid message.
     """
     roles = (tail_roles,) if isinstance(tail_roles, str) else tuple(tail_roles)
-    items = _as_messages(messages, "verify_prefix", limits)
+    items = read_messages(
+        messages, "verify_prefix", sequence=True, limits=limits, mapping_limits=_UNTRUSTED_LIMITS
+    )
     count = _check(items, seal, keys, conversation_id, extended=True)
     sealed, tail = items[:count], items[count:]
     for offset, message in enumerate(tail):
@@ -404,16 +408,3 @@ def _check_conversation_id(conversation_id: object) -> None:
     index = lone_surrogate(conversation_id)
     if index is not None:
         raise ValueError(not_unicode("conversation_id", conversation_id, index))
-
-
-def _as_messages(
-    messages: object, function: str, limits: Limits | None, *, default: Limits = _UNTRUSTED_LIMITS
-) -> list[Message]:
-    # Mappings come from clients (to verify) or the server's own JSON (to seal): bound them
-    # before pydantic validates them. Message objects are bounded only when asked.
-    if limits is None:
-        mappings = isinstance(messages, Sequence) and not all(
-            type(item) is Message for item in messages
-        )
-        limits = default if mappings else None
-    return as_messages(messages, function, limits=limits)

@@ -25,6 +25,7 @@ from typing_extensions import TypedDict
 
 from threadline._blob_marks import blob_mark_errors, may_hold_blob_marks
 from threadline._json import find_not_unicode_in_text
+from threadline._sequences import read_messages
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
 from threadline.limits import (
@@ -89,7 +90,9 @@ def messages_to_json(messages: Iterable[Message]) -> bytes:
     Raises:
         threadline.ValidationError: an item is not a [`Message`][].
     """
-    return _messages_adapter().dump_json(_message_list(messages))
+    return _messages_adapter().dump_json(
+        read_messages(messages, "messages_to_json", mappings=False)
+    )
 
 
 def messages_from_json(data: bytes | bytearray | str) -> list[Message]:
@@ -184,23 +187,11 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
     Raises:
         threadline.ValidationError: an item is not a [`Message`][].
     """
-    items = _message_list(messages)
+    items = read_messages(messages, "dump_json", mappings=False)
     if indent is None:
         return _PREFIX + _messages_adapter().dump_json(items) + b"}"
     envelope = {"format": FORMAT, "version": FORMAT_VERSION, "messages": items}
     return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
-
-
-def _message_list(messages: Iterable[Message]) -> list[Message]:
-    items = messages if isinstance(messages, list) else list(messages)
-    for index, item in enumerate(items):
-        if not isinstance(item, Message):
-            raise ValidationError(
-                f"messages[{index}] is a {type(item).__name__}, not a Message; "
-                "build messages with user_message(...) etc. or Message.model_validate(...)",
-                [ErrorDetail(f"messages[{index}]", "not a Message", "type")],
-            )
-    return items
 
 
 def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) -> list[Message]:

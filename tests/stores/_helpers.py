@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
-from threadline import Message
+import pytest
+
+from threadline import Message, ValidationError, user_message
 from threadline.stores import (
     FileBlobStore,
     JsonlStore,
@@ -76,3 +79,23 @@ class ThreadedAsyncStore:
         close = getattr(self.store, "close", None)
         if close is not None:
             close()
+
+
+def check_bad_batches(
+    store: Store, write_async: Callable[[Any], Coroutine[Any, Any, None]]
+) -> None:
+    """A bad batch is reported by ``store`` (and by its async twin, through ``write_async``)
+    with the ``ErrorDetail`` shape of every entry point, and nothing is written."""
+    name = type(store).__name__
+    for method in (store.append, store.replace):
+        with pytest.raises(ValidationError) as caught:
+            method("c", [user_message("a"), 42])  # type: ignore[list-item]
+        assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
+        assert str(caught.value).startswith(f"{name}.{method.__name__}: invalid messages")
+        with pytest.raises(ValidationError) as caught:
+            method("c", 42)  # type: ignore[arg-type]
+        assert [(d.path, d.type) for d in caught.value.errors] == [("messages", "messages_type")]
+    with pytest.raises(ValidationError, match=r"Async\w+Store\.append: invalid") as caught:
+        asyncio.run(write_async([user_message("a"), {"role": "user"}]))
+    assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
+    assert store.list_conversations() == []

@@ -26,7 +26,7 @@ import pydantic
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import SMALL_THRESHOLD
+from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
 from tests.support import require_module, unavailable
 from threadline.stores import AsyncStore, FileBlobStore, Store
 from threadline.testing._store_kit import _check_batches, check_async_store, check_store
@@ -535,3 +535,18 @@ def test_concurrent_replays_from_threads_store_once(postgres_dsn: str, prefix: s
         for thread in threads:
             thread.join(60)
         assert store.load("c") == [m for batch in batches for m in batch]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_bad_batches_are_reported_as_every_entry_point_reports_them(
+    postgres_dsn: str, prefix: str
+) -> None:
+    async def write_async(messages: Any) -> None:
+        async with AsyncPostgresStore(postgres_dsn, table_prefix=prefix) as store:
+            await store.append("c", messages)
+
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        check_bad_batches(store, write_async)

@@ -22,7 +22,7 @@ import pydantic
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import SMALL_THRESHOLD
+from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
 from tests.support import require_module, unavailable
 from threadline.stores import AsyncStore, FileBlobStore, Store
 from threadline.testing._store_kit import _check_batches, check_async_store, check_store
@@ -359,3 +359,18 @@ def test_a_long_batch_sent_again_goes_through_the_script_in_slices(
         with pytest.raises(tl.ValidationError, match="m2"):
             store.append("c", [tl.user_message("new"), tl.user_message("not m2", id="m2")])
         assert store.load("c") == many[:3]
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+
+
+def test_bad_batches_are_reported_as_every_entry_point_reports_them(
+    redis_url: str, prefix: str
+) -> None:
+    async def write_async(messages: Any) -> None:
+        async with AsyncRedisStore(redis_url, prefix=prefix) as store:
+            await store.append("c", messages)
+
+    with RedisStore(redis_url, prefix=prefix) as store:
+        check_bad_batches(store, write_async)

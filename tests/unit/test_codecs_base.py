@@ -198,7 +198,7 @@ def test_response_metadata_always_names_input_and_output_tokens() -> None:
 def test_encode_refuses_what_is_not_a_list_of_messages() -> None:
     from threadline.codecs import openai_chat
 
-    with pytest.raises(tl.ValidationError, match="not a Message"):
+    with pytest.raises(tl.ValidationError, match="not a message"):
         openai_chat.encode([tl.user_message("hi"), "hello"])  # type: ignore[list-item]
     with pytest.raises(tl.ValidationError, match=r"messages\[0\]"):
         openai_chat.encode([{"role": "user", "parts": []}])  # type: ignore[list-item]

@@ -529,7 +529,7 @@ class TestExtend:
             History().extend(value)
 
     def test_a_single_message_gets_a_hint(self) -> None:
-        with pytest.raises(tl.ValidationError, match=r"use append\(message\)"):
+        with pytest.raises(tl.ValidationError, match="wrap a single message in a list"):
             History().extend(tl.user_message("one"))  # type: ignore[arg-type]
 
 

@@ -937,7 +937,7 @@ def test_unknown_mode_is_a_value_error_naming_the_modes(mode: Any) -> None:
     "function", [check_messages, repair_messages, prepare_messages, sanitize_untrusted]
 )
 def test_not_a_sequence_of_messages(function: Any, bad: Any) -> None:
-    with pytest.raises(ValidationError, match="sequence of Message"):
+    with pytest.raises(ValidationError, match="sequence of messages"):
         function(bad)
 
 
@@ -957,7 +957,8 @@ def test_a_history_gets_a_hint() -> None:
 
 
 def test_an_item_that_is_not_a_message_is_named() -> None:
-    with pytest.raises(ValidationError, match=r"messages\[1\] is a int, not a Message") as raised:
+    expected = r"messages\[1\]: not a message \(got an int\)"
+    with pytest.raises(ValidationError, match=expected) as raised:
         check_messages([user(), 42])  # type: ignore[list-item]
     assert raised.value.errors[0].path == "messages[1]"
 

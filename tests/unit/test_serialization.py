@@ -92,7 +92,7 @@ def test_dump_accepts_any_iterable(conversation: list[tl.Message]) -> None:
 
 
 def test_dump_rejects_non_messages() -> None:
-    with pytest.raises(tl.ValidationError, match=r"messages\[1\] is a dict"):
+    with pytest.raises(tl.ValidationError, match=r"messages\[1\]: not a message \(got a dict\)"):
         tl.dump_json([tl.user_message("x"), {"role": "user"}])  # type: ignore[list-item]
 
 
@@ -120,7 +120,7 @@ def test_messages_round_trip_through_bytes_and_str(conversation: list[tl.Message
 
 
 def test_messages_to_json_rejects_non_messages() -> None:
-    with pytest.raises(tl.ValidationError, match=r"messages\[1\] is a dict"):
+    with pytest.raises(tl.ValidationError, match=r"messages\[1\]: not a message \(got a dict\)"):
         messages_to_json([tl.user_message("x"), {"role": "user"}])  # type: ignore[list-item]
 
 

@@ -11,11 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
-import pydantic
-
 from threadline._cli.output import STDIN, CliError, json_problem, one_line, warn
-from threadline._message_fields import FROM_DATA
-from threadline._validation import translate_errors
+from threadline._sequences import read_messages
 from threadline.codecs import codec_names, decode
 from threadline.codecs._sniff import guess_request_format, looks_like
 from threadline.errors import CodecError, ValidationError
@@ -239,6 +236,6 @@ def _find_surrogate(value: Any) -> tuple[str, str]:
 
 def _validated(items: list[Any], where: str) -> list[Message]:
     try:
-        return [Message.model_validate(item, context=FROM_DATA) for item in items]
-    except pydantic.ValidationError as error:
-        raise CliError(one_line(translate_errors(error, f"{where}: invalid message"))) from error
+        return read_messages(items, where)
+    except ValidationError as error:
+        raise CliError(one_line(error)) from error

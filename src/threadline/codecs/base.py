@@ -25,11 +25,10 @@ helpers (``codecs/_reading.py``, ``_media.py``, ``_policies.py``, ``_tools.py``,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol, TypeAlias, cast
 
-from threadline.errors import ErrorDetail, ValidationError
-from threadline.integrity import _as_messages as as_messages
+from threadline._sequences import read_messages
 from threadline.limits import Limits
 from threadline.messages import Message
 
@@ -137,7 +136,7 @@ def prepare_for_encoding(
     _check_choice("unsupported", unsupported, _UNSUPPORTED_POLICIES)
     if model is not None and not isinstance(model, str):
         raise TypeError(f"model must be a str or None, not {type(model).__name__}")
-    source = _as_messages(messages)
+    source = read_messages(messages, "encode")
     if integrity == "off":
         prepared = source
     else:
@@ -152,16 +151,6 @@ def prepare_for_encoding(
         source=source,
     )
     return prepared, options
-
-
-def _as_messages(messages: Iterable[Message]) -> list[Message]:
-    if isinstance(messages, (str, bytes, bytearray, Mapping)) or not isinstance(messages, Iterable):
-        raise ValidationError(
-            f"encode takes a sequence of Message, not {type(messages).__name__}; wrap a single "
-            "message in a list",
-            [ErrorDetail("messages", "not a sequence of messages", "type")],
-        )
-    return as_messages(list(messages), "encode")
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from threadline._log import Snapshot, check_budget, snapshot_storage, system_positions
-from threadline.integrity import _as_messages
+from threadline._sequences import read_messages
 from threadline.messages import Message, ToolCallPart, ToolResultPart
 from threadline.tokens import TokenCounter, checked_counter
 
@@ -166,7 +166,7 @@ def trim_messages(
         # below ``stop``, so ``dropped`` can still be built from it later.
         items, start, stop, head, systems = snapshot_storage(messages)
     else:
-        items = _as_messages(messages, "trim_messages")
+        items = read_messages(messages, "trim_messages", sequence=True)
         start, stop = 0, len(items)
         systems = None
     if max_messages is None and max_tokens is None:

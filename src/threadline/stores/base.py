@@ -22,10 +22,11 @@ id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay pr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from threadline._sequences import read_messages
 from threadline.errors import ErrorDetail, StoreError, ValidationError
 from threadline.messages import Message
 
@@ -198,28 +199,11 @@ def as_message_list(messages: object, where: str) -> list[Message]:
         where: the method, for the message (``"MyStore.append"``).
 
     Raises:
-        threadline.ValidationError: an item is not a ``Message`` (mappings are validated by
-            ``History``, not by stores).
+        threadline.ValidationError: ``messages`` is not a batch of messages, or an item is
+            not a ``Message`` (mappings are validated by ``History``, not by stores); every
+            problem is listed, with paths such as ``messages[1]``, as everywhere else.
     """
-    if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
-        detail = ErrorDetail(
-            "messages",
-            f"{where} takes a sequence of messages, not a {type(messages).__name__}; "
-            "wrap a single message in a list",
-            "type",
-        )
-        raise ValidationError(f"invalid messages: {detail.message}", [detail])
-    items = list(messages)
-    for index, item in enumerate(items):
-        if not isinstance(item, Message):
-            detail = ErrorDetail(
-                f"messages[{index}]",
-                f"is a {type(item).__name__}, not a Message; {where} stores Message objects "
-                "(build them with user_message(...) etc. or Message.model_validate(...))",
-                "type",
-            )
-            raise ValidationError(f"invalid messages: {detail}", [detail])
-    return items
+    return read_messages(messages, where, mappings=False)
 
 
 def replayed(
