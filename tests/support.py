@@ -9,14 +9,14 @@ from __future__ import annotations
 import importlib
 import os
 from types import ModuleType
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import pytest
 
 REQUIRE_ALL = os.environ.get("THREADLINE_REQUIRE_ALL") == "1"
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip the current test, or fail it when everything is required."""
     if REQUIRE_ALL:
         pytest.fail(f"THREADLINE_REQUIRE_ALL=1 but {reason}", pytrace=False)
@@ -29,7 +29,6 @@ def require_module(name: str, hint: str | None = None) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         unavailable(f"{name} is not installed ({hint or 'pip install -e .[test]'})")
-        raise  # unreachable: unavailable() always raises
 
 
 _P = TypeVar("_P")

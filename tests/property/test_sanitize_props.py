@@ -216,7 +216,7 @@ def client_parts(draw: st.DrawFn, role: str) -> dict[str, Any]:
 @st.composite
 def client_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     count = draw(st.integers(1, 4))
-    messages = []
+    messages: list[dict[str, Any]] = []
     for index in range(count):
         role = "user" if index % 2 == 0 else "assistant"
         parts = draw(st.lists(client_parts(role), min_size=1, max_size=4))
