@@ -18,31 +18,31 @@ from tests.faults._servers import private_postgres, private_redis
 __all__ = ["async_store", "private_postgres", "private_redis", "server_store"]
 
 
+def _fresh_store(request: pytest.FixtureRequest, kind: str, *, blocking: bool) -> Any:
+    """A fresh store of ``kind`` ("redis" or "postgres") on its shared server, under a prefix of
+    the test's own (closed by the test)."""
+    make: Any
+    if kind == "redis":
+        from threadline.stores.redis import AsyncRedisStore, RedisStore
+
+        make = RedisStore if blocking else AsyncRedisStore
+        url = request.getfixturevalue("redis_url")
+        return make(url, prefix=request.getfixturevalue("redis_prefix"))
+    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
+
+    make = PostgresStore if blocking else AsyncPostgresStore
+    dsn = request.getfixturevalue("postgres_dsn")
+    prefix = request.getfixturevalue("postgres_prefix")
+    return make(dsn, table_prefix=prefix, max_connections=3)
+
+
 @pytest.fixture(params=["redis", "postgres"])
 def async_store(request: pytest.FixtureRequest) -> Any:
     """A fresh async store on a shared server (closed by the test)."""
-    if request.param == "redis":
-        from threadline.stores.redis import AsyncRedisStore
-
-        url = request.getfixturevalue("redis_url")
-        return AsyncRedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import AsyncPostgresStore
-
-    dsn = request.getfixturevalue("postgres_dsn")
-    prefix = request.getfixturevalue("postgres_prefix")
-    return AsyncPostgresStore(dsn, table_prefix=prefix, max_connections=3)
+    return _fresh_store(request, request.param, blocking=False)
 
 
 @pytest.fixture(params=["redis", "postgres"])
 def server_store(request: pytest.FixtureRequest) -> Any:
     """A fresh blocking store on a shared server (closed by the test)."""
-    if request.param == "redis":
-        from threadline.stores.redis import RedisStore
-
-        url = request.getfixturevalue("redis_url")
-        return RedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import PostgresStore
-
-    dsn = request.getfixturevalue("postgres_dsn")
-    prefix = request.getfixturevalue("postgres_prefix")
-    return PostgresStore(dsn, table_prefix=prefix, max_connections=3)
+    return _fresh_store(request, request.param, blocking=True)
