@@ -218,7 +218,7 @@ def anthropic_rules(messages: Sequence[Mapping[str, Any]], system: Any = None) -
             turns.append((str(role), index, _blocks(message)))
     system_blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system or []
     problems.extend(_blank_text_problems(system_blocks, "system"))
-    seen: set[str] = set()
+    seen: set[object] = set()
     for number, (role, index, blocks) in enumerate(turns):
         where = f"messages.{index}"
         problems.extend(_blank_text_problems(blocks, where))
