@@ -165,7 +165,10 @@ def openai_chat_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                     parsed = None
                 if not isinstance(parsed, dict):
                     problems.append(f"{where}.function.arguments: not a JSON object string")
-        if message.get("content") in (None, "", []) and not calls and not message.get("refusal"):
+        # An audio reply goes back by its id alone (platform.openai.com/docs/guides/audio,
+        # "multi-turn conversations": {"role": "assistant", "audio": {"id": ...}}).
+        answered = calls or message.get("refusal") or message.get("audio")
+        if message.get("content") in (None, "", []) and not answered:
             problems.append(f"messages.{index}: an assistant message needs content or tool_calls")
     if pending:
         problems.append(f"end: tool_call_ids {sorted(pending)} have no tool message")

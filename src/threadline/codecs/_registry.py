@@ -107,7 +107,9 @@ def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list
     return get_codec(provider).decode(payload, limits=limits)
 
 
-def decode_response(response: Any, *, provider: str, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any, *, provider: str, limits: Limits | None = None, choice: int = 0
+) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
 
@@ -115,10 +117,18 @@ def decode_response(response: Any, *, provider: str, limits: Limits | None = Non
         response: the response.
         provider: a codec name.
         limits: how much to read (`Limits`); ``None`` means the defaults.
+        choice: which of several choices (OpenAI Chat, Mistral) or candidates (Gemini) to
+            read; formats whose responses hold one message take only 0.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
-        threadline.CodecError: ``response`` is not a response of the format.
+        threadline.CodecError: ``response`` is not a response of the format, or holds no
+            choice ``choice``.
         threadline.LimitExceededError: the response exceeds ``limits``.
+        ValueError: ``choice`` is negative, or not 0 for a format with one message.
     """
-    return get_codec(provider).decode_response(response, limits=limits)
+    codec = get_codec(provider)
+    if type(choice) is int and choice == 0:  # a third-party codec may not take ``choice``
+        return codec.decode_response(response, limits=limits)
+    extra: dict[str, Any] = {"choice": choice}
+    return codec.decode_response(response, limits=limits, **extra)
