@@ -63,6 +63,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import map_call_ids, name_results_after_calls
 from threadline.codecs._turns import merge_into_turns
 from threadline.codecs.base import (
@@ -88,6 +89,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "anthropic"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Anthropic Messages"
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -156,6 +159,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -801,6 +805,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True

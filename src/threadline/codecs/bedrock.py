@@ -66,6 +66,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import map_call_ids, name_results_after_calls
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -99,6 +100,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 PROVIDER = "bedrock"
 CITATIONS = "bedrock.citations"
 """Part metadata of assistant text read from a ``citationsContent`` block: its citations."""
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Bedrock Converse"
 MAX_ID_LENGTH = 64
 DEFAULT_DOCUMENT_NAME = "document"
@@ -215,6 +218,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -777,6 +781,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True

@@ -70,6 +70,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import GEMINI, to_wire_names
 from threadline.codecs._tools import (
     call_names,
     hashed_id,
@@ -107,6 +108,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "gemini"
+TOOL_NAMES = GEMINI
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Gemini generateContent"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The signature Gemini documents for calls it did not produce (Gemini 3 requires one)."""
@@ -235,6 +238,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
@@ -1004,6 +1008,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True

@@ -73,6 +73,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
@@ -108,6 +109,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "mistral"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
@@ -188,6 +191,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
@@ -667,6 +671,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote

@@ -56,6 +56,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
@@ -89,6 +90,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "OpenAI Chat Completions"
 MAX_ID_LENGTH = 40
 """The API rejects longer ``tool_calls[].id`` / ``tool_call_id`` values."""
@@ -157,6 +160,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[dict[str, Any]] = []
     if system:
@@ -659,6 +663,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):

@@ -70,6 +70,7 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     add_error_prefix,
     arguments_json,
@@ -103,6 +104,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "OpenAI Responses"
 MAX_ID_LENGTH = 64
 """The API rejects a longer ``call_id``."""
@@ -343,6 +346,7 @@ def encode(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
@@ -987,6 +991,7 @@ def normalize_for_round_trip(
         reasoning=reasoning,
         unsupported=unsupported,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):
