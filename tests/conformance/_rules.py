@@ -503,14 +503,8 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
 
 KNOWN_VIOLATIONS: frozenset[str] = frozenset(
     {
-        "anthropic.failed_result_not_empty",
-        "anthropic.failed_result_text_only",
-        "anthropic.first_message_user",
-        "anthropic.tool_loop_starts_with_thinking",
         "anthropic.tool_name_pattern",
-        "bedrock.document_names_unique",
         "bedrock.tool_name_pattern",
-        "bedrock.tool_result_not_empty",
         "gemini.tool_name_pattern",
         "mistral.nothing_but_assistant_after_tool",
         "mistral.tool_name_pattern",

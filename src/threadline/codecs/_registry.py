@@ -65,7 +65,8 @@ def encode(
         messages: the history, in order.
         provider: a codec name: ``openai_chat``, ``anthropic``...
         system: system text placed before everything else, where the format wants it.
-        model: the target model; reasoning produced by another model is not replayed.
+        model: the target model; reasoning produced by another model is not replayed (an
+            alias and its dated snapshot, an inference profile and its base id, are one).
         integrity: ``auto`` repairs the history first, ``strict`` raises instead of
             repairing, ``off`` sends it as it is.
         reasoning: ``auto`` replays reasoning only to the provider and model that produced it;
@@ -107,7 +108,9 @@ def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list
     return get_codec(provider).decode(payload, limits=limits)
 
 
-def decode_response(response: Any, *, provider: str, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any, *, provider: str, limits: Limits | None = None, model: str | None = None
+) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
 
@@ -115,10 +118,15 @@ def decode_response(response: Any, *, provider: str, limits: Limits | None = Non
         response: the response.
         provider: a codec name.
         limits: how much to read (`Limits`); ``None`` means the defaults.
+        model: the model the request went to, for a response that names none (Bedrock's
+            never does): it tags the message and its reasoning, which then replay to it.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.CodecError: ``response`` is not a response of the format.
         threadline.LimitExceededError: the response exceeds ``limits``.
     """
-    return get_codec(provider).decode_response(response, limits=limits)
+    codec = get_codec(provider)
+    if model is None:  # a third-party codec may not take ``model``
+        return codec.decode_response(response, limits=limits)
+    return codec.decode_response(response, limits=limits, model=model)

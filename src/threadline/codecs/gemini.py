@@ -54,6 +54,7 @@ from threadline.codecs._policies import (
     Placeholder,
     ProviderToolPart,
     carried,
+    for_model,
     is_one_of,
     resolve,
 )
@@ -345,7 +346,7 @@ def _signatures_allowed(message: Message, options: EncodeOptions) -> bool:
     ``reasoning="drop"``, and for a given model only when the message came from it."""
     if options.reasoning == "drop":
         return False
-    return options.model is None or message.metadata.get("model") == options.model
+    return for_model(options.model, message.metadata.get("model"))
 
 
 def _signature(part: Any, allowed: bool) -> str | None:
@@ -835,7 +836,9 @@ def _decode_server_part(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, model: str | None = None
+) -> Message:
     """Read a generateContent response (``candidates[0].content``) into an assistant message.
 
     Accepts the JSON dict (camelCase, as the REST API sends it, or snake_case), JSON text, or
@@ -850,6 +853,8 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -862,6 +867,7 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
         limits,
         format_name=FORMAT,
         what="gemini.decode_response",
+        model=model,
         dump=_dump_sdk_response,
     )
 

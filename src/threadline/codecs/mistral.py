@@ -573,7 +573,9 @@ def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResu
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, model: str | None = None
+) -> Message:
     """Read a chat completion response (``choices[0].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletionResponse``. Thinking chunks
@@ -585,6 +587,8 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -592,7 +596,12 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
         threadline.CodecError: ``response`` is not a chat completion response.
     """
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="mistral.decode_response"
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="mistral.decode_response",
+        model=model,
     )
 
 

@@ -526,7 +526,9 @@ def _decode_tool(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, model: str | None = None
+) -> Message:
     """Read a Chat Completions response (``choices[0].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletion`` object. Arguments that
@@ -538,6 +540,8 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -545,7 +549,12 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
         threadline.CodecError: ``response`` is not a Chat Completions response.
     """
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="openai_chat.decode_response"
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="openai_chat.decode_response",
+        model=model,
     )
 
 
