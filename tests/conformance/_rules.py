@@ -503,12 +503,6 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
 
 KNOWN_VIOLATIONS: frozenset[str] = frozenset(
     {
-        "anthropic.failed_result_not_empty",
-        "anthropic.failed_result_text_only",
-        "anthropic.first_message_user",
-        "anthropic.tool_loop_starts_with_thinking",
-        "bedrock.document_names_unique",
-        "bedrock.tool_result_not_empty",
         "mistral.nothing_but_assistant_after_tool",
     }
 )

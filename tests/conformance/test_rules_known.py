@@ -17,13 +17,10 @@ import pytest
 import threadline as tl
 from tests.conformance import _rules
 from tests.conformance.judges import WireError
-from threadline import FilePart, Message, ReasoningPart
+from threadline import FilePart, Message
 from threadline.codecs import encode
 
 PNG = FilePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")
-PDF = FilePart(media_type="application/pdf", data=b"%PDF-1.4", filename="report.pdf")
-MODEL = "claude-sonnet-4-5-20250929"
-THINKING = {"type": "enabled", "budget_tokens": 1024}
 
 
 def ask(text: str = "What's the weather in Paris?") -> Message:
@@ -36,14 +33,6 @@ def call(name: str = "get_weather") -> Message:
 
 def result(content: str | Sequence[str | FilePart] = "18C", *, is_error: bool = False) -> Message:
     return tl.tool_message(tl.tool_result_part("call_1", content, is_error=is_error))
-
-
-def thinking_then_call() -> Message:
-    reasoning = ReasoningPart(
-        text="Use the tool.", signature="c2ln", provider="anthropic", model=MODEL
-    )
-    call_part = tl.tool_call_part("toolu_1", "get_weather", {"city": "Paris"})
-    return tl.assistant_message(reasoning, call_part, metadata={"model": MODEL})
 
 
 # (case id, rule id, the history, encode's keyword arguments, request fields the caller adds)
@@ -76,48 +65,6 @@ CASES: list[Case] = [
         [ask(), call(), result(["the map", PNG]), tl.assistant_message("Sunny.")],
         {},
         {},
-    ),
-    (
-        "failed-result-with-an-image",
-        "anthropic.failed_result_text_only",
-        [ask(), call(), result(["the request failed", PNG], is_error=True)],
-        {},
-        {},
-    ),
-    (
-        "failed-result-empty",
-        "anthropic.failed_result_not_empty",
-        [ask(), call(), result("", is_error=True)],
-        {},
-        {},
-    ),
-    (
-        "window-starts-with-assistant",
-        "anthropic.first_message_user",
-        [tl.assistant_message("Hello!"), ask()],
-        {},
-        {},
-    ),
-    (
-        "thinking-of-a-model-alias",
-        "anthropic.tool_loop_starts_with_thinking",
-        [ask(), thinking_then_call(), tl.tool_message(tl.tool_result_part("toolu_1", "18C"))],
-        {"model": "claude-sonnet-4-5"},
-        {"thinking": THINKING},
-    ),
-    (
-        "two-files-one-name",
-        "bedrock.document_names_unique",
-        [tl.user_message("Compare these.", PDF, PDF)],
-        {},
-        {},
-    ),
-    (
-        "empty-result",
-        "bedrock.tool_result_not_empty",
-        [ask(), call(), result("")],
-        {},
-        {"toolConfig": {"tools": []}},
     ),
 ]
 

@@ -173,7 +173,7 @@ def test_a_turn_left_empty_merges_its_neighbours() -> None:
     ]
 
 
-def test_blank_text_is_left_out_and_an_empty_result_is_an_empty_content_list() -> None:
+def test_blank_text_is_left_out_and_an_empty_result_says_it_has_no_content() -> None:
     history = [
         tl.user_message("go", " \n"),
         tl.assistant_message("", tl.tool_call_part("t1", "f", {})),
@@ -187,7 +187,15 @@ def test_blank_text_is_left_out_and_an_empty_result_is_an_empty_content_list() -
         },
         {
             "role": "user",
-            "content": [{"toolResult": {"toolUseId": "t1", "content": [], "status": "error"}}],
+            "content": [
+                {
+                    "toolResult": {
+                        "toolUseId": "t1",
+                        "content": [{"text": "[no content]"}],
+                        "status": "error",
+                    }
+                }
+            ],
         },
     ]
 

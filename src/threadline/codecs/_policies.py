@@ -13,6 +13,7 @@ policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholde
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
 
@@ -59,13 +60,66 @@ def reasoning_action(
     """
     if options.reasoning == "drop":
         return "drop"
-    if (
-        replayable
-        and part.provider == options.provider
-        and (options.model is None or options.model == part.model)
-    ):
+    if replayable and part.provider == options.provider and for_model(options.model, part.model):
         return "replay"
     return "text" if options.reasoning == "text" else "drop"
+
+
+def for_model(target: str | None, produced: object) -> bool:
+    """Whether state ``produced`` by a model (a part's or a message's ``model``) may go to
+    ``target``: always when the target is unknown, else when both name the same model
+    (`same_model`)."""
+    return target is None or (isinstance(produced, str) and same_model(target, produced))
+
+
+_SNAPSHOT = re.compile(
+    r"(?P<alias>.+?)(?:-latest|-\d{4}-\d{2}-\d{2}|[-@]\d{8}|-\d{4}|-\d{3})"
+    r"(?P<suffix>-v\d+(?::\d+)?)?"
+)
+"""A model id with its snapshot mark: ``-latest``, an OpenAI date (``-2025-08-07``), an
+Anthropic one (``-20250929``; ``@20250929`` on Vertex), a Mistral ``-YYMM`` or a Gemini
+``-NNN`` version, before a Bedrock ``-v1:0`` version."""
+_INFERENCE_PROFILE = re.compile(r"(?:us|us-gov|eu|apac|au|ca|jp|global)\.(?P<base>[a-z0-9-]+\..+)")
+"""A Bedrock cross-region inference profile id: a geography, then the base model id."""
+
+
+def _model_id(model: str) -> str:
+    """``model`` without what only says where it runs: the path of an ARN or resource name
+    (``arn:aws:bedrock:...:inference-profile/``, ``models/``) and a Bedrock inference
+    profile's geography (``us.``)."""
+    model = model.rsplit("/", 1)[-1]
+    profile = _INFERENCE_PROFILE.fullmatch(model)
+    return profile.group("base") if profile else model
+
+
+def _alias_of(model: str) -> str | None:
+    """The alias a snapshot id stands for (``gpt-5`` for ``gpt-5-2025-08-07``), or ``None``
+    for an id without a snapshot mark; ``-latest`` counts as an alias of its own."""
+    found = _SNAPSHOT.fullmatch(model)
+    if found is None:
+        return None
+    return found.group("alias") + (found.group("suffix") or "")
+
+
+def same_model(first: str, second: str) -> bool:
+    """Whether two model ids name the same model, for replaying reasoning.
+
+    Equal ids do; so do an alias and a snapshot of it (``claude-sonnet-4-5`` and
+    ``claude-sonnet-4-5-20250929``, ``gpt-5`` and ``gpt-5-2025-08-07``, ``gemini-2.0-flash``
+    and ``gemini-2.0-flash-001``, ``mistral-medium-latest`` and ``mistral-medium-2508``), and
+    a Bedrock inference profile, its ARN and its base model id
+    (``us.anthropic.claude-...``, ``anthropic.claude-...``). Two different snapshots do not:
+    an alias may have moved from one to the other. A Gemini ``-preview-MM-DD`` model is a
+    model of its own, and an application inference profile's ARN names no model.
+    """
+    first, second = _model_id(first), _model_id(second)
+    if first == second:
+        return True
+    first_alias, second_alias = _alias_of(first), _alias_of(second)
+    if first_alias is not None and second_alias is not None:
+        latest = first.endswith("-latest") or second.endswith("-latest")
+        return latest and first_alias == second_alias
+    return first == second_alias or second == first_alias
 
 
 def downgrade_reasoning(part: ReasoningPart) -> list[TextPart]:

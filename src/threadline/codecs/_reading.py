@@ -5,6 +5,7 @@ decoded messages, and the response metadata every format writes."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import re
@@ -27,6 +28,7 @@ from threadline.limits import (
 )
 from threadline.messages import (
     Message,
+    ReasoningPart,
     TextPart,
     is_media_type,
 )
@@ -91,9 +93,14 @@ def read_response(
     format_name: str,
     what: str,
     dump: Callable[[Any], Any] | None = None,
+    model: str | None = None,
 ) -> Message:
     """``read(document)`` on a response within ``limits``: every codec's ``decode_response``
     is this around its reader.
+
+    ``model`` (the caller's ``decode_response(..., model=...)``) tags a message whose response
+    names no model (Bedrock's never does): its ``metadata["model"]`` and its reasoning parts'
+    ``model``, so the reasoning replays to that model (`same_model` decides what matches).
 
     JSON text is parsed here, by a parser that refuses to nest deeper than the limits allow
     (``json.loads`` would exhaust the stack first); an SDK object is dumped to JSON values,
@@ -107,6 +114,8 @@ def read_response(
             surrogate), which no message can hold.
         threadline.CodecError: ``response`` is text that is not JSON.
     """
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"model must be a str or None, not {type(model).__name__}")
     checked = resolve_limits(limits)
     document = response
     if not isinstance(response, Mapping) and callable(getattr(response, "model_dump", None)):
@@ -129,7 +138,20 @@ def read_response(
                 raise
             raise CodecError(f"{error}; {hint}") from None
     enforce_counts([message], checked, what=what)
-    return message
+    return message if model is None else _tag_model(message, model)
+
+
+def _tag_model(message: Message, model: str) -> Message:
+    """``message`` with ``model`` as its model, where it names none."""
+    if message.metadata.get("model") is not None:
+        return message
+    parts = tuple(
+        dataclasses.replace(part, model=model)
+        if isinstance(part, ReasoningPart) and part.model is None
+        else part
+        for part in message.parts
+    )
+    return message.model_copy(update={"parts": parts}).with_metadata(model=model)
 
 
 def _other_format_hint(document: Any, provider: str) -> str | None:

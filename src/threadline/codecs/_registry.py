@@ -65,7 +65,8 @@ def encode(
         messages: the history, in order.
         provider: a codec name: ``openai_chat``, ``anthropic``...
         system: system text placed before everything else, where the format wants it.
-        model: the target model; reasoning produced by another model is not replayed.
+        model: the target model; reasoning produced by another model is not replayed (an
+            alias and its dated snapshot, an inference profile and its base id, are one).
         integrity: ``auto`` repairs the history first, ``strict`` raises instead of
             repairing, ``off`` sends it as it is.
         reasoning: ``auto`` replays reasoning only to the provider and model that produced it;
@@ -131,6 +132,7 @@ def decode_response(
     limits: Limits | None = None,
     choice: int = 0,
     tool_names: Mapping[str, str] | None = None,
+    model: str | None = None,
 ) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
@@ -144,6 +146,8 @@ def decode_response(
         tool_names: ``{wire name: stored name}``, as
             [`wire_tool_names`][threadline.codecs.wire_tool_names] gives it for the request:
             each tool call named by a key gets the stored name back.
+        model: the model the request went to, for a response that names none (Bedrock's
+            never does): it tags the message and its reasoning, which then replay to it.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -155,11 +159,13 @@ def decode_response(
     """
     codec = get_codec(provider)
     names = _checked_names(tool_names)
-    if type(choice) is int and choice == 0:  # a third-party codec may not take ``choice``
-        message = codec.decode_response(response, limits=limits)
-    else:
-        extra: dict[str, Any] = {"choice": choice}
-        message = codec.decode_response(response, limits=limits, **extra)
+    # A third-party codec may take neither ``choice`` nor ``model``: pass them only when set.
+    extra: dict[str, Any] = {}
+    if not (type(choice) is int and choice == 0):
+        extra["choice"] = choice
+    if model is not None:
+        extra["model"] = model
+    message = codec.decode_response(response, limits=limits, **extra)
     if not names:
         return message
     from threadline.codecs._tool_names import rename_tools

@@ -211,8 +211,31 @@ def read_back_result(
     )
 
 
+NO_CONTENT_TEXT = "[no content]"
+"""The text of a tool result with nothing left to send, where the API refuses it empty
+(Anthropic for a failed result, Bedrock for any); ``decode`` reads it back as ``""``."""
+
+IN_NEXT_MESSAGE = "in the next user message"
+AFTER_RESULTS = "after the tool results"
+"""Where a tool result's moved files are, as its text says: in the user message after the
+tool messages (OpenAI Chat, Mistral), or after the tool results of the same user turn
+(a failed result on Anthropic, which takes text only)."""
+
 _ATTACHMENTS = re.compile(r"\[files from tool result (.+)\]")
-_ATTACHMENT_NOTE = re.compile(r"\[file (\d+) \(([^()\s]+)\) is in the next user message\]")
+_ATTACHMENT_NOTE = re.compile(
+    rf"\[file (\d+) \(([^()\s]+)\) is (?:{IN_NEXT_MESSAGE}|{AFTER_RESULTS})\]"
+)
+
+
+def attachment_header(wire_id: str) -> str:
+    """The text before the files moved out of the tool result ``wire_id``."""
+    return f"[files from tool result {wire_id}]"
+
+
+def attachment_note(number: int, media_type: str, place: str = IN_NEXT_MESSAGE) -> str:
+    """The text a tool result holds where its ``number``-th moved file stood."""
+    return f"[file {number} ({media_type}) is {place}]"
+
 
 FileDecoder: TypeAlias = Callable[[Mapping[str, Any], str, str, "Reader"], FilePart]
 """``decode_file(block, kind, path, reader)``: a format's reader of a file block."""
@@ -253,9 +276,9 @@ def text_tool_content(
             continue
         files += 1
         if files == 1:
-            attachments.append({"type": "text", "text": f"[files from tool result {wire_id}]"})
+            attachments.append({"type": "text", "text": attachment_header(wire_id)})
         attachments.append(block)
-        note = f"[file {files} ({item.media_type}) is in the next user message]"
+        note = attachment_note(files, item.media_type)
         blocks.append({"type": "text", "text": note})
     if not blocks:
         return TOOL_ERROR_PREFIX if part.is_error else ""
@@ -326,6 +349,46 @@ def fold_attachments(
     for call_id, found in files.items():
         run[by_id[call_id]] = _with_files(run[by_id[call_id]], found)
     return True
+
+
+def fold_moved_files(results: list[ToolResultPart], parts: Sequence[object]) -> int:
+    """Put files moved out of ``results`` back, from the parts that follow them in the same
+    turn: an attachment header then as many files as the result's notes name, per result,
+    first. ``results`` changes in place.
+
+    Returns how many of ``parts`` were moved files and their headers (0 when none).
+    """
+    by_id = {part.call_id: index for index, part in enumerate(results)}
+    taken = 0
+    while taken < len(parts):
+        header = parts[taken]
+        match = (
+            _ATTACHMENTS.fullmatch(header.text)
+            if type(header) is TextPart and not header.metadata
+            else None
+        )
+        if match is None or match.group(1) not in by_id:
+            break
+        index = by_id.pop(match.group(1))
+        wanted = _note_count(results[index])
+        files = [
+            part for part in parts[taken + 1 : taken + 1 + wanted] if isinstance(part, FilePart)
+        ]
+        if not wanted or len(files) < wanted:
+            break
+        results[index] = _with_files(results[index], files)
+        taken += 1 + wanted
+    return taken
+
+
+def _note_count(result: ToolResultPart) -> int:
+    if isinstance(result.content, str):
+        return 0
+    return sum(
+        1
+        for part in result.content
+        if isinstance(part, TextPart) and _ATTACHMENT_NOTE.fullmatch(part.text)
+    )
 
 
 def _with_files(result: ToolResultPart, files: list[FilePart]) -> ToolResultPart:

@@ -7,7 +7,13 @@ How threadline's messages map to the wire:
   text in place (only some models take ``role: "system"`` turns).
 - consecutive messages of one wire role are merged into one turn, one block per part (text is
   never concatenated). Tool messages become ``tool_result`` blocks of a user turn, always
-  before any other block of that turn, with ``is_error: true`` for a failed result.
+  before any other block of that turn, with ``is_error: true`` for a failed result. A history
+  that starts with an assistant turn gets a minimal user turn before it (the text
+  ``[conversation start]``), which ``decode`` leaves out again.
+- a failed result holds text only (the API's rule): its files go after the turn's results,
+  after a ``[files from tool result <id>]`` text, and the result says where each went
+  (``[file 1 (image/png) is after the tool results]``); ``decode`` puts them back. A failed
+  result with nothing to send says ``[no content]`` (read back as ``""``).
 - tool calls are ``tool_use`` blocks with ``input`` as an **object**; ids outside
   ``^[a-zA-Z0-9_-]+$`` get a hashed id, the same for the call and its result.
 - images (JPEG, PNG, GIF, WebP) by bytes or URL; PDFs by bytes or URL and UTF-8 plain text by
@@ -21,7 +27,7 @@ How threadline's messages map to the wire:
   providers' tools the ``unsupported`` policy.
 - blank text (empty or whitespace only) is left out, in ``system``, turns and tool results
   alike: the API rejects such text blocks (*"text content blocks must contain non-whitespace
-  text"*). A tool result with no content left is sent without ``content``.
+  text"*). A successful tool result with no content left is sent without ``content``.
 - part metadata ``anthropic.cache_control`` is the block's ``cache_control``.
 
 ``decode`` reads all of this back; ``decode_response`` reads a Messages response: reasoning
@@ -31,6 +37,7 @@ tagged with ``provider="anthropic"`` and the response's model, citations in
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -64,8 +71,22 @@ from threadline.codecs._reading import (
     strip_nulls,
 )
 from threadline.codecs._tool_names import STANDARD, to_wire_names
-from threadline.codecs._tools import map_call_ids, name_results_after_calls
-from threadline.codecs._turns import merge_into_turns
+from threadline.codecs._tools import (
+    AFTER_RESULTS,
+    NO_CONTENT_TEXT,
+    attachment_header,
+    attachment_note,
+    fold_moved_files,
+    map_call_ids,
+    name_results_after_calls,
+)
+from threadline.codecs._turns import (
+    LEADING_USER_TEXT,
+    add_leading_turn,
+    is_leading_turn,
+    merge_into_turns,
+    without_leading_turn,
+)
 from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
@@ -114,6 +135,9 @@ _BLOCK_FIELDS = "anthropic.block"
 _OWN_FIELDS = frozenset(
     {"type", "id", "name", "input", "tool_use_id", "content", "caller", "cache_control"}
 )
+_LEADING_CONTENT = [{"type": "text", "text": LEADING_USER_TEXT}]
+"""The content of the user turn put before a history that starts with an assistant turn:
+*first message must use the "user" role*."""
 
 
 def _valid_id(value: str) -> bool:
@@ -138,7 +162,8 @@ def encode(
     Args:
         messages: the history, in order.
         system: system text placed first in the top-level ``system``.
-        model: the target model; Anthropic reasoning from another model is not replayed.
+        model: the target model; Anthropic reasoning from another model is not replayed
+            (``claude-sonnet-4-5`` and ``claude-sonnet-4-5-20250929`` are one model).
         integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
             sends it as it is.
         reasoning: ``auto`` replays Anthropic thinking (to its model) and drops other
@@ -178,17 +203,20 @@ def encode(
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
         elif role == "tool":
+            moved: list[dict[str, Any]] = []
             blocks = [
-                _tool_result_block(part, ids)
+                _tool_result_block(part, ids, moved)
                 for part in resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
+            blocks.extend(moved)
             wire_role = "user"
         else:
             blocks = _user_blocks(message, index, options)
             wire_role = "user"
         if blocks:
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+    add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if len(system_blocks) == 1 and "cache_control" not in system_blocks[0]:
         payload["system"] = system_blocks[0]["text"]
@@ -371,27 +399,41 @@ def _server_result_block(
     return _with_block_metadata(block, part.metadata)
 
 
-def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str, Any]:
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": ids.get(part.call_id, part.call_id),
-    }
+def _tool_result_block(
+    part: ToolResultPart, ids: Mapping[str, str], moved: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ``tool_result`` block of ``part``. A failed result takes text only (*all content
+    must be type 'text' if 'is_error' is true*): its files go to ``moved``, the blocks sent
+    after the turn's results, and its text says where each went. It is never empty (*content
+    cannot be empty if 'is_error' is true*): with nothing to send it says `NO_CONTENT_TEXT`.
+    """
+    wire_id = ids.get(part.call_id, part.call_id)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wire_id}
     content = part.content
     if isinstance(content, str):
         if not is_blank(content):
             block["content"] = content
     else:
         items: list[dict[str, Any]] = []
+        files = 0
         for item in content:
             if isinstance(item, TextPart):
                 if not is_blank(item.text):
                     items.append({"type": "text", "text": item.text})
-                continue
-            items.append(carried(_file_block(item)))
+            elif part.is_error:
+                files += 1
+                if files == 1:
+                    moved.append({"type": "text", "text": attachment_header(wire_id)})
+                moved.append(carried(_file_block(item)))
+                note = attachment_note(files, item.media_type, AFTER_RESULTS)
+                items.append({"type": "text", "text": note})
+            else:
+                items.append(carried(_file_block(item)))
         if items:
             block["content"] = items
     if part.is_error:
         block["is_error"] = True
+        block.setdefault("content", NO_CONTENT_TEXT)
     if _CACHE in part.metadata:
         block["cache_control"] = part.metadata[_CACHE]
     return block
@@ -470,6 +512,8 @@ def _decode(payload: Any) -> list[Message]:
         item = reader.expect_object(raw, path)
         role = reader.str_field(item, "role", path)
         content = reader.field(item, "content", path)
+        if index == 0 and is_leading_turn(role, content, wire, placeholder=_LEADING_CONTENT):
+            continue
         if role == "system":
             parts = _decode_text_content(content, f"{path}.content", reader)
             if parts:
@@ -489,7 +533,10 @@ def _decode(payload: Any) -> list[Message]:
                 runs[-1][1].append(part)
             else:
                 runs.append((part_role, [part]))
-        out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
+        for (run_role, results), (next_role, following) in itertools.pairwise(runs):
+            if run_role == "tool" and next_role == "user":
+                del following[: fold_moved_files(results, following)]
+        out.extend(build_message(run_role, parts, path) for run_role, parts in runs if parts)
     return out
 
 
@@ -677,7 +724,7 @@ def _decode_tool_result(
     raw = block.get("content")
     content: str | tuple[TextPart | FilePart, ...]
     if raw is None or isinstance(raw, str):
-        content = raw or ""
+        content = "" if raw == NO_CONTENT_TEXT and block.get("is_error") is True else raw or ""
     else:
         items: list[TextPart | FilePart] = []
         for where, inner, kind in reader.tagged_objects(raw, f"{path}.content"):
@@ -708,7 +755,9 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, choice: int = 0, model: str | None = None
+) -> Message:
     """Read a Messages API response into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Message`` object. Thinking keeps its
@@ -724,6 +773,8 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
         choice: which message to read; a Messages response holds one, so only 0.
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -734,7 +785,12 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
     """
     check_choice(choice, FORMAT)
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="anthropic.decode_response"
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="anthropic.decode_response",
+        model=model,
     )
 
 
@@ -786,13 +842,15 @@ def normalize_for_round_trip(
       tool parts, ``anthropic.caller`` and ``anthropic.type``), image filenames, and a tool
       result's ``name`` (read back from its call);
     - where system text sits: a system message after the first other message reads back as
-      user text;
+      user text; a first user turn that is exactly ``[conversation start]`` before an
+      assistant turn;
     - reasoning per the reasoning policy: replayed thinking keeps text, signature or
       encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
       metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
       policy replaces or drops;
     - blank text (empty or whitespace only) everywhere, so a result left with no content (a
-      blank string, an empty tuple, blank texts only) reads back as ``""``; tool-call ids
+      blank string, an empty tuple, blank texts only) reads back as ``""``, and so does a
+      failed result that is exactly ``[no content]``; tool-call ids
       outside ``[a-zA-Z0-9_-]+`` (mapped); the media type of an image sent by URL (from its
       extension, else ``image/*``); ``raw_arguments`` (the format takes an object only);
       a server tool result's ``is_error``, which the format derives from its content.
@@ -822,7 +880,7 @@ def normalize_for_round_trip(
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return name_results_after_calls(out)
+    return without_leading_turn(name_results_after_calls(out))
 
 
 def _read_back_text(part: TextPart) -> TextPart:
@@ -933,7 +991,8 @@ def _file_read_back(part: FilePart) -> FilePart:
 def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
     content: str | tuple[TextPart | FilePart, ...]
     if isinstance(part.content, str):
-        content = "" if is_blank(part.content) else part.content
+        empty = is_blank(part.content) or (part.is_error and part.content == NO_CONTENT_TEXT)
+        content = "" if empty else part.content
     else:
         items: list[TextPart | FilePart] = []
         for item in part.content:

@@ -78,8 +78,11 @@ class Codec(Protocol):
         """Read a history fragment (or a whole request body) back into messages."""
         ...
 
-    def decode_response(self, response: Any, *, limits: Limits | None = None) -> Message:
-        """Read a provider response into one assistant message."""
+    def decode_response(
+        self, response: Any, *, limits: Limits | None = None, model: str | None = None
+    ) -> Message:
+        """Read a provider response into one assistant message; ``model`` tags a response
+        that names none (``threadline.decode_response`` passes it only when given)."""
         ...
 
 

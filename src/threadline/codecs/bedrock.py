@@ -22,14 +22,16 @@ How threadline's messages map to the wire:
 - files by bytes (``source.bytes``) or by ``s3://`` URL (``source.s3Location``), in user turns
   and tool results: images (PNG, JPEG, GIF, WebP), documents (PDF, CSV, DOC, DOCX, XLS,
   XLSX, HTML, plain text, Markdown; the block's ``name`` is the filename without its
-  extension, reduced to the characters Bedrock allows, ``document`` when there is none),
+  extension, reduced to the characters Bedrock allows, ``document`` when there is none, and
+  unique within the request: a name taken before, in any case, gets `` (2)``, `` (3)``...),
   videos, and audio (user turns only). Anything else (an http(s) URL, an empty file, another
   media type) follows the ``unsupported`` policy.
 - reasoning from Bedrock goes back as ``reasoningContent``: ``reasoningText`` with its
   ``signature``, or ``redactedContent`` (the bytes of ``encrypted``), in place, when the
   reasoning policy allows it; other reasoning follows the policy.
 - blank text (empty or whitespace only) is left out everywhere: Bedrock rejects blank text
-  blocks. A tool result with no content left is sent as ``content: []``.
+  blocks. A tool result with no content left holds the text ``[no content]`` (several models
+  refuse ``content: []``), which ``decode`` reads back as ``""``.
 
 ``decode`` reads all of this back (a whole ``converse`` request too, and the JSON spelling
 with base64 strings for bytes); ``decode_response`` reads a Converse response
@@ -67,7 +69,7 @@ from threadline.codecs._reading import (
     strip_nulls,
 )
 from threadline.codecs._tool_names import STANDARD, to_wire_names
-from threadline.codecs._tools import map_call_ids, name_results_after_calls
+from threadline.codecs._tools import NO_CONTENT_TEXT, map_call_ids, name_results_after_calls
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
     add_leading_turn,
@@ -197,7 +199,8 @@ def encode(
     Args:
         messages: the history, in order.
         system: system text placed first in the top-level ``system`` list.
-        model: the target model id; Bedrock reasoning from another model is not replayed.
+        model: the target model id; Bedrock reasoning from another model is not replayed (an
+            inference profile, its ARN and its base model id are one model).
         integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
             sends it as it is.
         reasoning: ``auto`` replays Bedrock reasoning (to its model) and drops other
@@ -220,6 +223,7 @@ def encode(
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
+    names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"text": system})
@@ -238,13 +242,13 @@ def encode(
             wire_role = "assistant"
         elif role == "tool":
             blocks = [
-                _tool_result_block(part, ids)
+                _tool_result_block(part, ids, names)
                 for part in resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
             wire_role = "user"
         else:  # user, and system text after the start, which Converse takes as user text
-            blocks = _user_blocks(message, index, options)
+            blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
         if blocks:
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
@@ -283,7 +287,9 @@ def _assistant_text_block(part: TextPart) -> dict[str, Any]:
     return {"citationsContent": {"content": [{"text": part.text}], "citations": citations}}
 
 
-def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+def _user_blocks(
+    message: Message, index: int, options: EncodeOptions, names: _DocumentNames
+) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
         if isinstance(part, Placeholder):
@@ -292,7 +298,7 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
         elif isinstance(part, FilePart):
-            blocks.append(carried(_file_block(part, _FILE_BLOCKS)))
+            blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -352,7 +358,11 @@ def _reasoning_content(part: ReasoningPart, redacted: bytes | None) -> dict[str,
     return {"reasoningText": text}
 
 
-def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str, Any]:
+def _tool_result_block(
+    part: ToolResultPart, ids: Mapping[str, str], names: _DocumentNames
+) -> dict[str, Any]:
+    """The ``toolResult`` block of ``part``, never empty (several models refuse
+    ``content: []``): with nothing to send it says `NO_CONTENT_TEXT`."""
     content: list[dict[str, Any]] = []
     if isinstance(part.content, str):
         if not is_blank(part.content):
@@ -363,9 +373,11 @@ def _tool_result_block(part: ToolResultPart, ids: Mapping[str, str]) -> dict[str
             if isinstance(item, TextPart):
                 block = None if is_blank(item.text) else {"text": item.text}
             else:
-                block = carried(_file_block(item, _RESULT_FILE_BLOCKS))
+                block = carried(_file_block(item, _RESULT_FILE_BLOCKS, names))
             if block is not None:
                 content.append(block)
+    if not content:
+        content.append({"text": NO_CONTENT_TEXT})
     result: dict[str, Any] = {"toolUseId": ids.get(part.call_id, part.call_id), "content": content}
     if part.is_error:
         result["status"] = "error"
@@ -386,16 +398,16 @@ def _file_kind(part: FilePart, allowed: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
-def _file_block(part: FilePart, allowed: Sequence[str]) -> dict[str, Any] | None:
+def _file_block(
+    part: FilePart, allowed: Sequence[str], names: _DocumentNames
+) -> dict[str, Any] | None:
     found = _file_kind(part, allowed)
     if found is None:
         return None
     kind, fmt = found
     source = {"bytes": part.data} if part.data is not None else {"s3Location": {"uri": part.url}}
     if kind == "document":
-        return {
-            "document": {"format": fmt, "name": _document_name(part.filename), "source": source}
-        }
+        return {"document": {"format": fmt, "name": names(part.filename), "source": source}}
     return {kind: {"format": fmt, "source": source}}
 
 
@@ -408,6 +420,26 @@ def _document_name(filename: str | None) -> str:
         stem = stem.rsplit(".", 1)[0]
     name = _NAME_UNSAFE.sub("-", " ".join(stem.split())).strip(" -")
     return name[:MAX_DOCUMENT_NAME].rstrip() or DEFAULT_DOCUMENT_NAME
+
+
+class _DocumentNames:
+    """The document names of one request, unique (*Messages can't contain duplicate document
+    names*), in the order its documents are written: a name already taken (compared without
+    case) gets `` (2)``, `` (3)``... within the 200 characters. ``encode`` and
+    ``normalize_for_round_trip`` meet the documents in the same order, so they agree."""
+
+    def __init__(self) -> None:
+        self._taken: set[str] = set()
+
+    def __call__(self, filename: str | None) -> str:
+        base = _document_name(filename)
+        name, number = base, 1
+        while name.casefold() in self._taken:
+            number += 1
+            suffix = f" ({number})"
+            name = base[: MAX_DOCUMENT_NAME - len(suffix)].rstrip() + suffix
+        self._taken.add(name.casefold())
+        return name
 
 
 def _carries_file(part: FilePart, role: str) -> bool:
@@ -667,7 +699,7 @@ def _decode_tool_result(
     if not items:
         content = ""
     elif len(items) == 1 and type(items[0]) is TextPart:
-        content = items[0].text
+        content = "" if items[0].text == NO_CONTENT_TEXT else items[0].text
     else:
         content = tuple(items)
     return ToolResultPart(
@@ -679,13 +711,17 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, choice: int = 0, model: str | None = None
+) -> Message:
     """Read a Converse response (``output.message``) into an assistant message.
 
     Accepts what boto3's ``converse`` returns (bytes as ``bytes``) or the JSON of the HTTP
     response (bytes as base64 text). Reasoning keeps its signature (redacted reasoning its
     bytes, as base64 in ``encrypted``) with ``provider="bedrock"``; Converse responses do not
-    name the model, so its ``model`` is ``None``. The message's metadata holds ``provider``,
+    name the model, so its ``model`` is the ``model`` argument (``None`` without it: such
+    reasoning replays only to an ``encode`` given no model). The message's metadata holds
+    ``provider``, ``model`` (when given),
     ``response_id`` (boto3's ``ResponseMetadata.RequestId``), ``stop_reason`` (``stopReason``)
     and ``usage``. A ``citationsContent`` block is a text part with its citations in
     ``metadata["bedrock.citations"]``, sent back as the same block.
@@ -694,6 +730,9 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
         choice: which message to read; a Converse response holds one, so only 0.
+        model: the ``modelId`` the request went to: a Converse response names no model,
+            so this tags the message and its reasoning, which then replay to that model
+            (or its base id, or another inference profile of it).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -704,7 +743,12 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
     """
     check_choice(choice, FORMAT)
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="bedrock.decode_response"
+        _decode_response,
+        response,
+        limits,
+        format_name=FORMAT,
+        what="bedrock.decode_response",
+        model=model,
     )
 
 
@@ -759,8 +803,8 @@ def normalize_for_round_trip(
       (read back from its call);
     - a document's filename becomes its Converse ``name`` plus the format's extension
       (``report.pdf`` stays, ``my_notes.txt`` becomes ``my-notes.txt``, none becomes
-      ``document.pdf``); media types are canonical per format (``audio/x-wav`` reads back
-      as ``audio/wav``);
+      ``document.pdf``, a second ``report.pdf`` of the request ``report (2).pdf``); media
+      types are canonical per format (``audio/x-wav`` reads back as ``audio/wav``);
     - where system text sits: a system message after the first other message reads back as
       user text;
     - reasoning per the reasoning policy: replayed reasoning keeps its text and signature, or
@@ -770,7 +814,8 @@ def normalize_for_round_trip(
       reasoning into text; the parts the ``unsupported`` policy replaces or drops;
     - blank text (empty or whitespace only) everywhere; tool-call ids outside
       ``[a-zA-Z0-9_.:-]{1,64}`` (mapped); ``raw_arguments`` (``input`` is an object); a
-      result's content made of one text reads back as a string, and an empty one as ``""``;
+      result's content made of one text reads back as a string, and an empty one (or the
+      one text ``[no content]``) as ``""``;
       a first user turn that is exactly ``[conversation start]`` before an assistant turn.
     """
     prepared, options = prepare_for_encoding(
@@ -783,6 +828,7 @@ def normalize_for_round_trip(
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
+    names = _DocumentNames()
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):
@@ -795,14 +841,18 @@ def normalize_for_round_trip(
             leading = False
             if role == "system":
                 role = "user"
-            parts = _read_back_parts(message, index, ids, options)
+            parts = _read_back_parts(message, index, ids, options, names)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
     return without_leading_turn(name_results_after_calls(out))
 
 
 def _read_back_parts(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+    message: Message,
+    index: int,
+    ids: Mapping[str, str],
+    options: EncodeOptions,
+    names: _DocumentNames,
 ) -> list[Any]:
     parts: list[Any] = []
     for part in resolve(message, index, options, CAPABILITIES):
@@ -814,12 +864,12 @@ def _read_back_parts(
                 kept = {CITATIONS: citations} if citations else None
                 parts.append(TextPart(text=part.text, metadata=freeze_json_map(kept)))
         elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part, _FILE_BLOCKS))
+            parts.append(_file_read_back(part, _FILE_BLOCKS, names))
         elif isinstance(part, ToolCallPart):
             call_id = ids.get(part.id, part.id)
             parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
         elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids))
+            parts.append(_result_read_back(part, ids, names))
         elif isinstance(part, ReasoningPart) and part.redacted:
             encrypted = encode_base64(_redacted_bytes(part) or b"")
             parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
@@ -832,19 +882,21 @@ def _read_back_parts(
     return parts
 
 
-def _file_read_back(part: FilePart, allowed: Sequence[str]) -> FilePart:
+def _file_read_back(part: FilePart, allowed: Sequence[str], names: _DocumentNames) -> FilePart:
     found = _file_kind(part, allowed)
     if found is None:
         raise AssertionError("resolve kept a file the format refuses")
     kind, fmt = found
     media_type = _MEDIA_TYPES[kind][fmt]
-    filename = f"{_document_name(part.filename)}.{fmt}" if kind == "document" else None
+    filename = f"{names(part.filename)}.{fmt}" if kind == "document" else None
     if part.data is not None:
         return FilePart(media_type=media_type, data=part.data, filename=filename)
     return FilePart(media_type=media_type, url=part.url, filename=filename)
 
 
-def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
+def _result_read_back(
+    part: ToolResultPart, ids: Mapping[str, str], names: _DocumentNames
+) -> ToolResultPart:
     items: list[TextPart | FilePart] = []
     if isinstance(part.content, str):
         if not is_blank(part.content):
@@ -855,12 +907,12 @@ def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResul
                 if not is_blank(item.text):
                     items.append(TextPart(text=item.text))
             else:
-                items.append(_file_read_back(item, _RESULT_FILE_BLOCKS))
+                items.append(_file_read_back(item, _RESULT_FILE_BLOCKS, names))
     content: str | tuple[TextPart | FilePart, ...]
     if not items:
         content = ""
     elif len(items) == 1 and isinstance(items[0], TextPart):
-        content = items[0].text
+        content = "" if items[0].text == NO_CONTENT_TEXT else items[0].text
     else:
         content = tuple(items)
     return ToolResultPart(

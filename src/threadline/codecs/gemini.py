@@ -55,6 +55,7 @@ from threadline.codecs._policies import (
     Placeholder,
     ProviderToolPart,
     carried,
+    for_model,
     is_one_of,
     resolve,
 )
@@ -352,7 +353,7 @@ def _signatures_allowed(message: Message, options: EncodeOptions) -> bool:
     ``reasoning="drop"``, and for a given model only when the message came from it."""
     if options.reasoning == "drop":
         return False
-    return options.model is None or message.metadata.get("model") == options.model
+    return for_model(options.model, message.metadata.get("model"))
 
 
 def _signature(part: Any, allowed: bool) -> str | None:
@@ -842,7 +843,9 @@ def _decode_server_part(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, choice: int = 0, model: str | None = None
+) -> Message:
     """Read a generateContent response (``candidates[choice].content``) into an assistant
     message.
 
@@ -863,6 +866,8 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
         choice: which of the response's ``candidates`` to read (``candidateCount`` > 1
             gives several).
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -878,6 +883,7 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         limits,
         format_name=FORMAT,
         what="gemini.decode_response",
+        model=model,
         dump=_dump_sdk_response,
     )
 

@@ -563,7 +563,9 @@ def _decode_tool(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, choice: int = 0, model: str | None = None
+) -> Message:
     """Read a Chat Completions response (``choices[choice].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletion`` object. Arguments that
@@ -579,6 +581,8 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
         choice: which of the response's ``choices`` to read (``n`` > 1 gives several).
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -594,6 +598,7 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         limits,
         format_name=FORMAT,
         what="openai_chat.decode_response",
+        model=model,
     )
 
 

@@ -55,6 +55,7 @@ from threadline.codecs._media import (
 from threadline.codecs._policies import (
     NOT_IN_USER_MESSAGES,
     downgrade_reasoning,
+    for_model,
     is_one_of,
     reasoning_action,
     unsupported_part,
@@ -223,7 +224,7 @@ def _ids_allowed(message: Message, options: EncodeOptions) -> bool:
     ``reasoning="drop"``, and for a given model only when the message came from it."""
     if options.reasoning == "drop":
         return False
-    return options.model is None or message.metadata.get("model") == options.model
+    return for_model(options.model, message.metadata.get("model"))
 
 
 def _has_item_id(part: ReasoningPart) -> bool:
@@ -879,7 +880,9 @@ def _decode_output(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+def decode_response(
+    response: Any, *, limits: Limits | None = None, choice: int = 0, model: str | None = None
+) -> Message:
     """Read a Responses API response (its ``output`` items) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Response`` object. Reasoning keeps its
@@ -897,6 +900,8 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
         choice: which message to read; a Responses API response holds one, so only 0.
+        model: the model the request went to, for a response that names none: it tags
+            the message and its reasoning (the response's own ``model`` wins).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
@@ -911,6 +916,7 @@ def decode_response(response: Any, *, limits: Limits | None = None, choice: int 
         limits,
         format_name=FORMAT,
         what="openai_responses.decode_response",
+        model=model,
     )
 
 
