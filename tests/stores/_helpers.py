@@ -60,11 +60,36 @@ class ThreadedAsyncStore:
     async def load(self, conversation_id: str) -> list[Message]:
         return await asyncio.to_thread(self.store.load, conversation_id)
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await asyncio.to_thread(self.store.append, conversation_id, messages)
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is None:  # so stores without versions still run the other checks
+            await asyncio.to_thread(self.store.append, conversation_id, messages)
+        else:
+            await asyncio.to_thread(
+                self.store.append, conversation_id, messages, expected_version=expected_version
+            )
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await asyncio.to_thread(self.store.replace, conversation_id, messages)
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is None:
+            await asyncio.to_thread(self.store.replace, conversation_id, messages)
+        else:
+            await asyncio.to_thread(
+                self.store.replace, conversation_id, messages, expected_version=expected_version
+            )
+
+    async def version(self, conversation_id: str) -> int:
+        return await asyncio.to_thread(self.store.version, conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
         await asyncio.to_thread(self.store.delete, conversation_id)
