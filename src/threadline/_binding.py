@@ -141,9 +141,14 @@ class Binding:
             try:
                 write(self.conversation_id, list(messages), expected_version=self.version)
             except ConflictError:
+                loaded, version = load_versioned(self.store, self.conversation_id)
+                if kind == "append" and self._landed(messages, loaded, version):
+                    # Our own earlier try, whose reply was lost: it is stored, once.
+                    self.version = version
+                    return
                 if self.on_conflict == "raise":
                     raise
-                self._reload()
+                self._reload(loaded, version)
                 if kind == "append":
                     # Integrity of ids, again: the other writer may have used one of ours.
                     refuse_taken_ids(messages, self.ids, self.conversation_id)
@@ -159,14 +164,23 @@ class Binding:
             actual=self.version or 0,
         )
 
-    def _reload(self) -> None:
+    def _landed(
+        self, messages: Sequence[Message], loaded: list[Message], version: int | None
+    ) -> bool:
+        """Whether the only write since ``version`` is the append of ``messages`` (sent
+        before, its reply lost: a write that raised may still have been stored)."""
+        if self.version is None or version != self.version + 1:
+            return False
+        tail = loaded[self.length :]
+        return len(loaded) == self.length + len(messages) and tail == list(messages)
+
+    def _reload(self, loaded: list[Message], version: int | None) -> None:
         """Take what other writers stored since ``version`` into the history (its lock held).
 
         When the store still starts with the messages this binding knows (others appended),
         the rest is applied as one ``extend``; otherwise (others replaced or deleted) the
         stored messages replace the history (a ``restore``).
         """
-        loaded, version = load_versioned(self.store, self.conversation_id)
         known = loaded[: self.length]
         appended = len(loaded) >= self.length and all(m.id in self.ids for m in known)
         if self.reloaded is not None:

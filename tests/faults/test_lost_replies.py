@@ -69,13 +69,28 @@ class LostReply:
     async def load(self, conversation_id: str) -> list[tl.Message]:
         return list(await self.store.load(conversation_id))
 
-    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         await self.store.append(conversation_id, messages)
         if self.lose:
             raise asyncio.CancelledError  # cancelled while waiting for the reply
 
-    async def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         await self.store.replace(conversation_id, messages)
+
+    async def version(self, conversation_id: str) -> int:
+        return int(await self.store.version(conversation_id))
 
     async def delete(self, conversation_id: str) -> None:
         await self.store.delete(conversation_id)
@@ -94,13 +109,28 @@ class LostSyncReply:
     def load(self, conversation_id: str) -> list[tl.Message]:
         return list(self.store.load(conversation_id))
 
-    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.append(conversation_id, messages)
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.append(conversation_id, messages, expected_version=expected_version)
         if self.lose:
             raise tl.StoreError("the connection dropped after the write was sent")
 
-    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.replace(conversation_id, messages)
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.replace(conversation_id, messages, expected_version=expected_version)
+
+    def version(self, conversation_id: str) -> int:
+        return int(self.store.version(conversation_id))
 
     def delete(self, conversation_id: str) -> None:
         self.store.delete(conversation_id)

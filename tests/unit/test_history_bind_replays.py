@@ -47,13 +47,28 @@ class LostReply:
     def load(self, conversation_id: str) -> list[tl.Message]:
         return list(self.store.load(conversation_id))
 
-    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.append(conversation_id, messages)
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.append(conversation_id, messages, expected_version=expected_version)
         if self.lose:
             raise tl.StoreError("the connection dropped after the commit")
 
-    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.replace(conversation_id, messages)
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.replace(conversation_id, messages, expected_version=expected_version)
+
+    def version(self, conversation_id: str) -> int:
+        return int(self.store.version(conversation_id))
 
     def delete(self, conversation_id: str) -> None:
         self.store.delete(conversation_id)
@@ -67,8 +82,14 @@ class AsyncLostReply(ThreadedAsyncStore):
 
     lose = False
 
-    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        await super().append(conversation_id, messages)
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        await super().append(conversation_id, messages, expected_version=expected_version)
         if self.lose:
             raise asyncio.CancelledError
 
