@@ -152,6 +152,45 @@ class OverwritingStore(_Broken):
         super().append(conversation_id, [m for m in messages if m.id not in held])
 
 
+class UncheckedVersionStore(_Broken):
+    """Takes expected_version and ignores it."""
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        super().append(conversation_id, messages)
+
+
+class ForgetfulVersionStore(_Broken):
+    """Starts a deleted conversation's version again from 0."""
+
+    def delete(self, conversation_id: str) -> None:
+        super().delete(conversation_id)
+        with self._lock:
+            self._versions.pop(conversation_id, None)
+
+
+class RacyVersionStore(_Broken):
+    """Checks the version, then writes without holding the lock in between."""
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is not None and self.version(conversation_id) != expected_version:
+            super().append(conversation_id, messages, expected_version=expected_version)
+            return  # (raised)
+        time.sleep(0.001)
+        super().append(conversation_id, messages)
+
+
 class ListsEmptyStore(_Broken):
     def list_conversations(self) -> list[str]:
         return [*super().list_conversations(), "ghost"]
@@ -186,6 +225,9 @@ class HangingStore(_Broken):
         (ListsEmptyStore, "empty"),
         (DuplicatingStore, "replays"),
         (OverwritingStore, "replays"),
+        (UncheckedVersionStore, "expected_version"),
+        (ForgetfulVersionStore, "versions"),
+        (RacyVersionStore, "versioned_writers"),
     ],
 )
 def test_check_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:
@@ -202,6 +244,9 @@ def test_check_store_names_the_broken_promise(store_class: type[Store], check: s
         (ListsEmptyStore, "empty"),
         (DuplicatingStore, "replays"),
         (OverwritingStore, "replays"),
+        (UncheckedVersionStore, "expected_version"),
+        (ForgetfulVersionStore, "versions"),
+        (RacyVersionStore, "versioned_writers"),
     ],
 )
 def test_check_async_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:
