@@ -44,4 +44,6 @@ def postgres_prefix(postgres_dsn: str) -> Iterator[str]:
     prefix = f"tlfault_{uuid.uuid4().hex[:16]}_"
     yield prefix
     with psycopg.connect(postgres_dsn, autocommit=True) as connection:
-        connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
+        connection.execute(
+            f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations, {prefix}versions"
+        )

@@ -67,7 +67,9 @@ def new_prefix() -> str:
 def drop_tables(dsn: str, prefixes: list[str]) -> None:
     with psycopg.connect(dsn, autocommit=True) as connection:
         for prefix in prefixes:
-            connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
+            connection.execute(
+                f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations, {prefix}versions"
+            )
 
 
 @pytest.fixture(scope="module")
