@@ -139,7 +139,7 @@ class Store(Protocol):
         ...
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing."""
+        """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
     def list_conversations(self) -> list[str]:
@@ -187,7 +187,7 @@ class AsyncStore(Protocol):
         ...
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing."""
+        """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
     async def list_conversations(self) -> list[str]:

@@ -158,6 +158,9 @@ class JsonlStore(JsonRows):
     def version(self, conversation_id: str) -> int:
         """The conversation's version: 0 when never written, one more after each write.
 
+        It counts the file's lines under the exclusive lock, so, as ``append`` does, it first
+        removes a torn last line (with a :class:`~threadline.StoreRecoveryWarning`).
+
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the file cannot be read, or is damaged.
@@ -291,7 +294,7 @@ class JsonlStore(JsonRows):
                 fsync_directory(self.directory)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation's file; deleting one that does not exist does nothing.
+        """Remove the conversation's file, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.

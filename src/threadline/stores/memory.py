@@ -135,7 +135,7 @@ class MemoryStore:
                 self._by_id.pop(conversation_id, None)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.

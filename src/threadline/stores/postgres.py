@@ -409,7 +409,7 @@ class PostgresStore(_PostgresStoreBase):
                     connection.execute(query, params)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -585,7 +585,7 @@ class AsyncPostgresStore(_PostgresStoreBase):
                     await connection.execute(query, params)
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.

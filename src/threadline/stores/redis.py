@@ -162,7 +162,7 @@ class _RedisStoreBase(JsonRows):
 
 
 class RedisStore(_RedisStoreBase):
-    """Conversations in Redis: one list per conversation, batches in ``MULTI`` / ``EXEC``.
+    """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
     processes on any number of machines: every guarantee is enforced by the server. After
@@ -286,7 +286,7 @@ class RedisStore(_RedisStoreBase):
             batch.check(self._replace(keys=keys, args=batch.replace_args(expected)))
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -425,7 +425,7 @@ class AsyncRedisStore(_RedisStoreBase):
             batch.check(await self._replace(keys=keys, args=batch.replace_args(expected)))
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.

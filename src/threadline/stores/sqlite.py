@@ -308,7 +308,7 @@ class SQLiteStore(JsonRows):
                     )
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Blobs its messages referred to stay in the blob store (other conversations may share
         them).
