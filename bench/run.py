@@ -587,30 +587,44 @@ def bench_sqlite(
             load, _ = _threadline_loader(blob)
             counter = itertools.count()
 
-            def append_sample(store: Any = store, counter: Any = counter) -> float:
+            def append_sample(
+                store: Any = store, counter: Any = counter, versioned: bool = False
+            ) -> float:
                 # Fresh ids: a stored conversation holds each message id once.
                 batch = [
                     pool[n % len(pool)].model_copy(update={"id": f"bench-append-{n}"})
                     for n in itertools.islice(counter, 20)
                 ]
+                # As a bound History does: the version is known, each write expects it.
+                version = store.version("conversation") if versioned else None
                 gc.disable()
                 start = time.perf_counter()
                 for message in batch:
-                    store.append("conversation", [message])
+                    store.append("conversation", [message], expected_version=version)
+                    if version is not None:
+                        version += 1
                 elapsed = time.perf_counter() - start
                 gc.enable()
                 return elapsed / len(batch)
 
-            stats = measure({"threadline": append_sample}, samples)
-            report.rows.append(
-                Row(
-                    "SQLiteStore.append (1 message)",
-                    size,
-                    "threadline",
-                    stats,
-                    note=f"{size:,} messages stored; one durable (fsync) transaction each",
-                )
+            stats = measure(
+                {
+                    "threadline": append_sample,
+                    "versioned": lambda: append_sample(versioned=True),
+                },
+                samples,
             )
+            row = Row(
+                "SQLiteStore.append (1 message)",
+                size,
+                "threadline",
+                stats,
+                note=f"{size:,} messages stored; one durable (fsync) transaction each; "
+                "versioned: with expected_version",
+            )
+            report.rows.append(row)
+            r = ratio(row, "versioned", "threadline")
+            report.check("SQLiteStore versioned ÷ unversioned append", size, r, "≤ 1.2", r <= 1.2)
             stats = measure(
                 {
                     "threadline": timed(lambda s=store: s.load("conversation"), min_time),

@@ -104,4 +104,6 @@ def drop_postgres_tables(dsn: str, prefixes: Iterable[str]) -> None:
     psycopg = require_module("psycopg", 'pip install "threadline[postgres]"')
     with psycopg.connect(dsn, autocommit=True) as connection:
         for prefix in prefixes:
-            connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
+            connection.execute(
+                f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations, {prefix}versions"
+            )

@@ -9,6 +9,7 @@ import typing as _typing
 
 from threadline.errors import (
     CodecError,
+    ConflictError,
     ErrorDetail,
     IntegrityError,
     LimitExceededError,
@@ -125,6 +126,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "AsyncStore",
     "CodecError",
+    "ConflictError",
     "ErrorDetail",
     "FileBlobStore",
     "FilePart",

@@ -13,6 +13,7 @@ code that does not know threadline::
     │   └── UnsupportedContentError (ValueError)
     ├── SealError (ValueError)              a history does not match its seal
     ├── StoreError                          a store's driver failed (the driver error is __cause__)
+    │   └── ConflictError                   another writer moved first (expected_version)
     └── PluginError                         a context plugin failed
 
     ThreadlineWarning (UserWarning)
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CodecError",
+    "ConflictError",
     "ConformanceError",
     "ErrorDetail",
     "IntegrityError",
@@ -185,6 +187,27 @@ class SealError(ThreadlineError, ValueError):
 
 class StoreError(ThreadlineError):
     """A store could not load or write a conversation. The driver's error is ``__cause__``."""
+
+
+class ConflictError(StoreError):
+    """Another writer changed the conversation first: its version is not the one expected.
+
+    Raised by a store's ``append`` or ``replace`` given ``expected_version=`` (nothing was
+    written), and by a [`History`][threadline.History] bound with ``on_conflict="raise"``
+    (nothing changed). Reload the conversation (``store.load`` and ``store.version``) and try
+    again, or bind with ``on_conflict="reload"`` to take the other writer's messages first.
+    """
+
+    def __init__(
+        self, message: str, *, conversation_id: str = "", expected: int = 0, actual: int = 0
+    ) -> None:
+        super().__init__(message)
+        self.conversation_id = conversation_id
+        """The conversation that moved."""
+        self.expected = expected
+        """The version the writer expected."""
+        self.actual = actual
+        """The conversation's version when the write was refused."""
 
 
 class PluginError(ThreadlineError):

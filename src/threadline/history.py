@@ -39,7 +39,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from typing_extensions import Self
 
 from threadline._background import Background
-from threadline._binding import Binding, refuse_rebinding, refuse_store_kind, refuse_taken_ids
+from threadline._binding import (
+    Binding,
+    OnConflict,
+    bind_blocking,
+    refuse_rebinding,
+    refuse_store_kind,
+    refuse_taken_ids,
+)
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
@@ -589,7 +596,9 @@ class History:
 
     # -- persistence: a bound store --------------------------------------------------------
 
-    def bind(self, store: Store, conversation_id: str) -> Self:
+    def bind(
+        self, store: Store, conversation_id: str, *, on_conflict: OnConflict = "raise"
+    ) -> Self:
         """Persist this history in ``store`` as it changes, under ``conversation_id``.
 
         First the conversation is loaded: if the store holds it, it replaces this history's
@@ -598,45 +607,35 @@ class History:
         through before it is applied, under the history's lock, so the store sees mutations in
         the order the history does: ``append`` and ``extend`` as one ``store.append`` batch
         each, ``reset`` and ``restore`` (and a plugin's reduce) as ``store.replace``. Window
-        trims are not written: the store keeps the full log, and the window applies again
-        when it is loaded. A write that fails raises from the mutation, which is then not
-        applied, so memory and store always agree.
+        trims are not written (the store keeps the full log). A write that fails raises from
+        the mutation, which is then not applied, so memory and store always agree.
 
-        Message ids are unique within a stored conversation (that is how a store recognises
-        a write sent again after a lost reply, and skips it). So a bound history refuses, with
-        [`ValidationError`][] and before anything is written, a message whose
-        id the conversation already holds; after a write that raised, appending the same
-        message again is always safe.
-
-        Returns the history, so ``history = History(max_tokens=...).bind(store, "c1")`` works.
-        Copies and pickles of a bound history are not bound.
+        Several workers may bind one conversation: the history writes with the store's
+        ``version`` it last saw as ``expected_version``. When another writer moved first,
+        ``on_conflict="raise"`` (the default: nothing is merged behind your back) raises
+        [`ConflictError`][] and changes nothing (bind a new History to catch
+        up); ``"reload"`` first takes the other writer's messages (an ``extend`` event, or a
+        ``restore`` if they replaced it), then writes its own. Message ids stay unique: a
+        message whose id the conversation holds is refused ([`ValidationError`][]).
+        Returns the history. Copies and pickles of a bound history are not bound.
 
         Args:
             store: a blocking [`Store`][threadline.Store] (use [`abind`][] for an
                 [`AsyncStore`][threadline.AsyncStore]).
             conversation_id: the conversation's id in the store.
+            on_conflict: ``"raise"`` or ``"reload"``, as above.
 
         Raises:
             RuntimeError: the history is bound already.
             TypeError: ``store`` is an async store.
+            ValueError: ``on_conflict`` is neither ``"raise"`` nor ``"reload"``.
             threadline.ValidationError: the store refuses ``conversation_id``, or the history
                 (written as the conversation's start) holds two messages with one id.
+            threadline.ConflictError: (``"raise"``) another worker wrote the conversation's
+                start first; the history is not bound.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        refuse_store_kind(store, asynchronous=False)
-        refuse_rebinding(self._binding)
-        loaded = store.load(conversation_id)
-        measured = self._log.measure_all(loaded) if loaded else None
-        with self._lock:
-            refuse_rebinding(self._binding)
-            start = loaded if measured is not None else list(self._log.view())
-            if measured is not None:
-                self._replace_all(loaded, *measured, write=False)
-            elif start:
-                refuse_taken_ids(start, set(), conversation_id)
-                store.replace(conversation_id, start)
-            self._binding = Binding(store, conversation_id, asynchronous=False, messages=start)
-        self._deliver()
+        bind_blocking(self, store, conversation_id, on_conflict)
         return self
 
     async def abind(self, store: AsyncStore, conversation_id: str) -> Self:

@@ -65,11 +65,36 @@ class ThreadedAsyncStore:
     async def load(self, conversation_id: str) -> list[Message]:
         return await asyncio.to_thread(self.store.load, conversation_id)
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await asyncio.to_thread(self.store.append, conversation_id, messages)
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is None:  # so stores without versions still run the other checks
+            await asyncio.to_thread(self.store.append, conversation_id, messages)
+        else:
+            await asyncio.to_thread(
+                self.store.append, conversation_id, messages, expected_version=expected_version
+            )
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await asyncio.to_thread(self.store.replace, conversation_id, messages)
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is None:
+            await asyncio.to_thread(self.store.replace, conversation_id, messages)
+        else:
+            await asyncio.to_thread(
+                self.store.replace, conversation_id, messages, expected_version=expected_version
+            )
+
+    async def version(self, conversation_id: str) -> int:
+        return await asyncio.to_thread(self.store.version, conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
         await asyncio.to_thread(self.store.delete, conversation_id)
@@ -114,13 +139,28 @@ class LostReply:
     def load(self, conversation_id: str) -> list[Message]:
         return list(self.store.load(conversation_id))
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        self.store.append(conversation_id, messages)
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.append(conversation_id, messages, expected_version=expected_version)
         if self.lose:
             raise StoreError("the connection dropped after the write was applied")
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        self.store.replace(conversation_id, messages)
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        self.store.replace(conversation_id, messages, expected_version=expected_version)
+
+    def version(self, conversation_id: str) -> int:
+        return self.store.version(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         self.store.delete(conversation_id)
@@ -140,13 +180,28 @@ class AsyncLostReply:
     async def load(self, conversation_id: str) -> list[Message]:
         return list(await self.store.load(conversation_id))
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await self.store.append(conversation_id, messages)
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        await self.store.append(conversation_id, messages, expected_version=expected_version)
         if self.lose:
             raise asyncio.CancelledError  # cancelled while waiting for the reply
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        await self.store.replace(conversation_id, messages)
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        await self.store.replace(conversation_id, messages, expected_version=expected_version)
+
+    async def version(self, conversation_id: str) -> int:
+        return await self.store.version(conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
         await self.store.delete(conversation_id)

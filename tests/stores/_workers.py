@@ -35,3 +35,45 @@ def append_until_killed(kind: str, location: str, batches: int, size: int, paddi
     store = open_store(kind, location)
     for number in range(batches):
         store.append("victim", batch(0, number, size, padding))
+
+
+def open_any_store(kind: str, location: str) -> Store:
+    """A store of any kind: ``location`` is a path, or ``"<url> <prefix>"`` for a server."""
+    if kind == "redis":
+        from threadline.stores import RedisStore
+
+        url, prefix = location.split(" ")
+        return RedisStore(url, prefix=prefix)
+    if kind == "postgres":
+        from threadline.stores import PostgresStore
+
+        dsn, prefix = location.split(" ")
+        return PostgresStore(dsn, table_prefix=prefix)
+    return open_store(kind, location)
+
+
+def versioned_appends(
+    kind: str, location: str, writer: int, count: int, start: Any, out: str
+) -> None:
+    """Append ``count`` messages, one at a time, each with an expected-version retry loop;
+    write ``{message id: the version it was appended at}`` to ``out`` as JSON."""
+    import json
+
+    store = open_any_store(kind, location)
+    landed: dict[str, int] = {}
+    start.wait(120)
+    for k in range(count):
+        message = tl.user_message(f"w{writer} {k}", id=f"w{writer}-{k}")
+        while True:
+            version = store.version("race")
+            try:
+                store.append("race", [message], expected_version=version)
+            except tl.ConflictError:
+                continue
+            landed[message.id] = version
+            break
+    with open(out, "w", encoding="utf-8") as file:
+        json.dump(landed, file)
+    close = getattr(store, "close", None)
+    if close is not None:
+        close()

@@ -65,7 +65,13 @@ class LaxIdStore(_Broken):
 class InterleavingStore(_Broken):
     """Appends a batch one message at a time, letting other threads in between."""
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         for message in messages:
             super().append(conversation_id, [message])
             time.sleep(0.0005)
@@ -74,7 +80,13 @@ class InterleavingStore(_Broken):
 class LossyStore(_Broken):
     """Read-modify-write without holding the lock throughout: concurrent appends get lost."""
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         current = self.load(conversation_id)
         time.sleep(0.001)
         self.replace(conversation_id, [*current, *messages])
@@ -83,7 +95,13 @@ class LossyStore(_Broken):
 class TornReplaceStore(_Broken):
     """Replaces by deleting, then appending message by message."""
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         self.delete(conversation_id)
         for message in messages:
             time.sleep(0.0005)
@@ -91,7 +109,13 @@ class TornReplaceStore(_Broken):
 
 
 class ReplayKeepingStore(_Broken):
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         with self._lock:
             self._conversations.setdefault(conversation_id, []).extend(messages)
 
@@ -99,7 +123,13 @@ class ReplayKeepingStore(_Broken):
 class DuplicatingStore(_Broken):
     """Stores a batch sent again a second time (no id check)."""
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         validate_conversation_id(conversation_id)
         if messages:
             with self._lock:
@@ -111,9 +141,54 @@ class DuplicatingStore(_Broken):
 class OverwritingStore(_Broken):
     """Skips every message whose id is stored, even when it is a different message."""
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         held = {m.id for m in self.load(conversation_id)}
         super().append(conversation_id, [m for m in messages if m.id not in held])
+
+
+class UncheckedVersionStore(_Broken):
+    """Takes expected_version and ignores it."""
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        super().append(conversation_id, messages)
+
+
+class ForgetfulVersionStore(_Broken):
+    """Starts a deleted conversation's version again from 0."""
+
+    def delete(self, conversation_id: str) -> None:
+        super().delete(conversation_id)
+        with self._lock:
+            self._versions.pop(conversation_id, None)
+
+
+class RacyVersionStore(_Broken):
+    """Checks the version, then writes without holding the lock in between."""
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        if expected_version is not None and self.version(conversation_id) != expected_version:
+            super().append(conversation_id, messages, expected_version=expected_version)
+            return  # (raised)
+        time.sleep(0.001)
+        super().append(conversation_id, messages)
 
 
 class ListsEmptyStore(_Broken):
@@ -126,10 +201,16 @@ class HangingStore(_Broken):
         super().__init__()
         self.release = threading.Event()
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         if conversation_id == "shared":
             self.release.wait(10)  # a guard so the thread ends soon after the test
-        super().append(conversation_id, messages)
+        super().append(conversation_id, messages, expected_version=expected_version)
 
 
 @pytest.mark.parametrize(
@@ -144,6 +225,9 @@ class HangingStore(_Broken):
         (ListsEmptyStore, "empty"),
         (DuplicatingStore, "replays"),
         (OverwritingStore, "replays"),
+        (UncheckedVersionStore, "expected_version"),
+        (ForgetfulVersionStore, "versions"),
+        (RacyVersionStore, "versioned_writers"),
     ],
 )
 def test_check_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:
@@ -160,6 +244,9 @@ def test_check_store_names_the_broken_promise(store_class: type[Store], check: s
         (ListsEmptyStore, "empty"),
         (DuplicatingStore, "replays"),
         (OverwritingStore, "replays"),
+        (UncheckedVersionStore, "expected_version"),
+        (ForgetfulVersionStore, "versions"),
+        (RacyVersionStore, "versioned_writers"),
     ],
 )
 def test_check_async_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:

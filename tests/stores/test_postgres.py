@@ -166,6 +166,7 @@ def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix:
             ("message", "text", None),
             ("message_id", "text", None),
         ],
+        f"{prefix}versions": [("conversation_id", "text", "C"), ("version", "bigint", None)],
     }
     assert schema_sql() == SCHEMA_SQL
     assert "CREATE TABLE IF NOT EXISTS threadline_messages (" in SCHEMA_SQL

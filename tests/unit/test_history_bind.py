@@ -41,17 +41,29 @@ class Recording(MemoryStore):
             raise tl.StoreError("load failed: server unreachable")
         return super().load(conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         if self.failing:
             raise tl.StoreError("append failed: server unreachable")
         self.writes.append(("append", ids(messages)))
-        super().append(conversation_id, messages)
+        super().append(conversation_id, messages, expected_version=expected_version)
 
-    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         if self.failing:
             raise tl.StoreError("replace failed: server unreachable")
         self.writes.append(("replace", ids(messages)))
-        super().replace(conversation_id, messages)
+        super().replace(conversation_id, messages, expected_version=expected_version)
 
 
 class AsyncRecording:
@@ -65,13 +77,28 @@ class AsyncRecording:
         await asyncio.sleep(0)
         return self.inner.load(conversation_id)
 
-    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         await asyncio.sleep(0)
         self.inner.append(conversation_id, messages)
 
-    async def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[tl.Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         await asyncio.sleep(0)
         self.inner.replace(conversation_id, messages)
+
+    async def version(self, conversation_id: str) -> int:
+        return self.inner.version(conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
         self.inner.delete(conversation_id)
@@ -352,10 +379,16 @@ def test_abind_writes_again_what_changed_while_it_wrote_the_start() -> None:
             super().__init__()
             self.history = history
 
-        async def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
+        async def replace(
+            self,
+            conversation_id: str,
+            messages: Sequence[tl.Message],
+            *,
+            expected_version: int | None = None,
+        ) -> None:
             if len(self.inner.writes) == 0:
                 self.history.append(tl.user_message("sneaked in", id="late"))
-            await super().replace(conversation_id, messages)
+            await super().replace(conversation_id, messages, expected_version=expected_version)
 
     async def main() -> tuple[History, Slow]:
         history = History(make(1))

@@ -51,6 +51,11 @@ def schema_statements(prefix: str) -> tuple[str, ...]:
         f"ALTER TABLE {prefix}messages ADD COLUMN IF NOT EXISTS message_id text",
         f"CREATE UNIQUE INDEX IF NOT EXISTS {prefix}messages_by_id\n"
         f"    ON {prefix}messages (conversation_id, message_id)",
+        # Added with versions; kept after a delete, so that a version never goes back.
+        f"CREATE TABLE IF NOT EXISTS {prefix}versions (\n"
+        '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
+        "    version         bigint NOT NULL\n"
+        ")",
     )
 
 
@@ -59,14 +64,34 @@ class Queries:
 
     def __init__(self, prefix: str) -> None:
         conversations, messages = f"{prefix}conversations", f"{prefix}messages"
-        self.tables = (conversations, messages, f"{prefix}messages_by_id")
+        versions = f"{prefix}versions"
+        self.tables = (conversations, messages, f"{prefix}messages_by_id", versions)
         self.create = schema_statements(prefix)
-        # The upsert reserves the batch's seq numbers and locks the conversation's row until
-        # commit; the outer INSERT writes the batch at those numbers, all in one statement.
+        # A conversation without a version row (written before versions existed) is at
+        # version next_seq: its message count, as appends of one message each would count.
+        current = (
+            f"COALESCE((SELECT version FROM {versions} WHERE conversation_id = %(cid)s),"
+            f" (SELECT next_seq FROM {conversations} WHERE conversation_id = %(cid)s), 0)"
+        )
+        self.version = f"SELECT {current}"
+        # Every writer locks the version row first, then the conversation's row: one order,
+        # so writers never deadlock. The upsert steps the version only when it is the
+        # expected one (re-checked on the locked, latest row); when it is not, it returns no
+        # row, so nothing after it writes and the statement inserts no message.
+        # The upsert on the conversation's row reserves the batch's seq numbers and locks that
+        # row until commit; the outer INSERT writes the batch at those numbers, all in one
+        # statement.
         self.append = (
-            f"WITH reserved AS ("
+            f"WITH bumped AS ("
+            f" INSERT INTO {versions} AS v (conversation_id, version)"
+            f" SELECT %(cid)s, cur.version + 1 FROM (SELECT {current} AS version) AS cur"
+            f" WHERE %(expected)s::bigint IS NULL OR cur.version = %(expected)s::bigint"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET version = v.version + 1"
+            f" WHERE %(expected)s::bigint IS NULL OR v.version = %(expected)s::bigint"
+            f" RETURNING version),"
+            f" reserved AS ("
             f" INSERT INTO {conversations} AS c (conversation_id, next_seq)"
-            f" VALUES (%(cid)s, %(count)s)"
+            f" SELECT %(cid)s, %(count)s FROM bumped"
             f" ON CONFLICT (conversation_id)"
             f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
             f" RETURNING next_seq - %(count)s AS first)"
@@ -84,6 +109,15 @@ class Queries:
         self.held = (
             f"SELECT message_id, message FROM {messages}"
             f" WHERE conversation_id = %s AND message_id = ANY(%s::text[])"
+        )
+        # Locks the version row (made when missing) and returns the version.
+        self.lock_version = (
+            f"INSERT INTO {versions} AS v (conversation_id, version) SELECT %(cid)s, {current}"
+            f" ON CONFLICT (conversation_id) DO UPDATE SET version = v.version"
+            f" RETURNING version"
+        )
+        self.bump_version = (
+            f"UPDATE {versions} SET version = version + 1 WHERE conversation_id = %(cid)s"
         )
         self.lock_for_replace = (
             f"INSERT INTO {conversations} AS c (conversation_id, next_seq) VALUES (%s, %s)"
@@ -104,7 +138,7 @@ class Queries:
         self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
         self.exists = (
             "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
-            " AND to_regclass(%s) IS NOT NULL"
+            " AND to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
         )
         self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
         self.schema_lock_key = f"threadline schema {prefix}"
@@ -138,14 +172,14 @@ class Append:
         self.ids = [message.id for message in items]
         self.where = where
 
-    def params(self) -> dict[str, object]:
-        return _append_params(self.conversation_id, self.texts, self.ids)
+    def params(self, expected: int | None) -> dict[str, object]:
+        return _append_params(self.conversation_id, self.texts, self.ids, expected)
 
     def lookup(self) -> tuple[str, list[str]]:
         """The parameters of the query for the stored messages the batch's ids name."""
         return (self.conversation_id, self.ids)
 
-    def fresh(self, held: list[Any]) -> dict[str, object] | None:
+    def fresh(self, held: list[Any], version: int) -> dict[str, object] | None:
         """The append's parameters for the messages that are not replays (``None``: none are).
 
         Raises:
@@ -157,11 +191,19 @@ class Append:
         if not kept:
             return None
         texts, ids = [self.texts[i] for i in kept], [self.ids[i] for i in kept]
-        return _append_params(self.conversation_id, texts, ids)
+        return _append_params(self.conversation_id, texts, ids, version)
 
 
-def _append_params(conversation_id: str, texts: list[str], ids: list[str]) -> dict[str, object]:
-    return {"cid": conversation_id, "count": len(texts), "messages": texts, "ids": ids}
+def _append_params(
+    conversation_id: str, texts: list[str], ids: list[str], expected: int | None
+) -> dict[str, object]:
+    return {
+        "cid": conversation_id,
+        "count": len(texts),
+        "messages": texts,
+        "ids": ids,
+        "expected": expected,
+    }
 
 
 def json_array(row: TupleRow | None) -> str | None:

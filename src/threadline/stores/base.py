@@ -9,7 +9,15 @@ conversation id. Five operations make a store, the same for [`Store`][] (blockin
   id the conversation already holds is a replay: skipped when identical, refused otherwise);
 - ``replace(cid, messages)`` — swap the whole conversation at once (``[]`` deletes it);
 - ``delete(cid)`` — remove it (nothing happens when it does not exist);
-- ``list_conversations()`` — the ids that hold at least one message.
+- ``list_conversations()`` — the ids that hold at least one message;
+- ``version(cid)`` — the conversation's version: 0 for one never written, one more after each
+  write (an ``append`` that stored something, a ``replace``, a ``delete``), never smaller.
+
+``append`` and ``replace`` take ``expected_version=``: the write happens only when the
+conversation is still at that version, atomically with the check, and otherwise raises
+[`ConflictError`][] with nothing written. That is how several workers share one
+conversation without losing each other's messages: read ``version`` with ``load``, write with
+``expected_version``, and on a conflict reload and try again.
 
 Message ids are unique within a conversation, and that makes every write idempotent: a write
 whose reply was lost (a cancelled task, a connection dropped after the commit) can be sent again
@@ -27,7 +35,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from threadline._sequences import read_messages
-from threadline.errors import ErrorDetail, StoreError, ValidationError
+from threadline.errors import ConflictError, ErrorDetail, StoreError, ValidationError
 from threadline.messages import Message
 
 __all__ = [
@@ -35,6 +43,8 @@ __all__ = [
     "AsyncStore",
     "Store",
     "as_message_list",
+    "check_expected_version",
+    "conflict",
     "replayed",
     "reused_id",
     "validate_conversation_id",
@@ -76,12 +86,18 @@ class Store(Protocol):
       [`threadline.ValidationError`][] when it differs, in which case nothing of the batch
       is written. The check is atomic with the write, so a retry racing the write it repeats
       still stores each message once, at the position of the first write that held it.
+    - ``version`` starts at 0, and each write that changes the conversation (an ``append``
+      that stored at least one message, every ``replace`` and ``delete``) adds exactly 1, in
+      the same atomic step. It never goes back, even through a ``delete``. A write given
+      ``expected_version`` checks it in that step: a different version raises
+      [`threadline.ConflictError`][] and writes nothing (the check comes before the replay
+      rule, so a replay with a stale version conflicts too).
     - A bad conversation id raises [`threadline.ValidationError`][] (a ``ValueError``);
       a failing driver raises [`threadline.StoreError`][] with the driver's error as
       ``__cause__``.
 
     Note:
-        ``isinstance(x, Store)`` only checks that the five methods exist; it cannot tell a
+        ``isinstance(x, Store)`` only checks that the six methods exist; it cannot tell a
         blocking store from an [`AsyncStore`][].
     """
 
@@ -89,23 +105,42 @@ class Store(Protocol):
         """The conversation's messages, oldest first; ``[]`` when it holds none."""
         ...
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, atomically (all or none).
 
         Messages whose id the conversation already holds are replays: skipped when identical,
-        refused ([`threadline.ValidationError`][], nothing written) when different.
+        refused ([`threadline.ValidationError`][], nothing written) when different. With
+        ``expected_version``, a conversation at another version raises
+        [`threadline.ConflictError`][] (nothing written).
         """
         ...
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
-        An id repeated inside ``messages`` follows the rule of [`append`][].
+        An id repeated inside ``messages`` follows the rule of [`append`][], and
+        ``expected_version`` too.
         """
+        ...
+
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write."""
         ...
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing."""
+        """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
     def list_conversations(self) -> list[str]:
@@ -124,19 +159,36 @@ class AsyncStore(Protocol):
         """The conversation's messages, oldest first; ``[]`` when it holds none."""
         ...
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, atomically (all or none).
 
-        Replays are skipped and reused ids refused, as for [`Store.append`][].
+        Replays are skipped, reused ids refused and ``expected_version`` checked, as for
+        [`Store.append`][].
         """
         ...
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it."""
         ...
 
+    async def version(self, conversation_id: str) -> int:
+        """The conversation's version, as for [`Store.version`][]."""
+        ...
+
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing."""
+        """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
     async def list_conversations(self) -> list[str]:
@@ -261,6 +313,36 @@ def reused_id(conversation_id: str, index: int, message_id: str, where: str) -> 
         "duplicate_id",
     )
     return ValidationError(f"invalid messages: {detail}", [detail])
+
+
+def conflict(where: str, conversation_id: str, expected: int, actual: int) -> ConflictError:
+    """The [`ConflictError`][] of a write to ``conversation_id`` that expected ``expected``."""
+    return ConflictError(
+        f"{where}: conversation {conversation_id!r} is at version {actual}, not the expected "
+        f"version {expected}: another writer changed it first, and nothing was written. Reload "
+        "it (load() and version()) and try again, or bind the History with "
+        'on_conflict="reload" to take the other writer\'s messages first',
+        conversation_id=conversation_id,
+        expected=expected,
+        actual=actual,
+    )
+
+
+def check_expected_version(expected_version: object, where: str) -> int | None:
+    """``expected_version`` when it is ``None`` or an ``int`` of at least 0.
+
+    Raises:
+        threadline.ValidationError: it is something else (a ``bool`` included).
+    """
+    if expected_version is None or (type(expected_version) is int and expected_version >= 0):
+        return expected_version
+    detail = ErrorDetail(
+        "expected_version",
+        f"{where} takes None or an int >= 0 (the version() the caller last saw), not "
+        f"{expected_version!r}",
+        "type",
+    )
+    raise ValidationError(f"invalid expected_version: {detail.message}", [detail])
 
 
 _ABSENT: Any = object()

@@ -36,6 +36,11 @@ Why it holds up (POSIX, on a local filesystem):
   Every locker re-checks after locking that the path still names the file it locked, so a
   writer that waited on the old file retries on the new one instead of appending to a deleted
   file.
+- **Versions cost an append nothing.** A conversation's version is counted from its file's
+  lines (one per batch) and, after a ``replace`` or ``delete``, a small ``<name>.version`` side
+  file written with them (see `threadline.stores._jsonl_versions`). ``expected_version`` is
+  compared under the exclusive lock, before the line is written. A file written before
+  versions existed is at version "its line count" (its batches).
 """
 
 from __future__ import annotations
@@ -60,9 +65,12 @@ from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import messages_from_json, messages_to_json
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
+from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
+    check_expected_version,
+    conflict,
     replayed,
     validate_conversation_id,
     wrap_driver_errors,
@@ -147,18 +155,53 @@ class JsonlStore(JsonRows):
             messages = _decode(data, path)
         return self._restored(messages, data, conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write.
+
+        It counts the file's lines under the exclusive lock, so, as ``append`` does, it first
+        removes a torn last line (with a [`StoreRecoveryWarning`][]).
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the file cannot be read, or is damaged.
+        """
+        validate_conversation_id(conversation_id)
+        path = self._path(conversation_id)
+        action = f"{self!r} could not read the version of conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError):
+            with self._locked(path, exclusive=True) as fd:
+                if fd is not None:
+                    return self._version(path, fd, _drop_torn_tail(fd, path))
+            # No file: nothing to lock, and a writer that makes one only adds to the version.
+            return VersionFile(path).version(0, None)
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation as one line, fsynced.
 
         A message whose id the file already holds, unchanged, is skipped (a batch sent again
         after its reply was lost).
 
+        Args:
+            conversation_id: the conversation.
+            messages: the batch.
+            expected_version: write only if the conversation is at this version (compared
+                under the file's exclusive lock).
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
                 message reuses the id of a different one (nothing was appended).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing was appended).
             threadline.StoreError: the file cannot be written (nothing was appended).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "JsonlStore.append")
         items = as_message_list(messages, "JsonlStore.append")
         if not items:
             return
@@ -170,6 +213,10 @@ class JsonlStore(JsonRows):
                 assert fd is not None  # create=True
                 size = _drop_torn_tail(fd, path)
                 index = self._ids.current(path, fd, size)
+                if expected is not None:
+                    current = VersionFile(path).version(index.count, os.fstat(fd).st_ino)
+                    if current != expected:
+                        raise conflict("JsonlStore.append", conversation_id, expected, current)
                 items = _without_replays(conversation_id, items, index, fd)
                 if not items:
                     return
@@ -184,18 +231,33 @@ class JsonlStore(JsonRows):
                 if size == 0:  # a new file: make its directory entry durable too
                     fsync_directory(self.directory)
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
         The new history is written to a temporary file, fsynced and renamed over the old one.
         A message repeating an earlier one's id, unchanged, is skipped.
 
+        Args:
+            conversation_id: the conversation.
+            messages: the new contents.
+            expected_version: write only if the conversation is at this version (compared
+                under the file's exclusive lock).
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
                 two different messages share an id (nothing changed).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing changed).
             threadline.StoreError: the file cannot be written (nothing changed).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "JsonlStore.replace")
         items = as_message_list(messages, "JsonlStore.replace")
         ids = [message.id for message in items]
         if len(set(ids)) != len(ids):
@@ -203,21 +265,27 @@ class JsonlStore(JsonRows):
             skip = replayed(conversation_id, ids, texts, {}, "JsonlStore.replace")
             items = [m for m, skipped in zip(items, skip, strict=True) if not skipped]
         if not items:
-            self.delete(conversation_id)
+            self._delete(conversation_id, expected, "JsonlStore.replace")
             return
         path = self._path(conversation_id)
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, OSError):
             data = b"".join(line + b"\n" for line in self._message_lines(items, conversation_id))
             temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
-            with self._locked(path, exclusive=True, create=True):
+            with self._locked(path, exclusive=True, create=True) as held:
+                assert held is not None  # create=True
+                current = self._version(path, held, _drop_torn_tail(held, path))
+                if expected is not None and current != expected:
+                    raise conflict("JsonlStore.replace", conversation_id, expected, current)
                 try:
                     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
                     try:
                         _write_all(fd, data, 0)
                         os.fsync(fd)
+                        inode = os.fstat(fd).st_ino
                     finally:
                         os.close(fd)
+                    VersionFile(path).write(current + 1, len(items), inode)
                     os.replace(temporary, path)
                     self._ids.forget(path)
                 except BaseException:
@@ -226,21 +294,14 @@ class JsonlStore(JsonRows):
                 fsync_directory(self.directory)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation's file; deleting one that does not exist does nothing.
+        """Remove the conversation's file, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
             threadline.StoreError: the file cannot be removed.
         """
         validate_conversation_id(conversation_id)
-        path = self._path(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError), self._locked(path, exclusive=True) as fd:
-            if fd is None:
-                return
-            path.unlink()
-            self._ids.forget(path)
-            fsync_directory(self.directory)
+        self._delete(conversation_id, None, "JsonlStore.delete")
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations whose file holds something, sorted.
@@ -278,6 +339,26 @@ class JsonlStore(JsonRows):
         """
         return self._path(validate_conversation_id(conversation_id))
 
+    def _delete(self, conversation_id: str, expected: int | None, where: str) -> None:
+        """Remove the file (after recording the next version), checking ``expected``."""
+        path = self._path(conversation_id)
+        action = f"{self!r} could not delete conversation {conversation_id!r}"
+        # Lock (making an empty file when there is none): the version steps even then.
+        with wrap_driver_errors(action, OSError), self._locked(path, True, True) as fd:
+            assert fd is not None  # create=True
+            current = self._version(path, fd, _drop_torn_tail(fd, path))
+            if expected is not None and current != expected:
+                raise conflict(where, conversation_id, expected, current)
+            VersionFile(path).write(current + 1, 0, 0)
+            path.unlink()
+            self._ids.forget(path)
+            fsync_directory(self.directory)
+
+    def _version(self, path: Path, fd: int, size: int) -> int:
+        """The version of the file ``fd`` (locked exclusively, ``size`` bytes of whole lines)."""
+        index = self._ids.current(path, fd, size)
+        return VersionFile(path).version(index.count, os.fstat(fd).st_ino)
+
     def _path(self, conversation_id: str) -> Path:
         return self.directory / (conversation_stem(conversation_id) + _SUFFIX)
 
@@ -291,7 +372,7 @@ class JsonlStore(JsonRows):
         return offload_files(messages, self.blobs, self.blob_threshold, conversation_id)
 
     @contextmanager
-    def _locked(self, path: Path, *, exclusive: bool, create: bool = False) -> Iterator[int | None]:
+    def _locked(self, path: Path, exclusive: bool, create: bool = False) -> Iterator[int | None]:
         """The file at ``path``, open and ``flock``-ed; ``None`` when it does not exist.
 
         After locking, the path must still name the locked file: ``replace`` and ``delete``
@@ -406,11 +487,12 @@ class _IdIndex:
     file was deleted and made again with the same inode number.
     """
 
-    __slots__ = ("device", "inode", "lines", "size", "tail")
+    __slots__ = ("count", "device", "inode", "lines", "size", "tail")
 
     def __init__(self, device: int, inode: int) -> None:
         self.device = device
         self.inode = inode
+        self.count = 0  # the lines (batches) up to size: the version's share of the file
         self.lines: dict[str, int] = {}
         self.size = 0
         self.tail = b""
@@ -430,6 +512,7 @@ class _IdIndex:
         data = os.pread(fd, size - offset, offset) if size > offset else b""
         for line in data.split(b"\n"):
             if line:
+                self.count += 1
                 try:
                     value = pydantic_core.from_json(line)
                 except ValueError as error:
@@ -446,6 +529,7 @@ class _IdIndex:
 
     def add(self, items: list[Message], offset: int, size: int, line: bytes) -> None:
         """Note a batch just written at ``offset`` as ``line``."""
+        self.count += 1
         for message in items:
             self.lines.setdefault(message.id, offset)
         self.size = size

@@ -6,7 +6,13 @@ import threading
 from collections.abc import Sequence
 
 from threadline.messages import Message
-from threadline.stores.base import as_message_list, replayed, validate_conversation_id
+from threadline.stores.base import (
+    as_message_list,
+    check_expected_version,
+    conflict,
+    replayed,
+    validate_conversation_id,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -23,6 +29,9 @@ class MemoryStore:
     def __init__(self) -> None:
         self._conversations: dict[str, list[Message]] = {}
         self._by_id: dict[str, dict[str, Message]] = {}
+        # Kept after a delete, so a version never goes back (a writer that saw version 3
+        # before a delete must not succeed after three new writes).
+        self._versions: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -38,37 +47,77 @@ class MemoryStore:
         with self._lock:
             return list(self._conversations.get(conversation_id, ()))
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        with self._lock:
+            return self._versions.get(conversation_id, 0)
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, atomically.
 
         A message whose id the conversation already holds is a replay: skipped when equal.
 
+        Args:
+            conversation_id: the conversation.
+            messages: the batch.
+            expected_version: write only if the conversation is at this version.
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
                 message reuses the id of a different one (nothing is appended).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing is appended).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "MemoryStore.append")
         items = _stored(as_message_list(messages, "MemoryStore.append"))
         if not items:
             return
         with self._lock:
+            self._check(conversation_id, expected, "MemoryStore.append")
             by_id = self._by_id.get(conversation_id, {})
             fresh = _fresh(conversation_id, items, by_id, "MemoryStore.append")
             if not fresh:
                 return
             self._conversations.setdefault(conversation_id, []).extend(fresh)
             self._by_id.setdefault(conversation_id, by_id).update((m.id, m) for m in fresh)
+            self._bump(conversation_id)
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation, atomically; ``[]`` deletes it.
 
         A message repeating an earlier one's id is skipped when equal to it.
 
+        Args:
+            conversation_id: the conversation.
+            messages: the new contents.
+            expected_version: write only if the conversation is at this version.
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
                 two different messages share an id (nothing changes).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing changes).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "MemoryStore.replace")
         items = _fresh(
             conversation_id,
             _stored(as_message_list(messages, "MemoryStore.replace")),
@@ -76,6 +125,8 @@ class MemoryStore:
             "MemoryStore.replace",
         )
         with self._lock:
+            self._check(conversation_id, expected, "MemoryStore.replace")
+            self._bump(conversation_id)
             if items:
                 self._conversations[conversation_id] = items
                 self._by_id[conversation_id] = {m.id: m for m in items}
@@ -84,13 +135,14 @@ class MemoryStore:
                 self._by_id.pop(conversation_id, None)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
         """
         validate_conversation_id(conversation_id)
         with self._lock:
+            self._bump(conversation_id)
             self._conversations.pop(conversation_id, None)
             self._by_id.pop(conversation_id, None)
 
@@ -98,6 +150,17 @@ class MemoryStore:
         """The ids of the conversations that hold at least one message, sorted."""
         with self._lock:
             return sorted(self._conversations)
+
+    def _check(self, conversation_id: str, expected: int | None, where: str) -> None:
+        """Under the lock: raise when the conversation is not at ``expected``."""
+        if expected is not None:
+            actual = self._versions.get(conversation_id, 0)
+            if actual != expected:
+                raise conflict(where, conversation_id, expected, actual)
+
+    def _bump(self, conversation_id: str) -> None:
+        """Under the lock: one more write."""
+        self._versions[conversation_id] = self._versions.get(conversation_id, 0) + 1
 
 
 def _stored(messages: list[Message]) -> list[Message]:

@@ -16,6 +16,10 @@ prefix; [`SCHEMA_SQL`][] is this one)::
     );
     CREATE UNIQUE INDEX threadline_messages_by_id
         ON threadline_messages (conversation_id, message_id);
+    CREATE TABLE threadline_versions (          -- version(); a row is kept after a delete,
+        conversation_id text COLLATE "C" PRIMARY KEY,  -- so a version never goes back
+        version         bigint NOT NULL
+    );
 
 Why it holds up:
 
@@ -32,8 +36,15 @@ Why it holds up:
   sent again after its reply was lost) and refuses the batch when an id names a different
   message. Tables an older threadline created get the column and the index on first use; their
   earlier rows have no ``message_id``, so a replay of those is not recognised.
-- **``replace`` and ``delete`` are one transaction each**, taking the same row lock first, so
+- **``replace`` and ``delete`` are one transaction each**, taking the same row locks first, so
   they never mix with a concurrent append.
+- **Versions are checked and stepped under the version row's lock.** An append's statement
+  first upserts the conversation's ``versions`` row, stepping it only when it holds
+  ``expected_version`` (re-checked on the locked, latest row), and writes nothing when it does
+  not; ``replace`` and ``delete`` lock the row, compare and step it in their transaction.
+  Every writer locks the version row before the conversation's row, so writers never
+  deadlock. A conversation written before versions existed (no ``versions`` row: the table is
+  added on first use) is at version ``next_seq`` (its message count) until its next write.
 - **``load`` is one statement**, so it reads one snapshot: whole batches, and the old or the new
   history around a ``replace``. The server joins the rows' JSON with ``string_agg`` and the
   result is validated in a single pydantic call.
@@ -66,7 +77,13 @@ from typing import Any, ClassVar
 
 from threadline.messages import Message
 from threadline.stores._rows import JsonRows
-from threadline.stores.base import as_message_list, replayed, validate_conversation_id
+from threadline.stores.base import (
+    as_message_list,
+    check_expected_version,
+    conflict,
+    replayed,
+    validate_conversation_id,
+)
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 
 try:
@@ -193,8 +210,9 @@ class _PostgresStoreBase(JsonRows):
 
     def _replace_steps(
         self, conversation_id: str, items: list[Message], texts: list[str]
-    ) -> list[tuple[str, tuple[object, ...]]]:
-        """The statements of a replace, to run in one transaction."""
+    ) -> list[tuple[str, Any]]:
+        """The statements of a replace, to run in one transaction after `_locked_version`
+        and the version check."""
         ids = [message.id for message in items]
         if len(set(ids)) != len(ids):
             skip = replayed(conversation_id, ids, texts, {}, f"{self._NAME}.replace")
@@ -202,7 +220,8 @@ class _PostgresStoreBase(JsonRows):
             texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
         # Lock the conversation's row before deleting: a writer holding it commits first, and
         # the DELETE (a new statement, so a new snapshot) then sees its rows.
-        steps: list[tuple[str, tuple[object, ...]]] = [
+        steps: list[tuple[str, Any]] = [
+            (self._sql.bump_version, {"cid": conversation_id}),
             (self._sql.lock_for_replace, (conversation_id, len(texts))),
             (self._sql.delete_messages, (conversation_id,)),
         ]
@@ -212,9 +231,33 @@ class _PostgresStoreBase(JsonRows):
             steps.append((self._sql.delete_conversation, (conversation_id,)))
         return steps
 
-    def _delete_steps(self) -> tuple[str, str]:
+    def _delete_steps(self, conversation_id: str) -> list[tuple[str, Any]]:
         # The conversation's row first, for the same reason as in _replace_steps.
-        return (self._sql.delete_conversation, self._sql.delete_messages)
+        return [
+            (self._sql.bump_version, {"cid": conversation_id}),
+            (self._sql.delete_conversation, (conversation_id,)),
+            (self._sql.delete_messages, (conversation_id,)),
+        ]
+
+    def _check_version(
+        self, row: Any, conversation_id: str, expected: int | None, method: str
+    ) -> int:
+        """The version the lock returned, checked against ``expected``.
+
+        Raises:
+            threadline.ConflictError: it is not ``expected``.
+        """
+        version = int(row[0])
+        if expected is not None and version != expected:
+            raise conflict(f"{self._NAME}.{method}", conversation_id, expected, version)
+        return version
+
+    def _conflict(self, row: Any, conversation_id: str, expected: int | None) -> Exception:
+        """The conflict of an append whose statement found another version (read since)."""
+        return conflict(f"{self._NAME}.append", conversation_id, expected or 0, int(row[0]))
+
+    def _expected(self, expected_version: object, method: str) -> int | None:
+        return check_expected_version(expected_version, f"{self._NAME}.{method}")
 
 
 class PostgresStore(_PostgresStoreBase):
@@ -274,11 +317,37 @@ class PostgresStore(_PostgresStoreBase):
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the query.
+        """
+        validate_conversation_id(conversation_id)
+        with (
+            self._failing(f"read the version of conversation {conversation_id!r}"),
+            self._connection() as connection,
+        ):
+            row = connection.execute(self._sql.version, {"cid": conversation_id}).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
+
+        With ``expected_version``, the batch is written only if the conversation is still at
+        that version (checked under the version row's lock).
 
         Raises:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing was appended).
             threadline.StoreError: the server cannot be reached or refused the statement. If
                 the connection dropped while committing, the batch may have been stored
                 (whole); otherwise nothing was. Either way, sending it again is safe.
@@ -286,40 +355,61 @@ class PostgresStore(_PostgresStoreBase):
                 nothing was appended.
         """
         items = self._items(conversation_id, messages, "append")
+        expected = self._expected(expected_version, "append")
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
             batch = self._batch(conversation_id, items, self._rows(items, conversation_id))
             with self._connection() as connection:
                 try:
-                    connection.execute(self._sql.append, batch.params())
-                    return
+                    cursor = connection.execute(self._sql.append, batch.params(expected))
                 except psycopg.errors.UniqueViolation:
                     pass  # an id is stored already: look at what holds it
+                else:
+                    if cursor.rowcount == 0:  # the version was not the expected one
+                        version = connection.execute(self._sql.version, {"cid": conversation_id})
+                        raise self._conflict(version.fetchone(), conversation_id, expected)
+                    return
                 with connection.transaction():
+                    row = connection.execute(self._sql.lock_version, {"cid": conversation_id})
+                    current = self._check_version(
+                        row.fetchone(), conversation_id, expected, "append"
+                    )
                     connection.execute(self._sql.lock_for_append, (conversation_id,))
                     held = connection.execute(self._sql.held, batch.lookup()).fetchall()
-                    fresh = batch.fresh(held)
+                    fresh = batch.fresh(held, current)
                     if fresh is not None:
                         connection.execute(self._sql.append, fresh)
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         Raises:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing changed).
             threadline.StoreError: the server cannot be reached or refused a statement
                 (nothing changed).
         """
         items = self._items(conversation_id, messages, "replace")
+        expected = self._expected(expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = self._rows(items, conversation_id)
+            steps = self._replace_steps(conversation_id, items, texts)
             with self._connection() as connection, connection.transaction():
-                for query, params in self._replace_steps(conversation_id, items, texts):
+                row = connection.execute(self._sql.lock_version, {"cid": conversation_id})
+                self._check_version(row.fetchone(), conversation_id, expected, "replace")
+                for query, params in steps:
                     connection.execute(query, params)
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -331,8 +421,9 @@ class PostgresStore(_PostgresStoreBase):
             self._connection() as connection,
             connection.transaction(),
         ):
-            for query in self._delete_steps():
-                connection.execute(query, (conversation_id,))
+            connection.execute(self._sql.lock_version, {"cid": conversation_id})
+            for query, params in self._delete_steps(conversation_id):
+                connection.execute(query, params)
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.
@@ -412,48 +503,89 @@ class AsyncPostgresStore(_PostgresStoreBase):
             messages = self._messages(payload)
         return await self._restored_async(messages, payload, conversation_id)
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    async def version(self, conversation_id: str) -> int:
+        """The conversation's version, as for [`PostgresStore.version`][].
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the query.
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the version of conversation {conversation_id!r}"):
+            async with self._connection() as connection:
+                cursor = await connection.execute(self._sql.version, {"cid": conversation_id})
+                row = await cursor.fetchone()
+        return int(row[0]) if row is not None else 0
+
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
 
         Raises:
             threadline.ValidationError: as for [`PostgresStore.append`][].
+            threadline.ConflictError: as for [`PostgresStore.append`][].
             threadline.StoreError: as for [`PostgresStore.append`][].
         """
         items = self._items(conversation_id, messages, "append")
+        expected = self._expected(expected_version, "append")
         if not items:
             return
+        cid = {"cid": conversation_id}
         with self._failing(f"append to conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
             batch = self._batch(conversation_id, items, texts)
             async with self._connection() as connection:
                 try:
-                    await connection.execute(self._sql.append, batch.params())
-                    return
+                    cursor = await connection.execute(self._sql.append, batch.params(expected))
                 except psycopg.errors.UniqueViolation:
                     pass  # an id is stored already: look at what holds it
+                else:
+                    if cursor.rowcount == 0:  # the version was not the expected one
+                        cursor = await connection.execute(self._sql.version, cid)
+                        raise self._conflict(await cursor.fetchone(), conversation_id, expected)
+                    return
                 async with connection.transaction():
+                    cursor = await connection.execute(self._sql.lock_version, cid)
+                    row = await cursor.fetchone()
+                    current = self._check_version(row, conversation_id, expected, "append")
                     await connection.execute(self._sql.lock_for_append, (conversation_id,))
                     cursor = await connection.execute(self._sql.held, batch.lookup())
-                    fresh = batch.fresh(await cursor.fetchall())
+                    fresh = batch.fresh(await cursor.fetchall(), current)
                     if fresh is not None:
                         await connection.execute(self._sql.append, fresh)
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         Raises:
             threadline.ValidationError: as for [`PostgresStore.replace`][].
+            threadline.ConflictError: as for [`PostgresStore.replace`][].
             threadline.StoreError: as for [`PostgresStore.replace`][].
         """
         items = self._items(conversation_id, messages, "replace")
+        expected = self._expected(expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
+            steps = self._replace_steps(conversation_id, items, texts)
             async with self._connection() as connection, connection.transaction():
-                for query, params in self._replace_steps(conversation_id, items, texts):
+                cursor = await connection.execute(self._sql.lock_version, {"cid": conversation_id})
+                self._check_version(await cursor.fetchone(), conversation_id, expected, "replace")
+                for query, params in steps:
                     await connection.execute(query, params)
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -462,8 +594,9 @@ class AsyncPostgresStore(_PostgresStoreBase):
         validate_conversation_id(conversation_id)
         with self._failing(f"delete conversation {conversation_id!r}"):
             async with self._connection() as connection, connection.transaction():
-                for query in self._delete_steps():
-                    await connection.execute(query, (conversation_id,))
+                await connection.execute(self._sql.lock_version, {"cid": conversation_id})
+                for query, params in self._delete_steps(conversation_id):
+                    await connection.execute(query, params)
 
     async def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.

@@ -8,11 +8,13 @@ Layout, for the default ``prefix="threadline:"``::
                                               ZRANGE returns them sorted
     threadline:ids:<conversation id>    HASH  message id -> a digest of its JSON, for every
                                               message the list holds
+    threadline:ver:<conversation id>    STRING the conversation's version (kept after a
+                                              delete, so a version never goes back)
 
 Why it holds up:
 
 - **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or
-  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``) and the name is
+  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``, ``ver``) and the name is
   percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from the right,
   a key has one reading: the name after the last ``:``, the kind before it, the prefix the rest.
   So stores with different prefixes never touch each other's keys, however the prefixes nest
@@ -28,8 +30,12 @@ Why it holds up:
   different message, and pushes the rest, all in one atomic step. (Conversations an older
   threadline wrote have no id hash for their earlier messages: a replay of those is not
   recognised.)
-- **``replace`` and ``delete`` are atomic.** ``MULTI``, ``DEL`` and ``RPUSH`` (or ``ZREM`` for
-  ``[]``), ``EXEC``, the id hash with them.
+- **``replace`` and ``delete`` are atomic.** Each is one Lua script: ``DEL`` and ``RPUSH`` (or
+  ``ZREM`` for ``[]``), the id hash with them.
+- **Versions are checked and stepped inside the scripts.** Every write script reads the version
+  key, compares it with ``expected_version`` and increments it in the same atomic step. A
+  conversation written before versions existed (no version key) is at version ``LLEN`` (its
+  message count) until its next write sets the key.
 - **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
   array and validated in a single pydantic call.
 - **A write is never retried behind the caller's back.** When the connection drops after
@@ -58,6 +64,8 @@ from threadline.messages import Message
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
+    check_expected_version,
+    conflict,
     replayed,
     reused_id,
     validate_conversation_id,
@@ -123,25 +131,15 @@ class _RedisStoreBase(JsonRows):
     ) -> _Batch:
         return _Batch(conversation_id, items, texts, f"{self._NAME}.{method}")
 
-    def _replace_pipeline(self, batch: _Batch) -> Any:
-        """A transaction pipeline holding a replace: the list, the id hash and the index."""
-        key, ids_key, index = self._keys(batch.conversation_id)
-        rows = batch.unique()
-        pipe = self._client.pipeline(transaction=True)
-        pipe.delete(key, ids_key)
-        if rows:
-            pipe.rpush(key, *[text for _, _, text in rows])
-            pipe.hset(ids_key, mapping={message_id: digest for message_id, digest, _ in rows})
-            pipe.zadd(index, {batch.conversation_id: 0})
-        else:
-            pipe.zrem(index, batch.conversation_id)
-        return pipe
+    def _register_scripts(self, client: Any) -> None:
+        self._append = client.register_script(_APPEND)
+        self._replace = client.register_script(_REPLACE)
+        self._version = client.register_script(_VERSION)
 
-    def _delete_pipeline(self, conversation_id: str) -> Any:
-        pipe = self._client.pipeline(transaction=True)
-        pipe.delete(self._key(conversation_id), self._ids_key(conversation_id))
-        pipe.zrem(self._index, conversation_id)
-        return pipe
+    def _expected(self, expected_version: object, method: str) -> str:
+        """The scripts' ``expected`` argument: the version, or ``""`` for none."""
+        expected = check_expected_version(expected_version, f"{self._NAME}.{method}")
+        return "" if expected is None else str(expected)
 
     def _key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "conv", conversation_id)
@@ -150,8 +148,13 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "ids", conversation_id)
 
     def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index."""
-        return [self._key(conversation_id), self._ids_key(conversation_id), self._index]
+        """The keys a write touches: the list, the id hash, the index, the version."""
+        return [
+            self._key(conversation_id),
+            self._ids_key(conversation_id),
+            self._index,
+            _make_key(self.prefix, "ver", conversation_id),
+        ]
 
     @property
     def _index(self) -> str:
@@ -159,7 +162,7 @@ class _RedisStoreBase(JsonRows):
 
 
 class RedisStore(_RedisStoreBase):
-    """Conversations in Redis: one list per conversation, batches in ``MULTI`` / ``EXEC``.
+    """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
     processes on any number of machines: every guarantee is enforced by the server. After
@@ -199,7 +202,7 @@ class RedisStore(_RedisStoreBase):
         if client is None:
             client = redis.Redis.from_url(cast(str, url), **_CLIENT_OPTIONS)
         self._client: redis.Redis = client
-        self._append = client.register_script(_APPEND)
+        self._register_scripts(client)
 
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -216,11 +219,33 @@ class RedisStore(_RedisStoreBase):
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the version of conversation {conversation_id!r}"):
+            return int(self._version(keys=self._keys(conversation_id)))
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Add ``messages`` at the end of the conversation, in one Lua script.
+
+        With ``expected_version``, the script writes only if the conversation is still at that
+        version.
 
         Raises:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing was appended).
             threadline.StoreError: the server cannot be reached or refused the command. If
                 the connection dropped after the script was sent, the batch may have been
                 stored (whole); otherwise nothing was. Either way, sending it again is safe.
@@ -228,27 +253,40 @@ class RedisStore(_RedisStoreBase):
                 nothing was appended.
         """
         items = self._items(conversation_id, messages, "append")
+        expected = self._expected(expected_version, "append")
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
             texts = self._rows(items, conversation_id)
             batch = self._batch(conversation_id, items, texts, "append")
-            batch.check(self._append(keys=self._keys(conversation_id), args=batch.args()))
+            keys = self._keys(conversation_id)
+            batch.check(self._append(keys=keys, args=batch.args(expected)))
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Make ``messages`` the whole conversation in one Lua script; ``[]`` deletes it.
 
         Raises:
             threadline.ValidationError: the id is invalid or an item is not a ``Message``.
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing changed).
             threadline.StoreError: the server cannot be reached or refused the command.
         """
         items = self._items(conversation_id, messages, "replace")
+        expected = self._expected(expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = self._rows(items, conversation_id)
-            self._replace_pipeline(self._batch(conversation_id, items, texts, "replace")).execute()
+            batch = self._batch(conversation_id, items, texts, "replace")
+            keys = self._keys(conversation_id)
+            batch.check(self._replace(keys=keys, args=batch.replace_args(expected)))
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -256,7 +294,7 @@ class RedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"delete conversation {conversation_id!r}"):
-            self._delete_pipeline(conversation_id).execute()
+            self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.
@@ -314,7 +352,7 @@ class AsyncRedisStore(_RedisStoreBase):
         if client is None:
             client = redis.asyncio.Redis.from_url(cast(str, url), **_ASYNC_CLIENT_OPTIONS)
         self._client: redis.asyncio.Redis = client
-        self._append = client.register_script(_APPEND)
+        self._register_scripts(client)
 
     async def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -329,36 +367,65 @@ class AsyncRedisStore(_RedisStoreBase):
             messages = self._messages(payload)
         return await self._restored_async(messages, payload, conversation_id)
 
-    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add ``messages`` at the end of the conversation, in one ``MULTI`` / ``EXEC``.
+    async def version(self, conversation_id: str) -> int:
+        """The conversation's version, as for [`RedisStore.version`][].
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the version of conversation {conversation_id!r}"):
+            return int(await self._version(keys=self._keys(conversation_id)))
+
+    async def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Add ``messages`` at the end of the conversation, in one Lua script.
 
         Raises:
             threadline.ValidationError: as for [`RedisStore.append`][].
+            threadline.ConflictError: as for [`RedisStore.append`][].
             threadline.StoreError: as for [`RedisStore.append`][].
         """
         items = self._items(conversation_id, messages, "append")
+        expected = self._expected(expected_version, "append")
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
             batch = self._batch(conversation_id, items, texts, "append")
-            batch.check(await self._append(keys=self._keys(conversation_id), args=batch.args()))
+            keys = self._keys(conversation_id)
+            batch.check(await self._append(keys=keys, args=batch.args(expected)))
 
-    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Make ``messages`` the whole conversation in one ``MULTI`` / ``EXEC``; ``[]`` deletes it.
+    async def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
+        """Make ``messages`` the whole conversation in one Lua script; ``[]`` deletes it.
 
         Raises:
             threadline.ValidationError: as for [`RedisStore.replace`][].
+            threadline.ConflictError: as for [`RedisStore.replace`][].
             threadline.StoreError: as for [`RedisStore.replace`][].
         """
         items = self._items(conversation_id, messages, "replace")
+        expected = self._expected(expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
-            pipe = self._replace_pipeline(self._batch(conversation_id, items, texts, "replace"))
-            await pipe.execute()
+            batch = self._batch(conversation_id, items, texts, "replace")
+            keys = self._keys(conversation_id)
+            batch.check(await self._replace(keys=keys, args=batch.replace_args(expected)))
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Raises:
             threadline.ValidationError: the id is invalid.
@@ -366,7 +433,7 @@ class AsyncRedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"delete conversation {conversation_id!r}"):
-            await self._delete_pipeline(conversation_id).execute()
+            await self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
     async def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted.
@@ -395,10 +462,33 @@ _CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.retry.Retry(NoBackoff(), 0)}
 _ASYNC_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.asyncio.retry.Retry(NoBackoff(), 0)}
 
 
-# KEYS: the list, the id hash, the index. ARGV: the conversation id, n, then n message ids, n
-# digests of their JSON, n JSON texts. Returns the number of messages pushed, or -i when
-# message i (1-based) reuses a stored id with another digest (nothing is written then).
-_APPEND = """
+# The version every script reads: the version key, or for a conversation written before
+# versions existed, its length. KEYS[1] is the list, KEYS[4] the version key.
+_CURRENT = """
+local function current()
+    local stored = redis.call('GET', KEYS[4])
+    if stored then
+        return tonumber(stored)
+    end
+    return redis.call('LLEN', KEYS[1])
+end
+"""
+
+_VERSION = _CURRENT + "return current()"
+
+# KEYS: the list, the id hash, the index, the version. ARGV: the conversation id, the expected
+# version ('' for none), n, then n message ids, n digests of their JSON, n JSON texts. Returns
+# the number of messages pushed, -i when message i (1-based) reuses a stored id with another
+# digest, or {version} when the conversation is not at the expected version (nothing is
+# written in either case).
+_APPEND = (
+    _CURRENT
+    + """
+local version = current()
+if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
+    return {version}
+end
+table.remove(ARGV, 2)
 local n = tonumber(ARGV[2])
 local seen = {}
 local texts = {}
@@ -429,9 +519,45 @@ for first = 1, #fields, 2000 do
 end
 if #texts > 0 then
     redis.call('ZADD', KEYS[3], 0, ARGV[1])
+    redis.call('SET', KEYS[4], version + 1)
 end
 return #texts
 """
+)
+
+# KEYS: as for _APPEND. ARGV: the conversation id, the expected version ('' for none), n, then
+# n message ids, n digests, n JSON texts (ids unique: the caller dropped replays). Returns n, or
+# {version} on a conflict (nothing written). n = 0 deletes the conversation.
+_REPLACE = (
+    _CURRENT
+    + """
+local version = current()
+if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
+    return {version}
+end
+local n = tonumber(ARGV[3])
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SET', KEYS[4], version + 1)
+if n == 0 then
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    return 0
+end
+local texts = 3 + 2 * n
+for first = 1, n, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
+end
+local fields = {}
+for i = 1, n do
+    fields[#fields + 1] = ARGV[3 + i]
+    fields[#fields + 1] = ARGV[3 + n + i]
+end
+for first = 1, #fields, 2000 do
+    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
+end
+redis.call('ZADD', KEYS[3], 0, ARGV[1])
+return n
+"""
+)
 
 
 class _Batch:
@@ -446,15 +572,31 @@ class _Batch:
         self.texts = texts
         self.digests = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
         self.repeats = len(set(self.ids)) != len(self.ids)
+        self.expected = ""  # the expected version sent with the script ("" for none)
 
-    def args(self) -> list[str | int]:
-        """The script's ARGV; raises first when two different messages in it share an id."""
+    def args(self, expected: str) -> list[str | int]:
+        """The append script's ARGV; raises first when two different messages in it share an
+        id."""
+        self.expected = expected
         if self.repeats:
             replayed(self.conversation_id, self.ids, self.digests, {}, self.where)
-        return [self.conversation_id, len(self.ids), *self.ids, *self.digests, *self.texts]
+        ids, digests, texts = self.ids, self.digests, self.texts
+        return [self.conversation_id, expected, len(ids), *ids, *digests, *texts]
+
+    def replace_args(self, expected: str) -> list[str | int]:
+        """The replace script's ARGV, without the replays of an earlier message."""
+        self.expected = expected
+        rows = self.unique()
+        ids = [message_id for message_id, _, _ in rows]
+        digests = [digest for _, digest, _ in rows]
+        texts = [text for _, _, text in rows]
+        return [self.conversation_id, expected, len(rows), *ids, *digests, *texts]
 
     def check(self, result: object) -> None:
-        """Raise what the script found: an id stored with a different message."""
+        """Raise what the script found: a conflict, or an id stored with a different message."""
+        if isinstance(result, list):
+            actual = int(result[0])
+            raise conflict(self.where, self.conversation_id, int(self.expected), actual)
         if isinstance(result, int) and result < 0:
             index = -result - 1
             raise reused_id(self.conversation_id, index, self.ids[index], self.where)

@@ -15,6 +15,10 @@ an application's own database)::
     CREATE TABLE threadline_conversations (  -- the index list_conversations() reads
         conversation_id TEXT PRIMARY KEY NOT NULL
     ) WITHOUT ROWID;
+    CREATE TABLE threadline_versions (       -- version(): one row per conversation written
+        conversation_id TEXT PRIMARY KEY NOT NULL,  -- since versions exist, kept after a
+        version         INTEGER NOT NULL            -- delete so that a version never goes back
+    ) WITHOUT ROWID;
     CREATE TABLE threadline_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
     -- ('schema_version', '1')
 
@@ -34,6 +38,11 @@ Why it holds up:
 - **Writers in other threads and processes wait, they do not fail.** ``BEGIN IMMEDIATE`` takes
   the write lock up front and the busy timeout makes a second writer wait for it, so the
   ``MAX(seq)`` it reads cannot go stale.
+- **Versions are checked and bumped in the write's transaction.** ``append`` and ``replace``
+  read the conversation's version under the ``BEGIN IMMEDIATE`` lock, so ``expected_version``
+  is compared with the version no other writer can change before the commit. A conversation
+  written before versions existed (no ``threadline_versions`` row) is at version
+  ``MAX(seq) + 1`` (its message count) until its next write, which adds the row.
 - **A crash loses at most the batch in flight.** ``synchronous=FULL``: a commit is on disk when
   ``append`` returns; after a crash (even SIGKILL mid-write) SQLite rolls the WAL back to the last
   commit, so ``load`` returns a prefix of what was appended, every message whole.
@@ -54,6 +63,8 @@ from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores.base import (
     as_message_list,
+    check_expected_version,
+    conflict,
     replayed,
     validate_conversation_id,
     wrap_driver_errors,
@@ -74,6 +85,8 @@ _SCHEMA = (
     " PRIMARY KEY (conversation_id, seq))",
     "CREATE TABLE IF NOT EXISTS threadline_conversations ("
     " conversation_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS threadline_versions ("
+    " conversation_id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID",
 )
 _MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
 _INSERT = (
@@ -83,6 +96,12 @@ _INSERT = (
 _HELD = (
     "SELECT message_id, message FROM threadline_messages"
     " WHERE conversation_id = ? AND message_id IN ({})"
+)
+_VERSION = "SELECT version FROM threadline_versions WHERE conversation_id = ?"
+_LAST_SEQ = "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?"
+_SET_VERSION = (
+    "INSERT INTO threadline_versions (conversation_id, version) VALUES (?, ?)"
+    " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version"
 )
 _LOOKUP_CHUNK = 500  # ids per lookup: far below SQLite's limit on bound parameters
 
@@ -167,18 +186,51 @@ class SQLiteStore(JsonRows):
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def version(self, conversation_id: str) -> int:
+        """The conversation's version: 0 when never written, one more after each write.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the database cannot be read.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not read the version of conversation {conversation_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error):
+            connection = self._db.connection()
+            # One read transaction: the two SELECTs see the same snapshot.
+            connection.execute("BEGIN")
+            try:
+                return _version(connection, conversation_id)
+            finally:
+                connection.execute("COMMIT")
+
+    def append(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Add ``messages`` at the end of the conversation, in one transaction.
 
         A message whose id the conversation already holds with the same JSON is skipped (a
         batch sent again after its reply was lost).
 
+        Args:
+            conversation_id: the conversation.
+            messages: the batch.
+            expected_version: write only if the conversation is at this version (checked
+                in the write's transaction).
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or a
                 message reuses the id of a different one (nothing was appended).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing was appended).
             threadline.StoreError: the database cannot be written (nothing was appended).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "SQLiteStore.append")
         items = as_message_list(messages, "SQLiteStore.append")
         if not items:
             return
@@ -187,6 +239,11 @@ class SQLiteStore(JsonRows):
             texts = self._rows(items, conversation_id)
             ids = [message.id for message in items]
             with self._db.transaction() as connection:
+                (last,) = connection.execute(_LAST_SEQ, (conversation_id,)).fetchone()
+                row = connection.execute(_VERSION, (conversation_id,)).fetchone()
+                current = row[0] if row is not None else _legacy_version(last)
+                if expected is not None and current != expected:
+                    raise conflict("SQLiteStore.append", conversation_id, expected, current)
                 held = _held(connection, conversation_id, ids)
                 if held or len(set(ids)) != len(ids):
                     skip = replayed(conversation_id, ids, texts, held, "SQLiteStore.append")
@@ -194,10 +251,6 @@ class SQLiteStore(JsonRows):
                     texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
                     if not texts:
                         return
-                (last,) = connection.execute(
-                    "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?",
-                    (conversation_id,),
-                ).fetchone()
                 start = _next_seq(last, len(texts), conversation_id, self)
                 connection.executemany(
                     _INSERT,
@@ -210,25 +263,41 @@ class SQLiteStore(JsonRows):
                     "INSERT OR IGNORE INTO threadline_conversations (conversation_id) VALUES (?)",
                     (conversation_id,),
                 )
+                connection.execute(_SET_VERSION, (conversation_id, current + 1))
 
-    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+    def replace(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        *,
+        expected_version: int | None = None,
+    ) -> None:
         """Make ``messages`` the whole conversation in one transaction; ``[]`` deletes it.
 
         A message repeating an earlier one's id with the same JSON is skipped.
 
+        Args:
+            conversation_id: the conversation.
+            messages: the new contents.
+            expected_version: write only if the conversation is at this version (checked
+                in the write's transaction).
+
         Raises:
             threadline.ValidationError: the id is invalid, an item is not a ``Message``, or
                 two different messages share an id (nothing changed).
+            threadline.ConflictError: the conversation is not at ``expected_version``
+                (nothing changed).
             threadline.StoreError: the database cannot be written (nothing changed).
         """
         validate_conversation_id(conversation_id)
+        expected = check_expected_version(expected_version, "SQLiteStore.replace")
         items = as_message_list(messages, "SQLiteStore.replace")
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._rows(items, conversation_id)
             rows = _unique_rows(conversation_id, items, texts, "SQLiteStore.replace")
             with self._db.transaction() as connection:
-                self._delete(connection, conversation_id)
+                self._delete(connection, conversation_id, expected, "SQLiteStore.replace")
                 if rows:
                     connection.executemany(
                         _INSERT,
@@ -240,7 +309,7 @@ class SQLiteStore(JsonRows):
                     )
 
     def delete(self, conversation_id: str) -> None:
-        """Remove the conversation; deleting one that does not exist does nothing.
+        """Remove the conversation, and step its version (even when it does not exist).
 
         Blobs its messages referred to stay in the blob store (other conversations may share
         them).
@@ -281,13 +350,38 @@ class SQLiteStore(JsonRows):
         self.close()
 
     @staticmethod
-    def _delete(connection: sqlite3.Connection, conversation_id: str) -> None:
+    def _delete(
+        connection: sqlite3.Connection,
+        conversation_id: str,
+        expected: int | None = None,
+        where: str = "SQLiteStore.delete",
+    ) -> None:
+        """In a write transaction: check ``expected``, step the version, remove the rows."""
+        current = _version(connection, conversation_id)
+        if expected is not None and current != expected:
+            raise conflict(where, conversation_id, expected, current)
+        connection.execute(_SET_VERSION, (conversation_id, current + 1))
         connection.execute(
             "DELETE FROM threadline_messages WHERE conversation_id = ?", (conversation_id,)
         )
         connection.execute(
             "DELETE FROM threadline_conversations WHERE conversation_id = ?", (conversation_id,)
         )
+
+
+def _version(connection: sqlite3.Connection, conversation_id: str) -> int:
+    """The conversation's version, read in the caller's transaction."""
+    row = connection.execute(_VERSION, (conversation_id,)).fetchone()
+    if row is not None:
+        return int(row[0])
+    (last,) = connection.execute(_LAST_SEQ, (conversation_id,)).fetchone()
+    return _legacy_version(last)
+
+
+def _legacy_version(last: object) -> int:
+    """The version of a conversation without a version row: 0 when it holds nothing, else
+    ``MAX(seq) + 1`` (what its appends of one message each would have counted)."""
+    return last + 1 if type(last) is int and last >= 0 else 0
 
 
 def _next_seq(last: object, count: int, conversation_id: str, store: SQLiteStore) -> int:

@@ -42,6 +42,7 @@ from threadline.messages import (
     user_message,
 )
 from threadline.stores.base import AsyncStore, Store
+from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS, SYNC_VERSION_CHECKS
 
 __all__ = ["check_async_store", "check_store"]
 
@@ -86,7 +87,11 @@ def check_store(store_factory: Callable[[], Store]) -> None:
     message and never interleave inside a batch, and writes are idempotent: a batch sent
     again (alone, merged with later messages, or by several threads at once) stores each
     message once, in order, while a message reusing the id of a different one is refused
-    with a ``ValueError`` and nothing of its batch is written.
+    with a ``ValueError`` and nothing of its batch is written. Versions: 0 for a conversation
+    never written, one more after each ``append`` that stores something and each ``replace``,
+    never back (a ``delete`` moves it forward too); a stale ``expected_version`` raises
+    `ConflictError` naming the conversation and both versions, with nothing
+    written; threads racing with expected-version retry loops lose and duplicate nothing.
 
     Args:
         store_factory: returns a new, empty store each time it is called (for example on a new
@@ -541,6 +546,7 @@ _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     _check_concurrent_conversations,
     _check_replays,
     _check_concurrent_replays,
+    *SYNC_VERSION_CHECKS,
 )
 
 
@@ -750,4 +756,5 @@ _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     _acheck_concurrent_writers,
     _acheck_replays,
     _acheck_concurrent_replays,
+    *ASYNC_VERSION_CHECKS,
 )

@@ -1,0 +1,91 @@
+"""The versions of `JsonlStore` conversations, with no extra write
+per append.
+
+An append adds one line to the conversation's file, so between two ``replace`` or ``delete``
+calls the version grows with the file's line count. Only those two write a small side file,
+``<name>.version``, holding ``V L INODE``: the version they set, the lines the file had then,
+and which file that was (its inode). The version is then::
+
+    V + lines - L    when the conversation's file is that file (the same inode)
+    V + lines        otherwise (no file, or a file the side file does not describe)
+    lines            when there is no side file (a file written before versions existed)
+
+Both are written under the conversation file's exclusive ``flock``, so readers (who hold it
+too) never see one without the other. The side file is replaced atomically (a temporary file,
+fsynced, renamed) *before* the conversation's file is renamed or removed, so a crash between
+the two leaves a side file that does not describe the file still there, and the version reads
+as ``V + lines``: larger than before, never smaller. So a version never goes back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+from threadline.stores._files import fsync_directory
+
+__all__ = ["VersionFile"]
+
+SUFFIX = ".version"
+
+
+class VersionFile:
+    """The side file of one conversation's file ``path`` (``<name>.version`` beside it)."""
+
+    __slots__ = ("directory", "path")
+
+    def __init__(self, conversation_path: Path) -> None:
+        self.directory = conversation_path.parent
+        self.path = conversation_path.with_suffix(SUFFIX)
+
+    def version(self, lines: int, inode: int | None) -> int:
+        """The version, given the conversation file's line count and inode (``None``: none).
+
+        The caller holds the conversation file's lock.
+        """
+        recorded = self._read()
+        if recorded is None:
+            return lines
+        version, then, recorded_inode = recorded
+        if inode is not None and inode == recorded_inode:
+            return version + lines - then
+        return version + lines
+
+    def write(self, version: int, lines: int, inode: int) -> None:
+        """Record ``version`` for a file of ``lines`` lines with ``inode`` (0: no file).
+
+        Atomic and durable: a temporary file, fsynced, renamed over the side file.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        temporary = self.directory / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.write(fd, f"{version} {lines} {inode}\n".encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+            raise
+        fsync_directory(self.directory)
+
+    def _read(self) -> tuple[int, int, int] | None:
+        try:
+            text = self.path.read_text(encoding="ascii")
+        except FileNotFoundError:
+            return None
+        try:
+            version, lines, inode = (int(field) for field in text.split())
+        except ValueError:
+            raise OSError(
+                f"{self.path}: not a version file (expected 'VERSION LINES INODE', got "
+                f"{text[:60]!r}); remove it to count the version from the file's lines again"
+            ) from None
+        return version, lines, inode
