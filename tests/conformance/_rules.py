@@ -512,7 +512,6 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset(
         "bedrock.tool_name_pattern",
         "bedrock.tool_result_not_empty",
         "gemini.tool_name_pattern",
-        "mistral.nothing_but_assistant_after_tool",
         "mistral.tool_name_pattern",
         "openai_chat.tool_name_pattern",
         "openai_responses.tool_name_pattern",

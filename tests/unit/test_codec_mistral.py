@@ -229,6 +229,8 @@ def test_each_call_gets_one_tool_message_named_after_the_call() -> None:
 
 
 def test_a_tool_results_image_goes_in_a_user_message_after_the_tool_messages() -> None:
+    """After an assistant message ``[tool results received]``: Mistral refuses a user message
+    right after a tool message."""
     history = [
         tl.user_message("plot it"),
         tl.assistant_message(
@@ -254,6 +256,7 @@ def test_a_tool_results_image_goes_in_a_user_message_after_the_tool_messages() -
             ],
         },
         {"role": "tool", "tool_call_id": "bbbbbbbbb", "name": "note", "content": "noted"},
+        {"role": "assistant", "content": "[tool results received]"},
         {
             "role": "user",
             "content": [

@@ -27,6 +27,9 @@ How threadline's messages map to the wire:
   OpenAI Chat: ``[files from tool result <id>]`` introduces them and the result's text says
   where each went (``[file 1 (image/png) is in the next user message]``); ``decode`` puts
   them back. There is no error flag: a failed result's text starts with ``[tool error] ``.
+- Mistral refuses a user or system message right after a tool message (``Unexpected role
+  'user' after role 'tool'``), so an assistant message ``[tool results received]`` goes
+  between them (before a result's files too); ``decode`` leaves it out.
 - tool-call ids: Mistral takes exactly nine ASCII letters and digits. Any other id gets a
   nine-character id hashed from it, the same for the call and its result, collision-free in
   the payload; stored ids never change. Ids Mistral issued are sent as they are.
@@ -108,6 +111,9 @@ PROVIDER = "mistral"
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
+AFTER_TOOL_TEXT = "[tool results received]"
+"""The assistant message ``encode`` puts between a tool message and a user or system message
+(Mistral refuses either right after a tool message); ``decode`` leaves it out again."""
 THINKING_KEY = "mistral.thinking"
 """Part metadata: a ``thinking`` chunk's own list, kept when it holds more than text chunks
 (references), and sent back as it is."""
@@ -199,7 +205,7 @@ def encode(
                     out.append(_tool_message(part, ids, names, attachments))
             continue
         if attachments:
-            out.append({"role": "user", "content": attachments})
+            _append(out, {"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
             item = _assistant_message(message, index, ids, options)
@@ -210,12 +216,41 @@ def encode(
         else:  # internal messages never reach a model, even with integrity="off"
             continue
         if item is not None:
-            out.append(item)
+            _append(out, item)
     if attachments:
-        out.append({"role": "user", "content": attachments})
+        _append(out, {"role": "user", "content": attachments})
     # Mistral's validator skips the first message when it pairs calls with results.
     add_leading_turn(out, "content", LEADING_USER_TEXT)
     return {"messages": out}
+
+
+def _append(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
+    """Add ``item``, after the marked assistant message when it is a user or system message
+    that would follow a tool message (``Unexpected role 'user' after role 'tool'``)."""
+    if out and out[-1]["role"] == "tool" and item["role"] != "assistant":
+        out.append({"role": "assistant", "content": AFTER_TOOL_TEXT})
+    out.append(item)
+
+
+def _is_after_tool_turn(wire: Sequence[Any], index: int) -> bool:
+    """Whether ``wire[index]`` is the assistant message `_append` puts between a tool
+    message and a user or system message."""
+    item = wire[index]
+    if not (
+        0 < index < len(wire) - 1
+        and isinstance(item, Mapping)
+        and item.get("role") == "assistant"
+        and item.get("content") == AFTER_TOOL_TEXT
+        and not item.get("tool_calls")
+    ):
+        return False
+    before, after = wire[index - 1], wire[index + 1]
+    return (
+        isinstance(before, Mapping)
+        and before.get("role") == "tool"
+        and isinstance(after, Mapping)
+        and after.get("role") in ("user", "system")
+    )
 
 
 def _system_role(out: Sequence[Mapping[str, Any]]) -> str:
@@ -420,6 +455,8 @@ def _decode(payload: Any) -> list[Message]:
         if role == "tool":
             run.append(_decode_tool(item, path, reader))
             continue
+        if _is_after_tool_turn(wire, index):
+            continue  # the tool run goes on: the user message after it may hold its files
         if run:
             folded = role == "user" and fold_attachments(
                 run,
@@ -642,7 +679,9 @@ def normalize_for_round_trip(
       images, and a tool result's ``name``, which is sent and read back as its call's;
     - where system text sits: a system message right after an assistant or tool message
       reads back as a user message; a first user message that is exactly
-      ``[conversation start]``, before an assistant message, is not read back;
+      ``[conversation start]``, before an assistant message, is not read back, nor is an
+      assistant message that is exactly ``[tool results received]`` between a tool message
+      and a user or system message;
     - reasoning per the reasoning policy: replayed thinking keeps its text, ``signature`` and
       ``provider`` and loses ``model``, ``encrypted``, ``item_id`` and ``summary``; ``text``
       turns other reasoning into text; the parts the ``unsupported`` policy replaces or drops;
@@ -665,6 +704,7 @@ def normalize_for_round_trip(
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due
     leading_text = False
+    marked: set[int] = set()  # assistant messages that read like the one encode adds
     for index, message in enumerate(prepared):
         role = message.role
         if role == "internal":
@@ -690,6 +730,8 @@ def normalize_for_round_trip(
             wire_role, attachments = "user", False
         if role == "assistant":
             parts = _assistant_read_back(message, index, ids, options)
+            if wire_role == "tool" and parts == [TextPart(text=AFTER_TOOL_TEXT)]:
+                marked.add(len(out))
         else:
             parts = _content_read_back(message, index, options)
             if role == "system" and wire_role not in (None, "system", "user"):
@@ -701,6 +743,15 @@ def normalize_for_round_trip(
                 leading_text = type(first) is TextPart and first.text == LEADING_USER_TEXT
             wire_role = role
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    out = [
+        message
+        for position, message in enumerate(out)
+        if not (
+            position in marked
+            and position + 1 < len(out)
+            and out[position + 1].role in ("user", "system")
+        )
+    ]
     if leading_text and len(out) > 1 and out[1].role == "assistant":
         del out[0]
     return name_results_after_calls(out)
