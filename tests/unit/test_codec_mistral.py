@@ -156,11 +156,17 @@ def test_a_system_message_after_an_assistant_or_tool_message_is_sent_as_user() -
         tl.assistant_message("Hello."),
         tl.system_message("Now answer in French."),
     ]
-    assert mistral.encode(history)["messages"] == [
+    payload = mistral.encode(history)
+    assert payload["messages"] == [
         {"role": "user", "content": "hi"},
         {"role": "system", "content": "Be formal."},
         {"role": "assistant", "content": "Hello."},
-        {"role": "user", "content": "Now answer in French."},
+        {"role": "user", "content": "<system>\nNow answer in French.\n</system>"},
+    ]
+    decoded = mistral.decode(payload)
+    assert [(m.role, m.text) for m in decoded][2:] == [
+        ("assistant", "Hello."),
+        ("system", "Now answer in French."),
     ]
 
 

@@ -3,8 +3,10 @@
 How threadline's messages map to the wire:
 
 - leading system messages (and ``encode(system=...)``) become the top-level ``system``: a
-  string for one text, else text blocks. A system message later in the history becomes user
-  text in place (only some models take ``role: "system"`` turns).
+  string for one text, else text blocks. A system message later in the history goes in the
+  user turn in place (only some models take ``role: "system"`` turns), each text as a block
+  ``<system>\n…\n</system>`` so the model can tell it from the user's words; ``decode``
+  reads such a block back as a system message.
 - consecutive messages of one wire role are merged into one turn, one block per part (text is
   never concatenated). Tool messages become ``tool_result`` blocks of a user turn, always
   before any other block of that turn, with ``is_error: true`` for a failed result.
@@ -44,6 +46,7 @@ from threadline.codecs._media import (
     encode_base64,
     image_type_from_url,
 )
+from threadline.codecs._notes import as_user_note, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -163,6 +166,11 @@ def encode(
             system_blocks.extend(_text_block(part) for part in _texts(message))
             continue
         leading = False
+        if role == "system":  # later system text: a note in the user turn
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            message, role = user_note, "user"
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -457,7 +465,7 @@ def _decode(payload: Any) -> list[Message]:
             else:
                 runs.append((part_role, [part]))
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
-    return out
+    return unwrap_notes(out)
 
 
 def _decode_text_content(value: Any, path: str, reader: Reader) -> list[TextPart]:
@@ -730,8 +738,8 @@ def normalize_for_round_trip(
     - part metadata it has no field for (it keeps ``anthropic.cache_control`` and, on server
       tool parts, ``anthropic.caller`` and ``anthropic.type``), image filenames, and a tool
       result's ``name`` (read back from its call);
-    - where system text sits: a system message after the first other message reads back as
-      user text;
+    - where system text sits: none, but a user text that is exactly ``<system>\\n…\\n</system>``
+      reads back as a system message (the form a later system message is sent in);
     - reasoning per the reasoning policy: replayed thinking keeps text, signature or
       encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
       metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
@@ -762,11 +770,14 @@ def normalize_for_round_trip(
         else:
             leading = False
             if role == "system":
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return name_results_after_calls(out)
+    return unwrap_notes(name_results_after_calls(out))
 
 
 def _read_back_text(part: TextPart) -> TextPart:

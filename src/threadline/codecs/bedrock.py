@@ -8,8 +8,9 @@ as ``client.converse(modelId=..., **payload)``.
 How threadline's messages map to the wire:
 
 - leading system messages (and ``encode(system=...)``) become the top-level ``system`` list
-  of ``{"text": ...}`` blocks. A system message later in the history becomes user text in
-  place.
+  of ``{"text": ...}`` blocks. A system message later in the history goes in the user turn
+  in place, each text as a block ``<system>\n…\n</system>`` so the model can tell it from
+  the user's words; ``decode`` reads such a block back as a system message.
 - roles strictly alternate, starting with ``user``: consecutive messages of one wire role are
   merged into one turn, one block per part (text is never concatenated). Tool messages become
   ``toolResult`` blocks of a user turn, all results answering one assistant turn in one user
@@ -48,6 +49,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._notes import as_user_note, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -226,6 +228,11 @@ def encode(
             system_blocks.extend({"text": text} for text in _texts(message))
             continue
         leading = False
+        if role == "system":  # later system text: a note in the user turn
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            message, role = user_note, "user"
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -236,7 +243,7 @@ def encode(
                 if isinstance(part, ToolResultPart)
             ]
             wire_role = "user"
-        else:  # user, and system text after the start, which Converse takes as user text
+        else:
             blocks = _user_blocks(message, index, options)
             wire_role = "user"
         if blocks:
@@ -470,7 +477,7 @@ def _decode(payload: Any) -> list[Message]:
             else:
                 runs.append((part_role, [part]))
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
-    return out
+    return unwrap_notes(out)
 
 
 def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
@@ -713,8 +720,8 @@ def normalize_for_round_trip(
       (``report.pdf`` stays, ``my_notes.txt`` becomes ``my-notes.txt``, none becomes
       ``document.pdf``); media types are canonical per format (``audio/x-wav`` reads back
       as ``audio/wav``);
-    - where system text sits: a system message after the first other message reads back as
-      user text;
+    - where system text sits: none, but a user text that is exactly ``<system>\\n…\\n</system>``
+      reads back as a system message (the form a later system message is sent in);
     - reasoning per the reasoning policy: replayed reasoning keeps its text and signature, or
       its redacted bytes (``encrypted`` as standard base64), and ``provider``; it loses
       ``model``, ``item_id``, ``summary`` (and ``encrypted`` when not redacted). Redacted
@@ -745,11 +752,14 @@ def normalize_for_round_trip(
         else:
             leading = False
             if role == "system":
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return without_leading_turn(name_results_after_calls(out))
+    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
 def _read_back_parts(

@@ -5,9 +5,11 @@ How threadline's messages map to the wire:
 - system messages stay ``role: "system"`` messages where Mistral's role order allows one
   (first, or right after a system or user message); a system message after an assistant or
   tool message is sent as a user message, because Mistral's validator refuses ``system``
-  there. ``encode(system=...)`` adds a system message first. A history that starts with an
-  assistant message gets a minimal user message before it (``[conversation start]``, left
-  out again by ``decode``): Mistral's validator never pairs the first message's tool calls.
+  there, each text wrapped as ``<system>\\n…\\n</system>`` so the model can tell it from the
+  user's words (``decode`` reads it back as a system message). ``encode(system=...)`` adds
+  a system message first. A history that starts with an assistant message gets a minimal
+  user message before it (``[conversation start]``, left out again by ``decode``):
+  Mistral's validator never pairs the first message's tool calls.
 - user text and files: images (PNG, JPEG, GIF, WebP; any image by http(s) URL) as
   ``image_url`` (bytes as a ``data:`` URL); PDFs by http(s) URL as ``document_url`` (the
   ``filename`` is its ``document_name``); WAV and MP3 bytes as ``input_audio``. The audio
@@ -56,6 +58,7 @@ from threadline.codecs._media import (
     image_type_from_url,
     parse_data_url,
 )
+from threadline.codecs._notes import as_user_note, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -211,8 +214,13 @@ def encode(
             item = _assistant_message(message, index, ids, options)
         elif role == "user":
             item = _content_message("user", message, index, options)
-        elif role == "system":
-            item = _content_message(_system_role(out), message, index, options)
+        elif role == "system" and _system_role(out) == "system":
+            item = _content_message("system", message, index, options)
+        elif role == "system":  # where Mistral refuses one: a note in a user message
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            item = _content_message("user", user_note, index, options)
         else:  # internal messages never reach a model, even with integrity="off"
             continue
         if item is not None:
@@ -481,7 +489,7 @@ def _decode(payload: Any) -> list[Message]:
             out.append(build_message(role, parts, path))
     if run:
         out.append(build_message("tool", run, f"messages[{len(wire) - 1}]"))
-    return out
+    return unwrap_notes(out)
 
 
 def _content_parts(
@@ -677,8 +685,9 @@ def normalize_for_round_trip(
 
     - part metadata (it keeps ``mistral.thinking`` on replayed reasoning), filenames of
       images, and a tool result's ``name``, which is sent and read back as its call's;
-    - where system text sits: a system message right after an assistant or tool message
-      reads back as a user message; a first user message that is exactly
+    - where system text sits: a user text that is exactly ``<system>\\n…\\n</system>`` reads
+      back as a system message (the form a system message after an assistant or tool
+      message is sent in); a first user message that is exactly
       ``[conversation start]``, before an assistant message, is not read back, nor is an
       assistant message that is exactly ``[tool results received]`` between a tool message
       and a user or system message;
@@ -733,9 +742,12 @@ def normalize_for_round_trip(
             if wire_role == "tool" and parts == [TextPart(text=AFTER_TOOL_TEXT)]:
                 marked.add(len(out))
         else:
-            parts = _content_read_back(message, index, options)
             if role == "system" and wire_role not in (None, "system", "user"):
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
+            parts = _content_read_back(message, index, options)
         if parts:
             first = message.parts[0]
             if not out and role == "user" and len(message.parts) == 1:
@@ -754,7 +766,7 @@ def normalize_for_round_trip(
     ]
     if leading_text and len(out) > 1 and out[1].role == "assistant":
         del out[0]
-    return name_results_after_calls(out)
+    return unwrap_notes(name_results_after_calls(out))
 
 
 def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
