@@ -6,6 +6,10 @@ system turn after that; Mistral refuses a system message after an assistant or t
 Such a system message goes in the user turn, each text as its own text block wrapped in
 ``<system>`` tags (`as_user_note`), so the model can tell it from the user's words; ``decode``
 reads a user text that is exactly such a block back as a system message (`unwrap_notes`).
+
+A user's own text that reads like a note (after any leading backslashes) is sent with one
+more backslash before it (`escape_notes`), and ``decode`` takes that backslash off again: a
+user text never reads back as a system message, and every text reads back as it was.
 """
 
 from __future__ import annotations
@@ -31,6 +35,28 @@ def note_text(text: str) -> str | None:
     return None
 
 
+ESCAPE = "\\"
+"""Sent before a user's text that would read as a `note`."""
+
+
+def _needs_escape(text: str) -> bool:
+    return note_text(text.lstrip(ESCAPE)) is not None
+
+
+def escape_notes(message: Message) -> Message:
+    """A user message whose texts that read like a `note` (after any leading backslashes) get
+    one more backslash first; ``message`` itself when none does."""
+    if not any(isinstance(part, TextPart) and _needs_escape(part.text) for part in message.parts):
+        return message
+    parts = tuple(
+        TextPart(text=ESCAPE + part.text, metadata=part.metadata)
+        if isinstance(part, TextPart) and _needs_escape(part.text)
+        else part
+        for part in message.parts
+    )
+    return message.model_copy(update={"parts": parts})
+
+
 def as_user_note(message: Message) -> Message | None:
     """A system message as the user message that carries it: each text that is not blank as a
     `note` (part metadata kept); ``None`` when no text is left."""
@@ -46,10 +72,11 @@ def as_user_note(message: Message) -> Message | None:
 
 def unwrap_notes(messages: Sequence[Message]) -> list[Message]:
     """``messages`` with each run of user texts that are `note`\\ s as a system message of
-    their system texts, in place (the user message split around it)."""
+    their system texts, in place (the user message split around it), and the backslash
+    `escape_notes` adds taken off."""
     out: list[Message] = []
     for message in messages:
-        if message.role != "user" or not any(_is_note(part) for part in message.parts):
+        if message.role != "user" or not any(_is_marked(part) for part in message.parts):
             out.append(message)
             continue
         runs: list[tuple[str, list[Part]]] = []
@@ -57,6 +84,8 @@ def unwrap_notes(messages: Sequence[Message]) -> list[Message]:
             role = "user"
             if isinstance(part, TextPart) and (text := note_text(part.text)) is not None:
                 role, part = "system", TextPart(text=text, metadata=part.metadata)
+            elif isinstance(part, TextPart) and _needs_escape(part.text):  # escaped
+                part = TextPart(text=part.text[len(ESCAPE) :], metadata=part.metadata)
             if runs and runs[-1][0] == role:
                 runs[-1][1].append(part)
             else:
@@ -69,5 +98,6 @@ def unwrap_notes(messages: Sequence[Message]) -> list[Message]:
     return out
 
 
-def _is_note(part: Part) -> bool:
-    return isinstance(part, TextPart) and note_text(part.text) is not None
+def _is_marked(part: Part) -> bool:
+    """A note, or an escaped text."""
+    return isinstance(part, TextPart) and _needs_escape(part.text)

@@ -46,7 +46,7 @@ from threadline.codecs._media import (
     encode_base64,
     image_type_from_url,
 )
-from threadline.codecs._notes import as_user_note, unwrap_notes
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -177,6 +177,8 @@ def encode(
             if user_note is None:
                 continue
             message, role = user_note, "user"
+        elif role == "user":  # its texts never read back as system notes
+            message = escape_notes(message)
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -745,8 +747,6 @@ def normalize_for_round_trip(
     - part metadata it has no field for (it keeps ``anthropic.cache_control`` and, on server
       tool parts, ``anthropic.caller`` and ``anthropic.type``), image filenames, and a tool
       result's ``name`` (read back from its call);
-    - where system text sits: none, but a user text that is exactly ``<system>\\n…\\n</system>``
-      reads back as a system message (the form a later system message is sent in);
     - reasoning per the reasoning policy: replayed thinking keeps text, signature or
       encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
       metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
@@ -782,6 +782,8 @@ def normalize_for_round_trip(
                 if user_note is None:
                     continue
                 message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))

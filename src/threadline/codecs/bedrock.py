@@ -49,7 +49,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
-from threadline.codecs._notes import as_user_note, unwrap_notes
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -239,6 +239,8 @@ def encode(
             if user_note is None:
                 continue
             message, role = user_note, "user"
+        elif role == "user":  # its texts never read back as system notes
+            message = escape_notes(message)
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -727,8 +729,6 @@ def normalize_for_round_trip(
       (``report.pdf`` stays, ``my_notes.txt`` becomes ``my-notes.txt``, none becomes
       ``document.pdf``); media types are canonical per format (``audio/x-wav`` reads back
       as ``audio/wav``);
-    - where system text sits: none, but a user text that is exactly ``<system>\\n…\\n</system>``
-      reads back as a system message (the form a later system message is sent in);
     - reasoning per the reasoning policy: replayed reasoning keeps its text and signature, or
       its redacted bytes (``encrypted`` as standard base64), and ``provider``; it loses
       ``model``, ``item_id``, ``summary`` (and ``encrypted`` when not redacted). Redacted
@@ -764,6 +764,8 @@ def normalize_for_round_trip(
                 if user_note is None:
                     continue
                 message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))

@@ -50,7 +50,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
-from threadline.codecs._notes import note, unwrap_notes
+from threadline.codecs._notes import escape_notes, note, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -265,7 +265,7 @@ def encode(
                     if isinstance(part, ToolResultPart)
                 ]
             else:
-                parts = _user_parts(message, index, options)
+                parts = _user_parts(escape_notes(message), index, options)
         if parts:
             merge_into_turns(
                 contents, "model" if role == "assistant" else "user", parts, key="parts"
@@ -958,8 +958,6 @@ def normalize_for_round_trip(
     - part metadata it has no field for (it keeps ``gemini.thought_signature`` where it is
       sent, and ``gemini.tool_type`` on server tool parts), filenames, and a tool result's
       ``name`` (read back from its call);
-    - where system text sits: none, but a user text that is exactly ``<system>\\n…\\n</system>``
-      reads back as a system message (the form a later system message is sent in);
     - reasoning per the reasoning policy: a replayed Gemini thought keeps its text, signature
       and ``provider`` and loses ``model``, ``item_id``, ``summary`` and metadata; thought
       signatures on other parts are sent per the same rule (the message's
@@ -1002,7 +1000,7 @@ def normalize_for_round_trip(
                     if isinstance(part, ToolResultPart)
                 ]
             else:
-                parts = _user_read_back(message, index, options)
+                parts = _user_read_back(escape_notes(message), index, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
     return unwrap_notes(without_leading_turn(name_results_after_calls(out)))

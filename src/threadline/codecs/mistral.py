@@ -58,7 +58,7 @@ from threadline.codecs._media import (
     image_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._notes import as_user_note, unwrap_notes
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -219,7 +219,7 @@ def encode(
         if role == "assistant":
             item = _assistant_message(message, index, ids, options)
         elif role == "user":
-            item = _content_message("user", message, index, options)
+            item = _content_message("user", escape_notes(message), index, options)
         elif role == "system" and _system_role(out) == "system":
             item = _content_message("system", message, index, options)
         elif role == "system":  # where Mistral refuses one: a note in a user message
@@ -692,9 +692,7 @@ def normalize_for_round_trip(
 
     - part metadata (it keeps ``mistral.thinking`` on replayed reasoning), filenames of
       images, and a tool result's ``name``, which is sent and read back as its call's;
-    - where system text sits: a user text that is exactly ``<system>\\n…\\n</system>`` reads
-      back as a system message (the form a system message after an assistant or tool
-      message is sent in); a first user message that is exactly
+    - what ``encode`` adds: a first user message that is exactly
       ``[conversation start]``, before an assistant message, is not read back, nor is an
       assistant message that is exactly ``[tool results received]`` between a tool message
       and a user or system message;
@@ -755,6 +753,8 @@ def normalize_for_round_trip(
                 if user_note is None:
                     continue
                 message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
             parts = _content_read_back(message, index, options)
         if parts:
             first = message.parts[0]
