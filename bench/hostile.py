@@ -33,106 +33,31 @@ sys.path.insert(0, str(HERE))
 from timing import Stat, measure, timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
-from threadline import (  # noqa: E402
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    assistant_message,
-    internal_message,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
+from threadline import Message  # noqa: E402
 from threadline.codecs import get_codec  # noqa: E402
+from threadline.testing.hostile import (  # noqa: E402
+    internal_after_calls,
+    invalid_messages,
+    merged,
+    misplaced,
+    provider_pairs,
+    reasoning_items,
+    reused_id,
+    shared_ids,
+    unanswered,
+)
 
 SIZES = (1_000, 10_000, 100_000)
 GROWTH_LIMIT = 12.0
 
 
 # ---------------------------------------------------------------------------------------------
-# The shapes: N calls, results, messages or errors where one of each is ordinary
+# The shapes (threadline.testing.hostile): N calls, results, messages or errors where one of
+# each is ordinary
 
 
-def _calls(n: int, prefix: str = "c") -> list[Any]:
-    return [tool_call_part(f"{prefix}{i}", "lookup", {"i": i}) for i in range(n)]
-
-
-def _results(n: int, prefix: str = "c") -> list[Any]:
-    return [tool_result_part(f"{prefix}{i}", "ok") for i in range(n)]
-
-
-def _ask() -> Message:
-    return user_message("go", id="u0")
-
-
-def unanswered(n: int) -> list[Message]:
-    return [_ask(), assistant_message(*_calls(n), id="a0")]
-
-
-def merged(n: int) -> list[Message]:
-    first = tool_result_part("c0", "ok")
-    return [_ask(), assistant_message(*_calls(n), id="a0"), tool_message(first, id="t0")]
-
-
-def misplaced(n: int) -> list[Message]:
-    return [
-        _ask(),
-        assistant_message(*_calls(n), id="a0"),
-        user_message("and?", id="u1"),
-        tool_message(*_results(n), id="t0"),
-    ]
-
-
-def provider_pairs(n: int) -> list[Message]:
-    parts: list[Any] = []
-    for i in range(n):
-        parts.append(ProviderToolCallPart(id=f"p{i}", name="web_search", provider="anthropic"))
-        parts.append(ProviderToolResultPart(call_id=f"p{i}", provider="anthropic"))
-    return [_ask(), assistant_message(*parts, id="a0")]
-
-
-def internal_after_calls(n: int) -> list[Message]:
-    notes = [internal_message("ui state", id=f"i{i}") for i in range(n)]
-    return [_ask(), assistant_message(*_calls(n), id="a0"), *notes]
-
-
-def reused_id(n: int) -> list[Message]:
-    taken = [f"x~{i}" for i in range(2, n + 2)]
-    out = [
-        _ask(),
-        assistant_message(*(tool_call_part(i, "lookup", {}) for i in taken), id="a0"),
-        tool_message(*(tool_result_part(i, "ok") for i in taken), id="t0"),
-    ]
-    for i in range(n):
-        out.append(assistant_message(tool_call_part("x", "lookup", {}), id=f"a{i + 1}"))
-        out.append(tool_message(tool_result_part("x", "ok"), id=f"t{i + 1}"))
-    return out
-
-
-def shared_ids(n: int) -> list[Message]:
-    return [
-        _ask(),
-        assistant_message(*_calls(n), id="a0"),
-        tool_message(*_results(n), id="t0"),
-        assistant_message(*_calls(n), id="a1"),
-        tool_message(*_results(n), id="t1"),
-        tool_message(*_results(n, prefix="ghost"), id="t2"),
-    ]
-
-
-def reasoning_items(n: int) -> list[Message]:
-    parts: list[Any] = []
-    for i in range(n):
-        parts.append(ReasoningPart(text="t", provider="openai", item_id=f"rs_{i}", encrypted="e"))
-        parts.append(tool_call_part(f"c{i}", "f", {}, metadata={"openai.item_id": f"fc_{i}"}))
-    return [_ask(), assistant_message(*parts, id="a0"), tool_message(*_results(n), id="t0")]
-
-
-def invalid_messages(n: int) -> bytes:
-    messages = [{"id": f"m{i}", "role": "user", "parts": []} for i in range(n)]
-    return json.dumps({"format": "threadline", "version": 1, "messages": messages}).encode()
+def _invalid_messages(n: int) -> bytes:
+    return invalid_messages(n).encode()
 
 
 def _rename(messages: list[Message]) -> object:
@@ -197,7 +122,7 @@ SHAPES: dict[str, Shape] = {
         "openai_responses encode: N reasoning items", reasoning_items, _encode("openai_responses")
     ),
     "load_json": Shape(
-        "load_json error report: N invalid messages", invalid_messages, _load, _parse
+        "load_json error report: N invalid messages", _invalid_messages, _load, _parse
     ),
 }
 

@@ -21,7 +21,7 @@ from threadline.codecs import decode_response, encode
 
 # -- 1. The conversation starts on Claude -------------------------------------------------------
 
-CLAUDE_RESPONSE = {  # what client.messages.create(...) returned, as JSON
+CLAUDE_RESPONSE: dict[str, Any] = {  # what client.messages.create(...) returned, as JSON
     "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
     "type": "message",
     "role": "assistant",

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import threadline as tl
@@ -28,7 +29,7 @@ import threadline as tl
 URL = os.environ.get("THREADLINE_REDIS_URL", "redis://127.0.0.1:6379/0")
 CONVERSATION = "trip-planning-7"
 
-TOOLS = {
+TOOLS: dict[str, Callable[..., str]] = {
     "get_weather": lambda city: {"Lisbon": "22°C, sunny", "Oslo": "4°C, rain"}[city],
     "get_flights": lambda origin, destination: f"{origin} -> {destination}: EUR 89, direct",
 }

@@ -39,7 +39,7 @@ def fake_model(messages: list[tl.Message]) -> list[tl.Message]:
     if last.role == "user":
         call = tl.tool_call_part(f"call_{len(messages)}", "order_status", {"order": "A-17"})
         return [tl.assistant_message(call)]
-    return [tl.assistant_message(f"Your order is {last.parts[0].content}.")]
+    return [tl.assistant_message(f"Your order is {last.tool_results[0].content}.")]
 
 
 def run_tool(message: tl.Message) -> tl.Message:

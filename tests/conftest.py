@@ -16,10 +16,20 @@ Profiles: ``dev`` (the default, quick: 20 examples) and ``ci`` (200, chosen when
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
+
+from tests.support import (
+    delete_redis_prefix,
+    drop_postgres_tables,
+    new_postgres_prefix,
+    new_redis_prefix,
+    postgres_server_dsn,
+    redis_server_url,
+)
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
 settings.register_profile(
@@ -94,3 +104,36 @@ def pytest_report_header(config: pytest.Config) -> str:
         "threadline: quick tier; THREADLINE_FULL=1 also runs the fault, soak, server "
         "and slow tests (as .ci/run does)"
     )
+
+
+# -- the shared servers (tests/stores, tests/faults) --------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The shared Redis server (``THREADLINE_REDIS_URL``); skips, or fails under
+    ``THREADLINE_REQUIRE_ALL=1``, when it is unset or down."""
+    return redis_server_url()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> str:
+    """The shared PostgreSQL server (``THREADLINE_POSTGRES_DSN``); skips, or fails under
+    ``THREADLINE_REQUIRE_ALL=1``, when it is unset or down."""
+    return postgres_server_dsn()
+
+
+@pytest.fixture
+def redis_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own; every key under it is deleted afterwards."""
+    prefix = new_redis_prefix()
+    yield prefix
+    delete_redis_prefix(redis_url, prefix)
+
+
+@pytest.fixture
+def postgres_prefix(postgres_dsn: str) -> Iterator[str]:
+    """A table prefix of this test's own; its tables are dropped afterwards."""
+    prefix = new_postgres_prefix()
+    yield prefix
+    drop_postgres_tables(postgres_dsn, [prefix])

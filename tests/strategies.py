@@ -28,6 +28,33 @@ from threadline import (
 
 PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
 
+# Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
+SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")
+"""The metadata keys ``sanitize_untrusted`` keeps by default."""
+CODEC_METADATA_KEYS = (
+    "anthropic.cache_control",
+    "anthropic.caller",
+    "anthropic.citations",
+    "anthropic.type",
+    "openai.annotations",
+    "openai.detail",
+    "openai.item_id",
+    "openai.phase",
+    "openai.type",
+    "gemini.thought_signature",
+    "gemini.tool_type",
+    "mistral.thinking",
+    "threadline.blob",
+    "threadline.masked",
+    "threadline.raw_arguments",
+    "threadline.repair",
+    "threadline.summary",
+)
+"""Every other part or message metadata key a codec or threadline itself reads or writes: a
+client may not set any of them, so ``sanitize_untrusted`` drops them by default."""
+RESPONSE_METADATA_KEYS = ("provider", "model", "response_id", "stop_reason", "usage")
+"""The message metadata every ``decode_response`` writes (dropped by default too)."""
+
 # Text that exercises JSON escaping and non-ASCII, and is sometimes empty.
 texts = st.one_of(
     st.just(""),

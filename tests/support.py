@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import importlib
 import os
+import uuid
+from collections.abc import Iterable
 from types import ModuleType
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 import pytest
 
 REQUIRE_ALL = os.environ.get("THREADLINE_REQUIRE_ALL") == "1"
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip the current test, or fail it when everything is required."""
     if REQUIRE_ALL:
         pytest.fail(f"THREADLINE_REQUIRE_ALL=1 but {reason}", pytrace=False)
@@ -29,7 +31,6 @@ def require_module(name: str, hint: str | None = None) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         unavailable(f"{name} is not installed ({hint or 'pip install -e .[test]'})")
-        raise  # unreachable: unavailable() always raises
 
 
 _P = TypeVar("_P")
@@ -39,3 +40,68 @@ def part_as(kind: type[_P], part: object) -> _P:
     """``part``, checked to be a ``kind``: narrows a part union for the type checker."""
     assert isinstance(part, kind), f"expected a {kind.__name__}, got {part!r}"
     return part
+
+
+# ---------------------------------------------------------------------------------------------
+# The shared Redis and PostgreSQL servers (``eval "$(bash .ci/services.sh)"``); the fixtures
+# over them are in ``tests/conftest.py``.
+
+
+def redis_server_url() -> str:
+    """``THREADLINE_REDIS_URL``, checked to answer a ping; unavailable when unset or down."""
+    redis = require_module("redis", 'pip install "threadline[redis]"')
+    url = os.environ.get("THREADLINE_REDIS_URL")
+    if not url:
+        unavailable('THREADLINE_REDIS_URL is not set (eval "$(bash .ci/services.sh)")')
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        unavailable(f"no Redis server at {url}: {error}")
+    finally:
+        client.close()
+    return url
+
+
+def new_redis_prefix() -> str:
+    """A key prefix no other test uses."""
+    return f"threadline-test:{uuid.uuid4().hex}:"
+
+
+def delete_redis_prefix(url: str, prefix: str) -> None:
+    """Delete every key under ``prefix`` (and nothing else: never ``FLUSHDB`` a shared server)."""
+    redis = require_module("redis", 'pip install "threadline[redis]"')
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+def postgres_server_dsn() -> str:
+    """``THREADLINE_POSTGRES_DSN``, checked to answer a query; unavailable when unset or down."""
+    psycopg = require_module("psycopg", 'pip install "threadline[postgres]"')
+    dsn = os.environ.get("THREADLINE_POSTGRES_DSN")
+    if not dsn:
+        unavailable('THREADLINE_POSTGRES_DSN is not set (eval "$(bash .ci/services.sh)")')
+    try:
+        with psycopg.connect(dsn, connect_timeout=5) as connection:
+            connection.execute("SELECT 1")
+    except psycopg.Error as error:
+        unavailable(f"no PostgreSQL server at {dsn}: {error}")
+    return dsn
+
+
+def new_postgres_prefix() -> str:
+    """A table prefix no other test uses."""
+    return f"tltest_{uuid.uuid4().hex[:16]}_"
+
+
+def drop_postgres_tables(dsn: str, prefixes: Iterable[str]) -> None:
+    """Drop the store tables under each of ``prefixes`` (and no others)."""
+    psycopg = require_module("psycopg", 'pip install "threadline[postgres]"')
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for prefix in prefixes:
+            connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["changed"]
 
+_Payload = TypeVar("_Payload")
 
-def changed(payload: Any, path: tuple[Any, ...], value: Any) -> Any:
+
+def changed(payload: _Payload, path: tuple[Any, ...], value: Any) -> _Payload:
     """A deep copy of ``payload`` with the value at ``path`` replaced (``...`` deletes it)."""
     out = copy.deepcopy(payload)
-    target = out
+    target: Any = out
     for key in path[:-1]:
         target = target[key]
     if value is ...:

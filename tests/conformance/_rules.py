@@ -507,14 +507,8 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset(
         "anthropic.failed_result_text_only",
         "anthropic.first_message_user",
         "anthropic.tool_loop_starts_with_thinking",
-        "anthropic.tool_name_pattern",
         "bedrock.document_names_unique",
-        "bedrock.tool_name_pattern",
         "bedrock.tool_result_not_empty",
-        "gemini.tool_name_pattern",
-        "mistral.tool_name_pattern",
-        "openai_chat.tool_name_pattern",
-        "openai_responses.tool_name_pattern",
     }
 )
 """The rules today's encoders break, each with a strict-xfail reproducer in

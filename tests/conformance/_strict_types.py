@@ -66,7 +66,8 @@ class _Rebuilder:
             return tp
         args = get_args(tp)
         if origin in (te.Annotated, typing.Annotated):
-            return te.Annotated[(self(args[0]), *tp.__metadata__)]
+            annotated: tuple[Any, ...] = (self(args[0]), *tp.__metadata__)
+            return te.Annotated[annotated]
         if origin in _LAZY_SEQUENCES:
             return list[self(args[0])] if args else list[Any]  # type: ignore[misc]
         if origin is Union:
@@ -91,15 +92,18 @@ class _Rebuilder:
         fields: dict[str, Any] = {}
         for name, annotation in hints.items():
             required, inner = name in default_required, annotation
-            while get_origin(inner) in _WRAPPERS:
-                if get_origin(inner) is te.Required:
+            origin: Any = get_origin(inner)
+            while origin in _WRAPPERS:
+                if origin is te.Required:
                     required = True
-                elif get_origin(inner) is te.NotRequired:
+                elif origin is te.NotRequired:
                     required = False
                 inner = get_args(inner)[0]
+                origin = get_origin(inner)
             rebuilt = self(inner)
             fields[name] = te.Required[rebuilt] if required else te.NotRequired[rebuilt]
-        strict = te.TypedDict(tp.__name__, fields, total=False)  # type: ignore[operator]
+        typed_dict: Any = te.TypedDict  # named at run time: mypy types only a literal name
+        strict = typed_dict(tp.__name__, fields, total=False)
         strict.__module__ = tp.__module__
         strict.__pydantic_config__ = _STRICT
         self.done[key] = strict

@@ -165,7 +165,10 @@ def openai_chat_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                     parsed = None
                 if not isinstance(parsed, dict):
                     problems.append(f"{where}.function.arguments: not a JSON object string")
-        if message.get("content") in (None, "", []) and not calls and not message.get("refusal"):
+        # An audio reply goes back by its id alone (platform.openai.com/docs/guides/audio,
+        # "multi-turn conversations": {"role": "assistant", "audio": {"id": ...}}).
+        answered = calls or message.get("refusal") or message.get("audio")
+        if message.get("content") in (None, "", []) and not answered:
             problems.append(f"messages.{index}: an assistant message needs content or tool_calls")
     if pending:
         problems.append(f"end: tool_call_ids {sorted(pending)} have no tool message")
@@ -218,7 +221,7 @@ def anthropic_rules(messages: Sequence[Mapping[str, Any]], system: Any = None) -
             turns.append((str(role), index, _blocks(message)))
     system_blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system or []
     problems.extend(_blank_text_problems(system_blocks, "system"))
-    seen: set[str] = set()
+    seen: set[object] = set()
     for number, (role, index, blocks) in enumerate(turns):
         where = f"messages.{index}"
         problems.extend(_blank_text_problems(blocks, where))

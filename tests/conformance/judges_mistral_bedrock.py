@@ -145,7 +145,8 @@ def mistral_common_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     converted = [_for_mistral_common(message) for message in messages]
     try:
         request = ChatCompletionRequest.from_openai(messages=converted, model="judge-model")
-        MistralRequestValidatorV11(mode=ValidationMode.serving).validate_request(request)
+        # By value: mypy's Python 3.10 target has no enum.StrEnum, so it mistypes the members.
+        MistralRequestValidatorV11(mode=ValidationMode("serving")).validate_request(request)
     except (MistralCommonException, ValueError) as error:
         return [f"mistral_common: {type(error).__name__}: {error}"]
     return []

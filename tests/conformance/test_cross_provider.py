@@ -111,10 +111,12 @@ scripts = st.tuples(steps(min_calls=1), st.lists(steps(), max_size=1)).map(
 """One or two steps; the first calls tools, so every conversation has reasoning and calls."""
 
 
-def examples(ci: int, dev: int) -> Any:
+def examples(ci: int, dev: int) -> settings:
     """``settings`` with ``ci`` examples under the ci profile and ``dev`` otherwise: each
     example encodes and judges several payloads, and this module runs 37 such tests."""
-    return settings(max_examples=ci if settings.default.max_examples >= 200 else dev)
+    default = settings.default
+    assert default is not None  # a profile is always loaded (tests/conftest.py)
+    return settings(max_examples=ci if default.max_examples >= 200 else dev)
 
 
 @pytest.fixture(autouse=True)

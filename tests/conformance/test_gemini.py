@@ -107,7 +107,8 @@ def signed_response() -> dict[str, Any]:
             },
         }
     )
-    return response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    dumped: dict[str, Any] = response.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return dumped
 
 
 def tool_loop() -> list[Message]:
@@ -143,7 +144,8 @@ def test_a_thought_signature_goes_back_on_the_part_it_came_on() -> None:
 
 def canonical_signature() -> str:
     """The signature as the SDK dumped it (URL-safe base64): threadline keeps it verbatim."""
-    return signed_response()["candidates"][0]["content"]["parts"][1]["thoughtSignature"]
+    signature: str = signed_response()["candidates"][0]["content"]["parts"][1]["thoughtSignature"]
+    return signature
 
 
 def test_for_another_model_the_signature_is_dropped_and_the_turn_marked_unsigned() -> None:

@@ -140,7 +140,8 @@ def reasoning_response() -> dict[str, Any]:
             },
         }
     )
-    return response.model_dump(mode="json", exclude_none=True)
+    dumped: dict[str, Any] = response.model_dump(mode="json", exclude_none=True)
+    return dumped
 
 
 def tool_loop() -> list[Message]:

@@ -82,13 +82,6 @@ FIXED: list[Case] = [
 
 CASES: list[Case] = [
     (
-        "dotted-tool-name",
-        "mistral.tool_name_pattern",
-        [ask(), call("files.read"), result()],
-        {},
-        {},
-    ),
-    (
         "failed-result-with-an-image",
         "anthropic.failed_result_text_only",
         [ask(), call(), result(["the request failed", PNG], is_error=True)],
@@ -117,13 +110,6 @@ CASES: list[Case] = [
         {"thinking": THINKING},
     ),
     (
-        "dotted-tool-name",
-        "anthropic.tool_name_pattern",
-        [ask(), call("files.read"), result()],
-        {},
-        {},
-    ),
-    (
         "two-files-one-name",
         "bedrock.document_names_unique",
         [tl.user_message("Compare these.", PDF, PDF)],
@@ -136,34 +122,6 @@ CASES: list[Case] = [
         [ask(), call(), result("")],
         {},
         {"toolConfig": {"tools": []}},
-    ),
-    (
-        "dotted-tool-name",
-        "bedrock.tool_name_pattern",
-        [ask(), call("files.read"), result()],
-        {},
-        {"toolConfig": {"tools": []}},
-    ),
-    (
-        "spaced-tool-name",
-        "gemini.tool_name_pattern",
-        [ask(), call("get weather"), result()],
-        {},
-        {},
-    ),
-    (
-        "dotted-tool-name",
-        "openai_chat.tool_name_pattern",
-        [ask(), call("files.read"), result()],
-        {},
-        {},
-    ),
-    (
-        "dotted-tool-name",
-        "openai_responses.tool_name_pattern",
-        [ask(), call("files.read"), result()],
-        {},
-        {},
     ),
 ]
 

@@ -1,47 +1,48 @@
-"""Fixtures for the fault tests: the shared servers, and private ones to kill.
+"""Fixtures for the fault tests: stores on the shared servers, and private servers to kill.
 
-The shared servers' addresses come from the store tests (``tests/stores/test_redis.py``,
-``tests/stores/test_postgres.py``), so both suites reach them the same way; the private
-``redis-server`` and PostgreSQL cluster, the ones to crash, from ``tests/faults/_servers.py``.
+The shared servers and a prefix of each test's own come from ``tests/conftest.py``
+(``redis_url``, ``redis_prefix``, ``postgres_dsn``, ``postgres_prefix``), so the store and fault
+suites reach them the same way; the private ``redis-server`` and PostgreSQL cluster, the ones to
+crash, from ``tests/faults/_servers.py``.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tests.faults._servers import private_postgres, private_redis
-from tests.stores.test_postgres import postgres_dsn
-from tests.stores.test_redis import redis_url
 
-# Fixtures re-exported from the store tests (named here so pytest finds them in this directory).
-__all__ = ["postgres_dsn", "private_postgres", "private_redis", "redis_url"]
+# Fixtures re-exported from _servers (named here so pytest finds them in this directory).
+__all__ = ["async_store", "private_postgres", "private_redis", "server_store"]
 
 
-@pytest.fixture
-def redis_prefix(redis_url: str) -> Iterator[str]:
-    """A key prefix of this test's own; every key under it is deleted afterwards."""
-    import redis
+def _fresh_store(request: pytest.FixtureRequest, kind: str, *, blocking: bool) -> Any:
+    """A fresh store of ``kind`` ("redis" or "postgres") on its shared server, under a prefix of
+    the test's own (closed by the test)."""
+    make: Any
+    if kind == "redis":
+        from threadline.stores.redis import AsyncRedisStore, RedisStore
 
-    prefix = f"threadline-test:{uuid.uuid4().hex}:"
-    yield prefix
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+        make = RedisStore if blocking else AsyncRedisStore
+        url = request.getfixturevalue("redis_url")
+        return make(url, prefix=request.getfixturevalue("redis_prefix"))
+    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
+
+    make = PostgresStore if blocking else AsyncPostgresStore
+    dsn = request.getfixturevalue("postgres_dsn")
+    prefix = request.getfixturevalue("postgres_prefix")
+    return make(dsn, table_prefix=prefix, max_connections=3)
 
 
-@pytest.fixture
-def postgres_prefix(postgres_dsn: str) -> Iterator[str]:
-    """A table prefix of this test's own; its tables are dropped afterwards."""
-    import psycopg
+@pytest.fixture(params=["redis", "postgres"])
+def async_store(request: pytest.FixtureRequest) -> Any:
+    """A fresh async store on a shared server (closed by the test)."""
+    return _fresh_store(request, request.param, blocking=False)
 
-    prefix = f"tlfault_{uuid.uuid4().hex[:16]}_"
-    yield prefix
-    with psycopg.connect(postgres_dsn, autocommit=True) as connection:
-        connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
+
+@pytest.fixture(params=["redis", "postgres"])
+def server_store(request: pytest.FixtureRequest) -> Any:
+    """A fresh blocking store on a shared server (closed by the test)."""
+    return _fresh_store(request, request.param, blocking=True)

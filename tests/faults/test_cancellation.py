@@ -25,21 +25,6 @@ WRITERS, BATCHES, SIZE, PADDING = 4, 60, 3, 2_000
 HANG_GUARD = 120.0  # seconds: only against a deadlock, never a performance assertion
 
 
-@pytest.fixture(params=["redis", "postgres"])
-def async_store(request: pytest.FixtureRequest) -> Any:
-    """A fresh async store on a shared server (closed by the test)."""
-    if request.param == "redis":
-        from threadline.stores.redis import AsyncRedisStore
-
-        url = request.getfixturevalue("redis_url")
-        return AsyncRedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import AsyncPostgresStore
-
-    dsn = request.getfixturevalue("postgres_dsn")
-    prefix = request.getfixturevalue("postgres_prefix")
-    return AsyncPostgresStore(dsn, table_prefix=prefix, max_connections=3)
-
-
 def test_cancelled_appends_are_whole_or_absent(async_store: Any) -> None:
     acknowledged: list[list[int]] = [[] for _ in range(WRITERS)]
     cancelled: list[list[int]] = [[] for _ in range(WRITERS)]

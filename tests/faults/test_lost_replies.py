@@ -7,8 +7,9 @@ the next flush sends it (merged with what was appended since). Stores treat a me
 conversation already holds, with the same content, as a replay and skip it, so every retry
 stores each message exactly once, in the order the history holds them.
 
-``LostReply`` wraps a real store: its ``append`` awaits the real write, then raises
-``CancelledError`` as if the task had been cancelled while waiting for the reply.
+``AsyncLostReply`` (``tests/stores/_helpers.py``) wraps a real store: its ``append`` awaits the
+real write, then raises ``CancelledError`` as if the task had been cancelled while waiting for
+the reply. The stores come from the fixtures in ``tests/faults/conftest.py``.
 """
 
 from __future__ import annotations
@@ -16,97 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 import threadline as tl
+from tests.stores._helpers import AsyncLostReply, LostReply
 
 pytestmark = pytest.mark.requires_server
 
 ROUNDS = 50
 HANG_GUARD = 120.0  # seconds: only against a deadlock, never a performance assertion
-
-
-@pytest.fixture(params=["redis", "postgres"])
-def async_store(request: pytest.FixtureRequest) -> Any:
-    """A fresh async store on a shared server (closed by the test)."""
-    if request.param == "redis":
-        from threadline.stores.redis import AsyncRedisStore
-
-        url = request.getfixturevalue("redis_url")
-        return AsyncRedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import AsyncPostgresStore
-
-    dsn = request.getfixturevalue("postgres_dsn")
-    prefix = request.getfixturevalue("postgres_prefix")
-    return AsyncPostgresStore(dsn, table_prefix=prefix, max_connections=3)
-
-
-@pytest.fixture(params=["redis", "postgres"])
-def server_store(request: pytest.FixtureRequest) -> Any:
-    """A fresh blocking store on a shared server (closed by the test)."""
-    if request.param == "redis":
-        from threadline.stores.redis import RedisStore
-
-        url = request.getfixturevalue("redis_url")
-        return RedisStore(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import PostgresStore
-
-    dsn = request.getfixturevalue("postgres_dsn")
-    prefix = request.getfixturevalue("postgres_prefix")
-    return PostgresStore(dsn, table_prefix=prefix, max_connections=3)
-
-
-class LostReply:
-    """An async store whose ``append`` is applied by the server, but whose reply is lost."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.lose = True
-
-    async def load(self, conversation_id: str) -> list[tl.Message]:
-        return list(await self.store.load(conversation_id))
-
-    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        await self.store.append(conversation_id, messages)
-        if self.lose:
-            raise asyncio.CancelledError  # cancelled while waiting for the reply
-
-    async def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        await self.store.replace(conversation_id, messages)
-
-    async def delete(self, conversation_id: str) -> None:
-        await self.store.delete(conversation_id)
-
-    async def list_conversations(self) -> list[str]:
-        return list(await self.store.list_conversations())
-
-
-class LostSyncReply:
-    """A blocking store whose ``append`` is applied, then fails as a dropped connection does."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.lose = True
-
-    def load(self, conversation_id: str) -> list[tl.Message]:
-        return list(self.store.load(conversation_id))
-
-    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.append(conversation_id, messages)
-        if self.lose:
-            raise tl.StoreError("the connection dropped after the write was sent")
-
-    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.replace(conversation_id, messages)
-
-    def delete(self, conversation_id: str) -> None:
-        self.store.delete(conversation_id)
-
-    def list_conversations(self) -> list[str]:
-        return list(self.store.list_conversations())
 
 
 def numbered(count: int) -> list[tl.Message]:
@@ -118,7 +39,7 @@ def test_flushes_whose_reply_was_lost_store_each_message_once(async_store: Any) 
 
     async def run() -> list[tl.Message]:
         async with async_store:
-            flaky = LostReply(async_store)
+            flaky = AsyncLostReply(async_store, lose=True)
             history = await tl.History().abind(flaky, "c")
             for message in messages:
                 history.append(message)
@@ -162,7 +83,7 @@ def test_flushes_cancelled_anywhere_store_each_message_once(async_store: Any) ->
 def test_a_blocking_append_whose_reply_was_lost_can_be_retried(server_store: Any) -> None:
     messages = numbered(10)
     with server_store:
-        flaky = LostSyncReply(server_store)
+        flaky = LostReply(server_store, lose=True)
         history = tl.History().bind(flaky, "c")
         for message in messages:
             with pytest.raises(tl.StoreError):

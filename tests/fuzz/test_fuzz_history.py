@@ -22,7 +22,12 @@ def test_restore_of_damaged_mappings(messages: list[tl.Message], data: st.DataOb
     damaged = data.draw(mutated_documents(items))
     history = tl.History([tl.user_message("before", id="before")])
     snapshot = history.snapshot()
-    restored = call_expecting(EXPECTED, lambda: history.restore(damaged) or True)
+
+    def restore() -> bool:
+        history.restore(damaged)
+        return True
+
+    restored = call_expecting(EXPECTED, restore)
     if restored is None:
         assert history.snapshot() is snapshot
 

@@ -38,6 +38,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests.strategies import PROVIDERS, conversations, hook_parts, texts
+from tests.support import part_as
 from threadline import (
     Message,
     ProviderToolCallPart,
@@ -215,7 +216,7 @@ def _garbage_arguments(draw: Draw, messages: list[Message], ids: Iterator[int]) 
     calls = [j for j, p in enumerate(parts) if type(p) is ToolCallPart]
     j = draw(st.sampled_from(calls))
     raw = draw(st.sampled_from(GARBAGE_ARGUMENTS))
-    parts[j] = dataclasses.replace(parts[j], arguments={}, raw_arguments=raw)
+    parts[j] = dataclasses.replace(part_as(ToolCallPart, parts[j]), arguments={}, raw_arguments=raw)
     out = list(messages)
     out[index] = _with_parts(messages[index], parts)
     return out

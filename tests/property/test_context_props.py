@@ -148,8 +148,8 @@ def strict_ok(messages: list[tl.Message]) -> bool:
 
 def expected_window(messages: list[tl.Message], budget: dict[str, Any]) -> tuple[int, bool]:
     """(cut, over_budget) by the documented rule, by brute force; cut 0 means nothing dropped."""
-    limit_messages = budget.get("max_messages", 10**9)
-    limit_tokens = budget.get("max_tokens", 10**9)
+    limit_messages: int = budget.get("max_messages", 10**9)
+    limit_tokens: int = budget.get("max_tokens", 10**9)
     systems = [m for m in messages if m.role == "system"]
 
     def fits(start: int) -> bool:
@@ -339,7 +339,7 @@ def test_history_window_after_restore_and_from_the_constructor(
 @given(histories, budgets, budgets, st.data())
 def test_trimming_a_snapshot_is_trimming_its_messages(
     messages: list[tl.Message],
-    window: dict[str, int],
+    window: dict[str, Any],
     budget: dict[str, Any],
     data: st.DataObject,
 ) -> None:

@@ -19,6 +19,7 @@ from tests.property._defects import (
     defective_conversations,
 )
 from tests.strategies import conversations
+from tests.support import part_as
 from threadline import (
     FilePart,
     HookPart,
@@ -171,7 +172,7 @@ def test_every_change_is_in_the_report(case: Defective) -> None:
             if id(part) not in originals:
                 assert marker(part) in REPAIR_MARKS
     synthesised = {
-        part.call_id
+        part_as(ToolResultPart, part).call_id
         for m in repaired.messages
         for part in m.parts
         if marker(part) == "missing-tool-result"
@@ -262,7 +263,9 @@ def test_hostile_shapes_repair_to_what_strict_accepts(case: Defective) -> None:
     assert [(i.code, i.message_index, i.part_index, i.call_id) for i in checked.issues] == [
         (i.code, i.message_index, i.part_index, i.call_id) for i in repaired.report.issues
     ]
-    answered = [p.call_id for m in out if m.role == "tool" for p in m.parts]
+    answered = [
+        part_as(ToolResultPart, p).call_id for m in out if m.role == "tool" for p in m.parts
+    ]
     called = [p.id for m in out for p in m.parts if isinstance(p, ToolCallPart)]
     assert sorted(answered) == sorted(called)
 

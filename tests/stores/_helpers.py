@@ -1,4 +1,5 @@
-"""Shared by the store tests: store factories and an async adapter for ``check_async_store``."""
+"""Shared by the store tests: store factories, an async adapter for ``check_async_store``, and
+stores whose replies get lost (for the retry tests)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from threadline import Message, ValidationError, user_message
+from threadline import Message, StoreError, ValidationError, user_message
 from threadline.stores import (
+    AsyncStore,
     FileBlobStore,
     JsonlStore,
     MemoryStore,
@@ -99,3 +101,55 @@ def check_bad_batches(
         asyncio.run(write_async([user_message("a"), {"role": "user"}]))
     assert [(d.path, d.type) for d in caught.value.errors] == [("messages[1]", "message_type")]
     assert store.list_conversations() == []
+
+
+class LostReply:
+    """A blocking store whose ``append`` is applied, then, while ``lose`` is set, fails as a
+    connection that dropped after the commit does: stored, but the caller is told it failed."""
+
+    def __init__(self, store: Store, *, lose: bool = False) -> None:
+        self.store = store
+        self.lose = lose
+
+    def load(self, conversation_id: str) -> list[Message]:
+        return list(self.store.load(conversation_id))
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        self.store.append(conversation_id, messages)
+        if self.lose:
+            raise StoreError("the connection dropped after the write was applied")
+
+    def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        self.store.replace(conversation_id, messages)
+
+    def delete(self, conversation_id: str) -> None:
+        self.store.delete(conversation_id)
+
+    def list_conversations(self) -> list[str]:
+        return list(self.store.list_conversations())
+
+
+class AsyncLostReply:
+    """An async store whose ``append`` is applied, then, while ``lose`` is set, raises
+    ``CancelledError`` as a task cancelled while it awaits the reply."""
+
+    def __init__(self, store: AsyncStore, *, lose: bool = False) -> None:
+        self.store = store
+        self.lose = lose
+
+    async def load(self, conversation_id: str) -> list[Message]:
+        return list(await self.store.load(conversation_id))
+
+    async def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        await self.store.append(conversation_id, messages)
+        if self.lose:
+            raise asyncio.CancelledError  # cancelled while waiting for the reply
+
+    async def replace(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        await self.store.replace(conversation_id, messages)
+
+    async def delete(self, conversation_id: str) -> None:
+        await self.store.delete(conversation_id)
+
+    async def list_conversations(self) -> list[str]:
+        return list(await self.store.list_conversations())

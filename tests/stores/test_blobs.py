@@ -44,7 +44,7 @@ def raw_text(store: Store) -> bytes:
     return "".join(row[0] for row in rows).encode()
 
 
-def jsonl_with_files(root: Path) -> Store:
+def jsonl_with_files(root: Path) -> JsonlStore:
     return JsonlStore(root / "j", blobs=FileBlobStore(root / "blobs"), blob_threshold=THRESHOLD)
 
 
@@ -213,7 +213,12 @@ def test_blobs_are_written_durably_and_atomically(
 ) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
     FileBlobStore(tmp_path).put(BIG)
     assert len(synced) >= 2  # the blob's file, then its directory
     assert not list(tmp_path.rglob(".tmp-*"))

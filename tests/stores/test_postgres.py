@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import multiprocessing
-import os
 import subprocess
 import sys
 import threading
@@ -27,7 +26,7 @@ import pytest
 
 import threadline as tl
 from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
-from tests.support import require_module, unavailable
+from tests.support import drop_postgres_tables, new_postgres_prefix, require_module
 from threadline.stores import AsyncStore, FileBlobStore, Store
 from threadline.testing._store_kit import _check_batches, check_async_store, check_store
 
@@ -60,40 +59,17 @@ def batch(writer: int, number: int, size: int) -> list[tl.Message]:
     ]
 
 
-def new_prefix() -> str:
-    return f"tltest_{uuid.uuid4().hex[:16]}_"
-
-
-def drop_tables(dsn: str, prefixes: list[str]) -> None:
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        for prefix in prefixes:
-            connection.execute(f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations")
-
-
-@pytest.fixture(scope="module")
-def postgres_dsn() -> str:
-    dsn = os.environ.get("THREADLINE_POSTGRES_DSN")
-    if not dsn:
-        unavailable('THREADLINE_POSTGRES_DSN is not set (eval "$(bash .ci/services.sh)")')
-    try:
-        with psycopg.connect(dsn, connect_timeout=5) as connection:
-            connection.execute("SELECT 1")
-    except psycopg.Error as error:
-        unavailable(f"no PostgreSQL server at {dsn}: {error}")
-    return dsn
-
-
 @pytest.fixture
 def prefixes(postgres_dsn: str) -> Iterator[list[str]]:
     """Table prefixes a test used; their tables are dropped when it ends."""
     used: list[str] = []
     yield used
-    drop_tables(postgres_dsn, used)
+    drop_postgres_tables(postgres_dsn, used)
 
 
 @pytest.fixture
 def prefix(prefixes: list[str]) -> str:
-    prefixes.append(new_prefix())
+    prefixes.append(new_postgres_prefix())
     return prefixes[-1]
 
 
@@ -101,7 +77,7 @@ def factory(
     dsn: str, used: list[str], make: Callable[..., Any], **options: Any
 ) -> Callable[[], Any]:
     def build() -> Any:
-        used.append(new_prefix())
+        used.append(new_postgres_prefix())
         return make(dsn, table_prefix=used[-1], **options)
 
     return build
@@ -177,7 +153,7 @@ def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix:
     with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
         store.create_schema()
     created = _columns(postgres_dsn, prefix)
-    drop_tables(postgres_dsn, [prefix])
+    drop_postgres_tables(postgres_dsn, [prefix])
     with psycopg.connect(postgres_dsn, autocommit=True) as connection:
         connection.execute(schema_sql(prefix))
         connection.execute(schema_sql(prefix))  # IF NOT EXISTS: applying it twice is harmless
@@ -277,7 +253,7 @@ def test_sync_and_async_stores_share_conversations(postgres_dsn: str, prefix: st
 
 
 def test_table_prefixes_keep_stores_apart(postgres_dsn: str, prefixes: list[str]) -> None:
-    prefixes.extend([new_prefix(), new_prefix()])
+    prefixes.extend([new_postgres_prefix(), new_postgres_prefix()])
     with (
         PostgresStore(postgres_dsn, table_prefix=prefixes[0]) as one,
         PostgresStore(postgres_dsn, table_prefix=prefixes[1]) as two,

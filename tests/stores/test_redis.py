@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ import pytest
 
 import threadline as tl
 from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
-from tests.support import require_module, unavailable
+from tests.support import delete_redis_prefix, new_redis_prefix, require_module
 from threadline.stores import AsyncStore, FileBlobStore, Store
 from threadline.testing._store_kit import _check_batches, check_async_store, check_store
 
@@ -54,47 +52,18 @@ def batch(writer: int, number: int, size: int) -> list[tl.Message]:
     ]
 
 
-def new_prefix() -> str:
-    return f"threadline-test:{uuid.uuid4().hex}:"
-
-
-def delete_prefix(url: str, prefix: str) -> None:
-    client = redis.Redis.from_url(url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
-
-
-@pytest.fixture(scope="module")
-def redis_url() -> str:
-    url = os.environ.get("THREADLINE_REDIS_URL")
-    if not url:
-        unavailable('THREADLINE_REDIS_URL is not set (eval "$(bash .ci/services.sh)")')
-    client = redis.Redis.from_url(url, socket_connect_timeout=5)
-    try:
-        client.ping()
-    except redis.RedisError as error:
-        unavailable(f"no Redis server at {url}: {error}")
-    finally:
-        client.close()
-    return url
-
-
 @pytest.fixture
 def prefixes(redis_url: str) -> Iterator[list[str]]:
     """Key prefixes a test used; every key under them is deleted when it ends."""
     used: list[str] = []
     yield used
     for prefix in used:
-        delete_prefix(redis_url, prefix)
+        delete_redis_prefix(redis_url, prefix)
 
 
 @pytest.fixture
 def prefix(prefixes: list[str]) -> str:
-    prefixes.append(new_prefix())
+    prefixes.append(new_redis_prefix())
     return prefixes[-1]
 
 
@@ -102,7 +71,7 @@ def factory(
     url: str, used: list[str], make: Callable[..., Any], **options: Any
 ) -> Callable[[], Any]:
     def build() -> Any:
-        used.append(new_prefix())
+        used.append(new_redis_prefix())
         return make(url, prefix=used[-1], **options)
 
     return build
@@ -181,7 +150,7 @@ def test_sync_and_async_stores_share_conversations(redis_url: str, prefix: str) 
 
 
 def test_prefixes_keep_stores_apart(redis_url: str, prefixes: list[str]) -> None:
-    prefixes.extend([new_prefix(), new_prefix()])
+    prefixes.extend([new_redis_prefix(), new_redis_prefix()])
     with (
         RedisStore(redis_url, prefix=prefixes[0]) as one,
         RedisStore(redis_url, prefix=prefixes[1]) as two,

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
-import uuid
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
 
 import threadline as tl
 from tests.stores._names import conversation_ids, nested_readings, redis_prefixes, small_names
-from tests.support import require_module, unavailable
+from tests.support import require_module
 
 try:
     import redis
@@ -96,33 +93,10 @@ def test_a_prefix_must_end_with_a_colon(prefix: str) -> None:
             store_class(NOWHERE, prefix=prefix)
 
 
-@pytest.fixture(scope="module")
-def redis_url() -> str:
-    url = os.environ.get("THREADLINE_REDIS_URL")
-    if not url:
-        unavailable('THREADLINE_REDIS_URL is not set (eval "$(bash .ci/services.sh)")')
-    client = redis.Redis.from_url(url, socket_connect_timeout=5)
-    try:
-        client.ping()
-    except redis.RedisError as error:
-        unavailable(f"no Redis server at {url}: {error}")
-    finally:
-        client.close()
-    return url
-
-
 @pytest.fixture
-def base(redis_url: str) -> Iterator[str]:
-    """A key prefix of this test's own; every key under it is deleted afterwards."""
-    prefix = f"threadline-test:{uuid.uuid4().hex}:"
-    yield prefix
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-    finally:
-        client.close()
+def base(redis_prefix: str) -> str:
+    """A key prefix of this test's own (``redis_prefix``, from ``tests/conftest.py``)."""
+    return redis_prefix
 
 
 @pytest.mark.requires_server

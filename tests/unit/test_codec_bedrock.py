@@ -558,7 +558,7 @@ def test_decode_response_reads_reasoning_text_tool_use_and_usage() -> None:
 
 
 def test_a_decoded_response_goes_back_out_unchanged() -> None:
-    content = [
+    content: list[dict[str, Any]] = [
         {"reasoningContent": {"reasoningText": {"text": "Call the tool.", "signature": "EqQB"}}},
         {"reasoningContent": {"redactedContent": b"\xde\xad"}},
         {"toolUse": {"toolUseId": "tooluse_abc", "name": "weather", "input": {"city": "Paris"}}},

@@ -507,7 +507,8 @@ def test_usage_counts_may_be_null_or_absent() -> None:
         "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": None},
     }
     usage = gemini.decode_response(document).metadata["usage"]
-    assert usage == {"promptTokenCount": 5, "input_tokens": 5, "output_tokens": None}
+    # proto3 JSON leaves zero counts out: no candidates count means none were produced.
+    assert usage == {"promptTokenCount": 5, "input_tokens": 5, "output_tokens": 0}
     document["usageMetadata"] = {"prompt_token_count": "5"}
     with pytest.raises(CodecError, match=r"usageMetadata\.prompt_token_count: expected a count"):
         gemini.decode_response(document)

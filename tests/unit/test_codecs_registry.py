@@ -52,8 +52,9 @@ def test_every_codec_has_the_design_signatures(module: object) -> None:
     assert list(decode.parameters) == ["payload", "limits"]
     assert decode.parameters["limits"].kind is inspect.Parameter.KEYWORD_ONLY
     decode_response = inspect.signature(module.decode_response)  # type: ignore[attr-defined]
-    assert list(decode_response.parameters) == ["response", "limits"]
+    assert list(decode_response.parameters) == ["response", "limits", "choice"]
     assert decode_response.parameters["limits"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert decode_response.parameters["choice"].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_functions_dispatch_by_name() -> None:

@@ -338,12 +338,17 @@ class TestReading:
 
     def test_last(self) -> None:
         history = History()
-        assert history.last is None
+
+        def last() -> tl.Message | None:  # read afresh: append and reset change it
+            return history.last
+
+        assert last() is None
         history.append(tl.user_message("one", id="one"))
-        assert history.last is not None
-        assert history.last.id == "one"
+        message = last()
+        assert message is not None
+        assert message.id == "one"
         history.reset()
-        assert history.last is None
+        assert last() is None
 
     def test_system_messages_and_without_system(self) -> None:
         system_a = tl.system_message("be brief", id="s1")
@@ -351,7 +356,8 @@ class TestReading:
         user = tl.user_message("hi", id="u")
         history = History([system_a, user])
         history.append(system_b)
-        assert history.system_messages == (system_a, system_b)
+        systems: tuple[tl.Message, ...] = (system_a, system_b)  # not narrowed past restore()
+        assert history.system_messages == systems
         assert isinstance(history.system_messages, tuple)
         assert history.without_system() == [user]
         history.restore([user])

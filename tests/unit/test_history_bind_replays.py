@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import ThreadedAsyncStore
+from tests.stores._helpers import AsyncLostReply, LostReply, ThreadedAsyncStore
 from threadline.history import History
 from threadline.stores import JsonlStore, MemoryStore, SQLiteStore
 
@@ -37,47 +37,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         yield JsonlStore(tmp_path / "jsonl")
 
 
-class LostReply:
-    """A blocking store whose append is applied, then fails as a dropped connection does."""
-
-    def __init__(self, store: Any) -> None:
-        self.store = store
-        self.lose = False
-
-    def load(self, conversation_id: str) -> list[tl.Message]:
-        return list(self.store.load(conversation_id))
-
-    def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.append(conversation_id, messages)
-        if self.lose:
-            raise tl.StoreError("the connection dropped after the commit")
-
-    def replace(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        self.store.replace(conversation_id, messages)
-
-    def delete(self, conversation_id: str) -> None:
-        self.store.delete(conversation_id)
-
-    def list_conversations(self) -> list[str]:
-        return list(self.store.list_conversations())
-
-
-class AsyncLostReply(ThreadedAsyncStore):
-    """An async store whose append is applied, then cancelled while awaiting the reply."""
-
-    lose = False
-
-    async def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:
-        await super().append(conversation_id, messages)
-        if self.lose:
-            raise asyncio.CancelledError
-
-
 def test_a_cancelled_flush_sent_again_stores_each_message_once(store: Any) -> None:
     messages = make(30)
 
     async def main() -> History:
-        flaky = AsyncLostReply(store)
+        flaky = AsyncLostReply(ThreadedAsyncStore(store))
         history = await History().abind(flaky, "c")
         for index, message in enumerate(messages):
             history.append(message)

@@ -10,7 +10,6 @@ old code the ratio at these sizes was 30 to 90. ``bench/hostile.py`` times the s
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,20 +23,22 @@ from tests.fuzz._guard import hang_guard
 from threadline import (
     IntegrityError,
     Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
     ValidationError,
-    assistant_message,
-    internal_message,
     load_json,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
 )
 from threadline.codecs import get_codec
 from threadline.integrity import check_messages, prepare_messages, repair_messages
+from threadline.testing.hostile import (
+    internal_after_calls,
+    invalid_messages,
+    merged,
+    misplaced,
+    provider_pairs,
+    reasoning_items,
+    reused_id,
+    shared_ids,
+    unanswered,
+)
 
 SMALL = 40
 """The smaller size; the larger is ten times it."""
@@ -71,96 +72,7 @@ def lines_run(call: Callable[[], object]) -> int:
     return count
 
 
-# --- the shapes ------------------------------------------------------------------------------
-
-
-def _calls(n: int, prefix: str = "c") -> list[Any]:
-    return [tool_call_part(f"{prefix}{i}", "lookup", {"i": i}) for i in range(n)]
-
-
-def _results(n: int, prefix: str = "c") -> list[Any]:
-    return [tool_result_part(f"{prefix}{i}", "ok") for i in range(n)]
-
-
-def _ask() -> Message:
-    return user_message("go", id="u0")
-
-
-def unanswered(n: int) -> list[Message]:
-    """One assistant message of N calls, none answered (a crash mid-turn)."""
-    return [_ask(), assistant_message(*_calls(n), id="a0")]
-
-
-def merged(n: int) -> list[Message]:
-    """N - 1 missing results to merge into the tool message that answers the first call."""
-    first = tool_result_part("c0", "ok")
-    return [_ask(), assistant_message(*_calls(n), id="a0"), tool_message(first, id="t0")]
-
-
-def misplaced(n: int) -> list[Message]:
-    """N results after a later user message, each to move back after its call."""
-    return [
-        _ask(),
-        assistant_message(*_calls(n), id="a0"),
-        user_message("and?", id="u1"),
-        tool_message(*_results(n), id="t0"),
-    ]
-
-
-def provider_pairs(n: int) -> list[Message]:
-    """N provider tool calls, each followed by its result, in one assistant message."""
-    parts: list[Any] = []
-    for i in range(n):
-        parts.append(ProviderToolCallPart(id=f"p{i}", name="web_search", provider="anthropic"))
-        parts.append(ProviderToolResultPart(call_id=f"p{i}", provider="anthropic"))
-    return [_ask(), assistant_message(*parts, id="a0")]
-
-
-def internal_after_calls(n: int) -> list[Message]:
-    """N unanswered calls followed by N internal messages, which repair looks past."""
-    notes = [internal_message("ui state", id=f"i{i}") for i in range(n)]
-    return [_ask(), assistant_message(*_calls(n), id="a0"), *notes]
-
-
-def reused_id(n: int) -> list[Message]:
-    """N turns reusing one call id, whose renames ``x~2``... are taken by the first turn."""
-    taken = [f"x~{i}" for i in range(2, n + 2)]
-    out = [
-        _ask(),
-        assistant_message(*(tool_call_part(i, "lookup", {}) for i in taken), id="a0"),
-        tool_message(*(tool_result_part(i, "ok") for i in taken), id="t0"),
-    ]
-    for i in range(n):
-        out.append(assistant_message(tool_call_part("x", "lookup", {}), id=f"a{i + 1}"))
-        out.append(tool_message(tool_result_part("x", "ok"), id=f"t{i + 1}"))
-    return out
-
-
-def shared_ids(n: int) -> list[Message]:
-    """Two turns whose N calls share ids, and N orphan results (which make renaming raise)."""
-    return [
-        _ask(),
-        assistant_message(*_calls(n), id="a0"),
-        tool_message(*_results(n), id="t0"),
-        assistant_message(*_calls(n), id="a1"),
-        tool_message(*_results(n), id="t1"),
-        tool_message(*_results(n, prefix="ghost"), id="t2"),
-    ]
-
-
-def reasoning_segments(n: int) -> list[Message]:
-    """N OpenAI reasoning items, each heading the call it produced (Responses cuts segments)."""
-    parts: list[Any] = []
-    for i in range(n):
-        parts.append(ReasoningPart(text="t", provider="openai", item_id=f"rs_{i}", encrypted="e"))
-        parts.append(tool_call_part(f"c{i}", "f", {}, metadata={"openai.item_id": f"fc_{i}"}))
-    return [_ask(), assistant_message(*parts, id="a0"), tool_message(*_results(n), id="t0")]
-
-
-def invalid_messages(n: int) -> str:
-    """A threadline envelope of N messages without parts: N errors to report."""
-    messages = [{"id": f"m{i}", "role": "user", "parts": []} for i in range(n)]
-    return json.dumps({"format": "threadline", "version": 1, "messages": messages})
+# --- the shapes (threadline.testing.hostile) -------------------------------------------------
 
 
 def _rename(messages: list[Message]) -> object:
@@ -185,7 +97,7 @@ SHAPES: dict[str, Shape] = {
     **{f"encode {p}: misplaced results": (misplaced, _encode(p)) for p in PROVIDERS},
     **{f"encode {p}: unanswered calls": (unanswered, _encode(p)) for p in PROVIDERS},
     "encode openai_responses: reasoning segments": (
-        reasoning_segments,
+        reasoning_items,
         _encode("openai_responses"),
     ),
 }
@@ -213,7 +125,7 @@ def test_the_line_count_sees_a_quadratic_loop() -> None:
 def test_responses_encode_of_many_reasoning_segments_returns_in_time() -> None:
     # The old plan prepended each segment to a list: N squared entries copied, at C speed, so
     # the line count does not see it. 60,000 segments take about 2 s now and took 36 s then.
-    messages = reasoning_segments(60_000)
+    messages = reasoning_items(60_000)
     with hang_guard(20.0):
         payload = get_codec("openai_responses").encode(messages)
     kinds = [item["type"] for item in payload["input"][1:5]]

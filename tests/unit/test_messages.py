@@ -33,7 +33,7 @@ def paths(error: tl.ValidationError) -> list[str]:
 
 
 def test_every_part_type_has_its_tag() -> None:
-    parts = [
+    parts: list[tl.Part] = [
         TextPart(text="t"),
         ReasoningPart(text="r"),
         ToolCallPart(id="c", name="f", arguments={}),

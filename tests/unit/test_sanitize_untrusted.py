@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.strategies import CODEC_METADATA_KEYS, RESPONSE_METADATA_KEYS, SANITIZE_KEPT_KEYS
 from threadline import (
     FilePart,
     Message,
@@ -33,36 +34,15 @@ from threadline.integrity import sanitize_untrusted
 
 # Every metadata key a codec reads or writes, and what sanitize_untrusted does with it by default.
 DROPPED_KEYS = [
-    "anthropic.cache_control",
-    "anthropic.caller",
-    "anthropic.citations",
-    "anthropic.type",
-    "openai.annotations",
-    "openai.detail",
-    "openai.item_id",
-    "openai.phase",
-    "openai.type",
-    "gemini.thought_signature",
-    "gemini.tool_type",
-    "mistral.thinking",
-    "threadline.blob",
-    "threadline.masked",
-    "threadline.raw_arguments",
-    "threadline.repair",
-    "threadline.summary",
-    # the message metadata every decode_response writes
-    "provider",
-    "model",
-    "response_id",
-    "stop_reason",
-    "usage",
+    *CODEC_METADATA_KEYS,
+    *RESPONSE_METADATA_KEYS,
     # keys nobody has decided on: the application's own, and a future codec's
     "client",
     "bedrock.anything",
     "cohere.citation",
     "",
 ]
-KEPT_KEYS = ["openai.refusal", "openai.custom_tool", "openai.namespace"]
+KEPT_KEYS = list(SANITIZE_KEPT_KEYS)
 
 
 def sanitized_one(message: Message, **options: Any) -> Message:

@@ -8,7 +8,22 @@ the first time its name is used. ``docs/providers.md`` says what each format car
 
 from __future__ import annotations
 
-from threadline.codecs._registry import codec_names, decode, decode_response, encode, get_codec
+from threadline.codecs._registry import (
+    codec_names,
+    decode,
+    decode_response,
+    encode,
+    get_codec,
+    wire_tool_names,
+)
 from threadline.codecs.base import Codec
 
-__all__ = ["Codec", "codec_names", "decode", "decode_response", "encode", "get_codec"]
+__all__ = [
+    "Codec",
+    "codec_names",
+    "decode",
+    "decode_response",
+    "encode",
+    "get_codec",
+    "wire_tool_names",
+]

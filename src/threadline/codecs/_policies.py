@@ -234,7 +234,7 @@ Resolved: TypeAlias = Union[Part, Placeholder]  # noqa: UP007 (Part is Annotated
 
 def resolve(
     message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
-) -> list[Resolved]:
+) -> Sequence[Resolved]:
     """Apply the reasoning and unsupported policies to ``message``, part by part, in order.
 
     Replayed reasoning stays a `ReasoningPart`; reasoning sent as text becomes text
@@ -252,8 +252,19 @@ def resolve(
     Raises:
         threadline.UnsupportedContentError: ``unsupported="raise"`` and a part is refused.
     """
+    parts = message.parts
+    # Most messages hold only parts every format carries as they are (text, tool calls, a text
+    # result in a tool message): hand them over unchanged, with no list built.
+    for part in parts:
+        if type(part) is TextPart or type(part) is ToolCallPart:
+            continue
+        if type(part) is ToolResultPart and message.role == "tool" and type(part.content) is str:
+            continue
+        break
+    else:
+        return parts
     out: list[Resolved] = []
-    for part_index, part in enumerate(message.parts):
+    for part_index, part in enumerate(parts):
         if isinstance(part, TextPart):
             out.append(part)
         elif isinstance(part, HookPart):

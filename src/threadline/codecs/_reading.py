@@ -475,3 +475,45 @@ def strip_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_nulls(item) for item in value]
     return value
+
+
+def check_choice(choice: object, single: str | None = None) -> int:
+    """``decode_response``'s ``choice=`` argument, checked: a non-negative ``int``.
+
+    ``single`` names the format for one whose responses hold one message: any choice but 0
+    is then refused (its responses have no ``choices`` or ``candidates`` to pick from).
+
+    Raises:
+        TypeError: ``choice`` is not an ``int``.
+        ValueError: ``choice`` is negative, or not 0 for a format with one message.
+    """
+    if isinstance(choice, bool) or not isinstance(choice, int):
+        raise TypeError(f"choice must be an int, not {type(choice).__name__}")
+    if choice < 0:
+        raise ValueError(f"choice must be 0 or more, not {choice}")
+    if single is not None and choice != 0:
+        raise ValueError(
+            f"choice={choice}: a {single} response holds one message; only choice=0 exists"
+        )
+    return choice
+
+
+def pick_choice(
+    reader: Reader, items: Sequence[Any], key: str, choice: int, *, noun: str
+) -> tuple[Mapping[str, Any], str]:
+    """The ``choice``-th object of the array ``items`` (at ``key``), and its path.
+
+    Raises:
+        threadline.CodecError: the array is empty, or holds no item ``choice``: the message
+            says how many it holds.
+    """
+    if not items:
+        reader.fail(key, "empty: the response holds no message")
+    if choice >= len(items):
+        count = f"one {noun}" if len(items) == 1 else f"{len(items)} {noun}s"
+        reader.fail(
+            key,
+            f"the response holds {count}: choice={choice} is out of range (0 to {len(items) - 1})",
+        )
+    path = f"{key}[{choice}]"
+    return reader.expect_object(items[choice], path), path

@@ -7,7 +7,7 @@ A codec module is imported the first time its name is used, so ``import threadli
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from threadline.codecs.base import (
@@ -21,7 +21,7 @@ from threadline.errors import UnknownProviderError
 from threadline.limits import Limits
 from threadline.messages import Message
 
-__all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec"]
+__all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
 
 _CODECS: dict[str, str] = {
     "anthropic": "threadline.codecs.anthropic",
@@ -103,13 +103,22 @@ def encode(
     )
 
 
-def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list[Message]:
+def decode(
+    payload: Any,
+    *,
+    provider: str,
+    limits: Limits | None = None,
+    tool_names: Mapping[str, str] | None = None,
+) -> list[Message]:
     """Read a history fragment, or a whole request body, of the format ``provider``.
 
     Args:
         payload: what ``encode`` returned, a whole request body, or a message list.
         provider: a codec name: ``openai_chat``, ``anthropic``...
         limits: how much to read (`Limits`); ``None`` means the defaults.
+        tool_names: ``{wire name: stored name}``, as
+            [`wire_tool_names`][threadline.codecs.wire_tool_names] gives it: each tool call
+            and tool result named by a key gets the stored name back.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -117,11 +126,26 @@ def decode(payload: Any, *, provider: str, limits: Limits | None = None) -> list
             path of the first value that does not fit.
         threadline.LimitExceededError: the payload exceeds ``limits``.
         threadline.ValidationError: the payload holds values threadline cannot store.
+        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``.
     """
-    return get_codec(provider).decode(payload, limits=limits)
+    codec = get_codec(provider)
+    names = _checked_names(tool_names)
+    messages = codec.decode(payload, limits=limits)
+    if not names:
+        return messages
+    from threadline.codecs._tool_names import rename_tools
+
+    return rename_tools(messages, names)
 
 
-def decode_response(response: Any, *, provider: str, limits: Limits | None = None) -> Message:
+def decode_response(
+    response: Any,
+    *,
+    provider: str,
+    limits: Limits | None = None,
+    choice: int = 0,
+    tool_names: Mapping[str, str] | None = None,
+) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
 
@@ -129,10 +153,84 @@ def decode_response(response: Any, *, provider: str, limits: Limits | None = Non
         response: the response.
         provider: a codec name.
         limits: how much to read (`Limits`); ``None`` means the defaults.
+        choice: which of several choices (OpenAI Chat, Mistral) or candidates (Gemini) to
+            read; formats whose responses hold one message take only 0.
+        tool_names: ``{wire name: stored name}``, as
+            [`wire_tool_names`][threadline.codecs.wire_tool_names] gives it for the request:
+            each tool call named by a key gets the stored name back.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
-        threadline.CodecError: ``response`` is not a response of the format.
+        threadline.CodecError: ``response`` is not a response of the format, or holds no
+            choice ``choice``.
         threadline.LimitExceededError: the response exceeds ``limits``.
+        ValueError: ``choice`` is negative, or not 0 for a format with one message.
+        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``.
     """
-    return get_codec(provider).decode_response(response, limits=limits)
+    codec = get_codec(provider)
+    names = _checked_names(tool_names)
+    if type(choice) is int and choice == 0:  # a third-party codec may not take ``choice``
+        message = codec.decode_response(response, limits=limits)
+    else:
+        extra: dict[str, Any] = {"choice": choice}
+        message = codec.decode_response(response, limits=limits, **extra)
+    if not names:
+        return message
+    from threadline.codecs._tool_names import rename_tools
+
+    return rename_tools([message], names)[0]
+
+
+def wire_tool_names(source: Iterable[Message | str], *, provider: str) -> dict[str, str]:
+    """``{wire name: stored name}`` for each tool name in ``source`` that ``provider``'s API
+    refuses, and that ``encode`` therefore sends under another name.
+
+    Pass it to ``decode`` / ``decode_response`` as ``tool_names=`` to get the stored names
+    back. A wire name depends on the name alone (``files.read`` is ``files_read__`` and 10 hex
+    digits of its SHA-256 for every request), so the mapping of a history's names also maps
+    the names of the reply to it. Names the API takes are sent as they are and are left out.
+
+    Args:
+        source: the history that was encoded (the names of its tool calls and results are
+            read), or tool names, or both.
+        provider: a codec name.
+
+    Raises:
+        threadline.UnknownProviderError: no codec has that name.
+        TypeError: an item of ``source`` is neither a [`Message`][threadline.Message] nor a
+            ``str``.
+    """
+    from threadline.codecs._tool_names import ToolNameRule, map_tool_names, names_in
+
+    codec = get_codec(provider)
+    rule = getattr(codec, "TOOL_NAMES", None)
+    names: dict[str, None] = {}
+    for index, item in enumerate(source):
+        if isinstance(item, str):
+            names[item] = None
+        elif isinstance(item, Message):
+            names.update(dict.fromkeys(names_in([item])))
+        else:
+            raise TypeError(
+                f"wire_tool_names: source[{index}] must be a Message or a tool name (str), "
+                f"not {type(item).__name__}"
+            )
+    if not isinstance(rule, ToolNameRule):
+        return {}  # a codec of its own that maps no names
+    return {wire: name for name, wire in map_tool_names(names, rule).items()}
+
+
+def _checked_names(tool_names: Mapping[str, str] | None) -> dict[str, str]:
+    if tool_names is None:
+        return {}
+    if not isinstance(tool_names, Mapping):
+        raise TypeError(
+            "tool_names must be a mapping {wire name: stored name} (see wire_tool_names), "
+            f"not {type(tool_names).__name__}"
+        )
+    for wire, name in tool_names.items():
+        if not isinstance(wire, str) or not isinstance(name, str):
+            raise TypeError(
+                f"tool_names maps wire names to stored names, both str; got {wire!r}: {name!r}"
+            )
+    return dict(tool_names)

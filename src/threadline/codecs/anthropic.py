@@ -59,12 +59,14 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import map_call_ids, name_results_after_calls
 from threadline.codecs._turns import merge_into_turns
 from threadline.codecs.base import (
@@ -91,6 +93,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "anthropic"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Anthropic Messages"
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -108,6 +112,12 @@ SERVER_TOOLS: Mapping[str, str] = {
 _CACHE = "anthropic.cache_control"
 _CALLER = "anthropic.caller"
 _BLOCK_TYPE = "anthropic.type"
+_BLOCK_FIELDS = "anthropic.block"
+"""The other fields of a provider tool block (``mcp_tool_use``'s ``server_name``, an
+``mcp_tool_result``'s ``is_error``), sent back with it."""
+_OWN_FIELDS = frozenset(
+    {"type", "id", "name", "input", "tool_use_id", "content", "caller", "cache_control"}
+)
 
 
 def _valid_id(value: str) -> bool:
@@ -158,6 +168,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -326,12 +337,30 @@ def _with_block_metadata(block: dict[str, Any], metadata: Mapping[str, Any]) -> 
 
 
 def _server_tool_block(part: ProviderToolCallPart) -> dict[str, Any] | None:
-    if part.provider != PROVIDER or part.name not in SERVER_TOOLS:
+    if part.provider != PROVIDER or not isinstance(part.input, dict):
         return None
-    if not isinstance(part.input, dict):
+    block_type = _tool_use_type(part)
+    if block_type is None:
         return None
-    block = {"type": "server_tool_use", "id": part.id, "name": part.name, "input": part.input}
+    block = {"type": block_type, "id": part.id, "name": part.name, "input": part.input}
+    block.update(_block_fields(part))
     return _with_block_metadata(block, part.metadata)
+
+
+def _tool_use_type(part: ProviderToolCallPart) -> str | None:
+    """The block type a provider tool call goes back as: ``server_tool_use`` for a server
+    tool, the type it was read from for other ``*_tool_use`` blocks (``mcp_tool_use``)."""
+    block_type = part.metadata.get(_BLOCK_TYPE)
+    if isinstance(block_type, str) and block_type.endswith("_tool_use"):
+        return block_type
+    return "server_tool_use" if part.name in SERVER_TOOLS else None
+
+
+def _block_fields(part: ProviderToolPart) -> dict[str, Any]:
+    fields = part.metadata.get(_BLOCK_FIELDS)
+    if not isinstance(fields, Mapping):
+        return {}
+    return {key: value for key, value in fields.items() if key not in _OWN_FIELDS}
 
 
 def _server_result_type(part: ProviderToolResultPart, calls: Mapping[str, str]) -> str | None:
@@ -351,6 +380,10 @@ def _server_result_block(
     if block_type is None:
         return None
     block = {"type": block_type, "tool_use_id": part.call_id, "content": part.content}
+    fields = _block_fields(part)
+    if "is_error" in fields:
+        fields["is_error"] = part.is_error
+    block.update(fields)
     return _with_block_metadata(block, part.metadata)
 
 
@@ -560,7 +593,12 @@ def _decode_block(
             arguments=freeze_json_map(arguments),
             metadata=freeze_json_map(metadata),
         ), role
-    if kind == "server_tool_use":
+    fields = strip_nulls({key: value for key, value in block.items() if key not in _OWN_FIELDS})
+    if fields:
+        metadata[_BLOCK_FIELDS] = fields
+    if kind.endswith("_tool_use"):  # server_tool_use, mcp_tool_use, and later kinds alike
+        if kind != "server_tool_use":
+            metadata[_BLOCK_TYPE] = kind
         return reader.part(
             ProviderToolCallPart,
             block,
@@ -573,6 +611,9 @@ def _decode_block(
         ), role
     if kind.endswith("_tool_result") and kind != "tool_result":
         content = strip_nulls(block.get("content"))
+        is_error = block.get("is_error")
+        if is_error is not None and not isinstance(is_error, bool):
+            reader.fail(f"{path}.is_error", "expected a boolean")
         return reader.part(
             ProviderToolResultPart,
             block,
@@ -580,10 +621,14 @@ def _decode_block(
             call_id=reader.str_field(block, "tool_use_id", path),
             content=content,
             provider=PROVIDER,
-            is_error=_is_error_content(content),
+            is_error=_is_error_content(content) if is_error is None else is_error,
             metadata=freeze_json_map({**metadata, _BLOCK_TYPE: kind}),
         ), role
-    raise reader.error(f"{path}.type", f"an assistant turn cannot hold a {kind!r} block")
+    raise reader.error(
+        f"{path}.type",
+        f"an assistant turn cannot hold a {kind!r} block (threadline reads text, thinking, "
+        "redacted_thinking, tool_use and provider tool blocks, *_tool_use and *_tool_result)",
+    )
 
 
 def _is_error_content(content: Any) -> bool:
@@ -679,24 +724,31 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
     """Read a Messages API response into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Message`` object. Thinking keeps its
     signature (``redacted_thinking`` its data, in ``encrypted``) with ``provider="anthropic"``
     and the response's ``model``; server tools become provider tool parts; text citations go
-    to ``metadata["anthropic.citations"]``. The message's metadata holds ``provider``,
-    ``model``, ``response_id``, ``stop_reason`` and ``usage``.
+    to ``metadata["anthropic.citations"]``. MCP connector blocks (``mcp_tool_use``,
+    ``mcp_tool_result``) and any later ``*_tool_use`` / ``*_tool_result`` block become provider
+    tool parts that go back to Anthropic as they came; another unknown block type raises. The
+    message's metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason``,
+    ``stop_sequence`` (when a stop sequence ended the turn) and ``usage``.
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which message to read; a Messages response holds one, so only 0.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
-        threadline.CodecError: ``response`` is not a Messages response.
+        threadline.CodecError: ``response`` is not a Messages response, or holds a block
+            type threadline does not know (the message names it and its path).
+        ValueError: ``choice`` is not 0.
     """
+    check_choice(choice, FORMAT)
     return read_response(
         _decode_response, response, limits, format_name=FORMAT, what="anthropic.decode_response"
     )
@@ -724,6 +776,9 @@ def _decode_response(response: Any) -> Message:
         input_tokens=reader.optional_count(usage, "input_tokens", "usage"),
         output_tokens=reader.optional_count(usage, "output_tokens", "usage"),
     )
+    stop_sequence = reader.optional_str(document, "stop_sequence", "")
+    if stop_sequence is not None:
+        metadata["stop_sequence"] = stop_sequence
     return response_message(parts, "content", metadata)
 
 
@@ -766,6 +821,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True
@@ -843,7 +899,7 @@ def _read_back_parts(
                     name=part.name,
                     input=part.input,
                     provider=PROVIDER,
-                    metadata=_only(part.metadata, _CALLER),
+                    metadata=_call_read_back_metadata(part),
                 )
             )
         elif isinstance(part, ProviderToolResultPart):
@@ -852,10 +908,12 @@ def _read_back_parts(
                     call_id=part.call_id,
                     content=part.content,
                     provider=PROVIDER,
-                    is_error=_is_error_content(part.content),
+                    is_error=part.is_error
+                    if "is_error" in _block_fields(part)
+                    else _is_error_content(part.content),
                     metadata=freeze_json_map(
                         {
-                            **_only(part.metadata, _CALLER),
+                            **_only(part.metadata, _CALLER, _BLOCK_FIELDS),
                             _BLOCK_TYPE: _server_result_type(part, server_calls),
                         }
                     ),
@@ -866,6 +924,19 @@ def _read_back_parts(
         else:
             assert_never(part)
     return parts
+
+
+def _call_read_back_metadata(part: ProviderToolCallPart) -> FrozenJsonMap:
+    """What a provider tool call's metadata reads back as: its caller, its block type unless
+    it is ``server_tool_use``, and its other block fields."""
+    metadata = dict(_only(part.metadata, _CALLER))
+    block_type = _tool_use_type(part)
+    if block_type != "server_tool_use":
+        metadata[_BLOCK_TYPE] = block_type
+    fields = _block_fields(part)
+    if fields:
+        metadata[_BLOCK_FIELDS] = fields
+    return freeze_json_map(metadata)
 
 
 def _file_read_back(part: FilePart) -> FilePart:

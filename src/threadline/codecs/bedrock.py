@@ -61,12 +61,14 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import map_call_ids, name_results_after_calls
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -99,6 +101,10 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "bedrock"
+CITATIONS = "bedrock.citations"
+"""Part metadata of assistant text read from a ``citationsContent`` block: its citations."""
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Bedrock Converse"
 MAX_ID_LENGTH = 64
 DEFAULT_DOCUMENT_NAME = "document"
@@ -220,6 +226,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -276,6 +283,21 @@ def _texts(message: Message) -> list[str]:
     ]
 
 
+def _citations(part: TextPart) -> list[Any] | None:
+    """The Converse citations of an assistant text part, if it came from a
+    ``citationsContent`` block."""
+    citations = part.metadata.get(CITATIONS) if part.metadata else None
+    return citations if isinstance(citations, list) and citations else None
+
+
+def _assistant_text_block(part: TextPart) -> dict[str, Any]:
+    """``{"text": ...}``, or ``{"citationsContent": ...}`` for text read from one."""
+    citations = _citations(part)
+    if citations is None:
+        return {"text": part.text}
+    return {"citationsContent": {"content": [{"text": part.text}], "citations": citations}}
+
+
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
@@ -301,7 +323,7 @@ def _assistant_blocks(
             block = {"text": part.text}
         elif isinstance(part, TextPart):
             if not is_blank(part.text):
-                block = {"text": part.text}
+                block = _assistant_text_block(part)
         elif isinstance(part, ToolCallPart):
             use = {
                 "toolUseId": ids.get(part.id, part.id),
@@ -548,7 +570,28 @@ def _decode_block(
         ), role
     if key == "reasoningContent":
         return _decode_reasoning(block[key], where, reader, model=model), role
-    raise reader.error(where, f"an assistant turn cannot hold a {key!r} block")
+    if key == "citationsContent":
+        return _decode_citations(block[key], where, reader), role
+    raise reader.error(
+        where,
+        f"an assistant turn cannot hold a {key!r} block (threadline reads text, image, "
+        "document, video, audio, toolUse, reasoningContent and citationsContent there)",
+    )
+
+
+def _decode_citations(value: Any, path: str, reader: Reader) -> TextPart:
+    """A ``citationsContent`` block: its generated text as one text part, the citations in
+    ``metadata["bedrock.citations"]`` (sent back as the same block)."""
+    block = reader.expect_object(value, path)
+    texts = []
+    for index, raw in enumerate(reader.expect_list(block.get("content") or [], f"{path}.content")):
+        where = f"{path}.content[{index}]"
+        texts.append(reader.str_field(reader.expect_object(raw, where), "text", where))
+    citations = reader.expect_list(block.get("citations") or [], f"{path}.citations")
+    metadata = {CITATIONS: strip_nulls(list(citations))} if citations else {}
+    return reader.part(
+        TextPart, block, path, text="".join(texts), metadata=freeze_json_map(metadata)
+    )
 
 
 def _decode_reasoning(value: Any, path: str, reader: Reader, *, model: str | None) -> ReasoningPart:
@@ -651,7 +694,7 @@ def _decode_tool_result(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
     """Read a Converse response (``output.message``) into an assistant message.
 
     Accepts what boto3's ``converse`` returns (bytes as ``bytes``) or the JSON of the HTTP
@@ -659,17 +702,22 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     bytes, as base64 in ``encrypted``) with ``provider="bedrock"``; Converse responses do not
     name the model, so its ``model`` is ``None``. The message's metadata holds ``provider``,
     ``response_id`` (boto3's ``ResponseMetadata.RequestId``), ``stop_reason`` (``stopReason``)
-    and ``usage``.
+    and ``usage``. A ``citationsContent`` block is a text part with its citations in
+    ``metadata["bedrock.citations"]``, sent back as the same block.
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which message to read; a Converse response holds one, so only 0.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
-        threadline.CodecError: ``response`` is not a Converse response.
+        threadline.CodecError: ``response`` is not a Converse response, or holds a block
+            threadline does not know (the message names it and its path).
+        ValueError: ``choice`` is not 0.
     """
+    check_choice(choice, FORMAT)
     return read_response(
         _decode_response, response, limits, format_name=FORMAT, what="bedrock.decode_response"
     )
@@ -748,6 +796,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True
@@ -781,7 +830,9 @@ def _read_back_parts(
             parts.append(TextPart(text=part.text))
         elif isinstance(part, TextPart):
             if not is_blank(part.text):
-                parts.append(TextPart(text=part.text))
+                citations = _citations(part) if message.role == "assistant" else None
+                kept = {CITATIONS: citations} if citations else None
+                parts.append(TextPart(text=part.text, metadata=freeze_json_map(kept)))
         elif isinstance(part, FilePart):
             parts.append(_file_read_back(part, _FILE_BLOCKS))
         elif isinstance(part, ToolCallPart):

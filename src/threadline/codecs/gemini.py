@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
@@ -63,12 +64,15 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
+    pick_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import GEMINI, to_wire_names
 from threadline.codecs._tools import (
     call_names,
     hashed_id,
@@ -107,6 +111,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "gemini"
+TOOL_NAMES = GEMINI
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Gemini generateContent"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The signature Gemini documents for calls it did not produce (Gemini 3 requires one)."""
@@ -240,6 +246,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
@@ -843,8 +850,9 @@ def _decode_server_part(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
-    """Read a generateContent response (``candidates[0].content``) into an assistant message.
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+    """Read a generateContent response (``candidates[choice].content``) into an assistant
+    message.
 
     Accepts the JSON dict (camelCase, as the REST API sends it, or snake_case), JSON text, or
     the SDK's ``GenerateContentResponse``. Thought parts become reasoning tagged with
@@ -853,19 +861,27 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     without an ``id`` get one derived from ``responseId``. The message's metadata holds
     ``provider``, ``model`` (``modelVersion``), ``response_id``, ``stop_reason``
     (``finishReason``, or the prompt's ``blockReason``) and ``usage`` (``output_tokens``
-    counts the candidates' and the thoughts' tokens).
+    counts the candidates' and the thoughts' tokens; a count the API leaves out, as proto3
+    JSON leaves out zeros, is 0), and the candidate's ``groundingMetadata`` and
+    ``citationMetadata`` as ``gemini.grounding_metadata`` and ``gemini.citation_metadata``
+    (REST camelCase names, as sent).
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which of the response's ``candidates`` to read (``candidateCount`` > 1
+            gives several).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
-        threadline.CodecError: ``response`` is not a generateContent response.
+        threadline.CodecError: ``response`` is not a generateContent response, or holds no
+            candidate ``choice`` (the message says how many it holds).
+        ValueError: ``choice`` is negative.
     """
+    check_choice(choice)
     return read_response(
-        _decode_response,
+        functools.partial(_decode_response, choice=choice),
         response,
         limits,
         format_name=FORMAT,
@@ -879,7 +895,7 @@ def _dump_sdk_response(response: Any) -> Any:
     return response.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _decode_response(response: Any) -> Message:
+def _decode_response(response: Any, *, choice: int) -> Message:
     """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     if hasattr(response, "model_dump") and not isinstance(response, Mapping):
@@ -896,38 +912,60 @@ def _decode_response(response: Any) -> Message:
     candidates = reader.expect_list(candidates or [], "candidates")
     parts: list[Any] = []
     stop_reason = None
+    at = f"candidates[{choice}]"
+    extra: dict[str, Any] = {}
     if candidates:
-        candidate = reader.expect_object(candidates[0], "candidates[0]")
+        candidate, at = pick_choice(reader, candidates, "candidates", choice, noun="candidate")
         stop_reason = _get(candidate, "finishReason", "finish_reason")
         content = candidate.get("content")
         if content is not None:
-            content = reader.expect_object(content, "candidates[0].content")
+            content = reader.expect_object(content, f"{at}.content")
             pairing = _Pairing(seed=response_id or secrets.token_hex(16))
-            for index, raw in enumerate(_parts(content, "candidates[0].content", reader)):
-                where = f"candidates[0].content.parts[{index}]"
+            for index, raw in enumerate(_parts(content, f"{at}.content", reader)):
+                where = f"{at}.content.parts[{index}]"
                 part, _ = _decode_part(raw, "model", where, pairing, reader, model=model)
                 parts.append(part)
+        for camel, snake, key in _CANDIDATE_METADATA:
+            value = _get(candidate, camel, snake)
+            if value is not None:
+                reader.check_json(value, f"{at}.{camel}")
+                extra[key] = strip_nulls(value)
+    elif choice:
+        reader.fail(
+            "candidates", f"the response holds no candidate: choice={choice} is out of range"
+        )
     elif isinstance(feedback, Mapping):
         stop_reason = _get(feedback, "blockReason", "block_reason")
     usage = _get(document, "usageMetadata", "usage_metadata")
     if usage is not None:
         usage = reader.expect_object(usage, "usageMetadata")
         reader.check_json(usage, "usageMetadata")
-    output_tokens = None
-    candidates_tokens = _count(usage, "candidatesTokenCount", "candidates_token_count", reader)
-    thoughts = _count(usage, "thoughtsTokenCount", "thoughts_token_count", reader)
-    if candidates_tokens is not None or thoughts is not None:
+    output_tokens = input_tokens = None
+    if usage is not None:  # proto3 JSON leaves out a count of 0
+        candidates_tokens = _count(usage, "candidatesTokenCount", "candidates_token_count", reader)
+        thoughts = _count(usage, "thoughtsTokenCount", "thoughts_token_count", reader)
         output_tokens = (candidates_tokens or 0) + (thoughts or 0)
+        input_tokens = _count(usage, "promptTokenCount", "prompt_token_count", reader) or 0
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=response_id,
         model=model,
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
         usage=usage,
-        input_tokens=_count(usage, "promptTokenCount", "prompt_token_count", reader),
+        input_tokens=input_tokens,
         output_tokens=output_tokens,
     )
-    return response_message(parts, "candidates[0].content", metadata)
+    metadata.update(extra)
+    return response_message(parts, f"{at}.content", metadata)
+
+
+_CANDIDATE_METADATA = (
+    ("groundingMetadata", "grounding_metadata", "gemini.grounding_metadata"),
+    ("citationMetadata", "citation_metadata", "gemini.citation_metadata"),
+)
+"""What a candidate says about its sources, kept in the message's metadata: Google Search
+grounding (queries, chunks, supports) and recitation citations (``citations`` or, in the
+SDK's dump, ``citationSources``)."""
 
 
 def _count(usage: Mapping[str, Any] | None, camel: str, snake: str, reader: Reader) -> int | None:
@@ -978,6 +1016,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     leading = True

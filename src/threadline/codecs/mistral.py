@@ -42,6 +42,7 @@ completion response (``choices[0]``), with usage and the response id in ``metada
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -70,12 +71,15 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
+    pick_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
@@ -112,6 +116,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "mistral"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
@@ -200,6 +206,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
@@ -624,8 +631,8 @@ def _decode_tool(item: Mapping[str, Any], path: str, reader: Reader) -> ToolResu
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
-    """Read a chat completion response (``choices[0].message``) into an assistant message.
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+    """Read a chat completion response (``choices[choice].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletionResponse``. Thinking chunks
     become reasoning with ``provider="mistral"``, their ``signature`` and the response's
@@ -636,41 +643,45 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which of the response's ``choices`` to read (``n`` > 1 gives several).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
-        threadline.CodecError: ``response`` is not a chat completion response.
+        threadline.CodecError: ``response`` is not a chat completion response, or holds no
+            choice ``choice`` (the message says how many it holds).
+        ValueError: ``choice`` is negative.
     """
+    check_choice(choice)
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="mistral.decode_response"
+        functools.partial(_decode_response, choice=choice),
+        response,
+        limits,
+        format_name=FORMAT,
+        what="mistral.decode_response",
     )
 
 
-def _decode_response(response: Any) -> Message:
+def _decode_response(response: Any, *, choice: int) -> Message:
     """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
-    if not choices:
-        reader.fail("choices", "empty: the response holds no message")
-    choice = reader.expect_object(choices[0], "choices[0]")
-    message = reader.expect_object(
-        reader.field(choice, "message", "choices[0]"), "choices[0].message"
-    )
+    picked, at = pick_choice(reader, choices, "choices", choice, noun="choice")
+    message = reader.expect_object(reader.field(picked, "message", at), f"{at}.message")
     model = reader.optional_str(document, "model", "")
-    parts = _assistant_parts(message, "choices[0].message", reader, model=model)
+    parts = _assistant_parts(message, f"{at}.message", reader, model=model)
     usage = reader.optional_json(document, "usage", "")
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=model,
-        stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
+        stop_reason=reader.optional_str(picked, "finish_reason", at),
         usage=usage,
         input_tokens=reader.optional_count(usage, "prompt_tokens", "usage"),
         output_tokens=reader.optional_count(usage, "completion_tokens", "usage"),
     )
-    return response_message(parts, "choices[0].message", metadata)
+    return response_message(parts, f"{at}.message", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -714,6 +725,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote

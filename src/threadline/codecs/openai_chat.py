@@ -27,6 +27,7 @@ Chat Completions response (``choices[0]``), with usage and the response id in ``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,12 +48,15 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
+    pick_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
@@ -87,6 +91,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "OpenAI Chat Completions"
 MAX_ID_LENGTH = 40
 """The API rejects longer ``tool_calls[].id`` / ``tool_call_id`` values."""
@@ -107,6 +113,9 @@ _ROLES = {"user": "user", "system": "system", "developer": "system"}
 _REFUSAL = freeze_json_map({"openai.refusal": True})
 _CUSTOM_TOOL = freeze_json_map({"openai.custom_tool": True})
 _FILE_BLOCKS = ("image_url", "file", "input_audio")
+AUDIO = "openai.audio"
+"""Part metadata of an assistant audio reply's transcript: ``{"id": ..., "expires_at": ...}``;
+the next request sends the message as ``audio: {"id": ...}``."""
 
 
 def _valid_id(value: str) -> bool:
@@ -157,6 +166,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[dict[str, Any]] = []
     if system:
@@ -209,10 +219,13 @@ def _assistant_message(
 ) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
+    audio: str | None = None
     for part in resolve(message, index, options, CAPABILITIES):
         if isinstance(part, Placeholder):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, TextPart):
+            if audio is None and (audio := _audio_id(part)) is not None:
+                continue  # the API takes an audio reply back by its id only
             if not part.text:
                 continue  # an empty assistant message is a 400; an empty text says nothing
             if part.metadata.get("openai.refusal") is True:
@@ -235,9 +248,11 @@ def _assistant_message(
             raise AssertionError(f"resolve keeps no {part.type} part on an assistant message")
         else:
             assert_never(part)
-    if not content and not calls:
+    if not content and not calls and audio is None:
         return None
     item: dict[str, Any] = {"role": "assistant"}
+    if audio is not None:
+        item["audio"] = {"id": audio}
     if len(content) == 1 and content[0]["type"] == "text":
         item["content"] = content[0]["text"]
     elif content:
@@ -245,6 +260,13 @@ def _assistant_message(
     if calls:
         item["tool_calls"] = calls
     return item
+
+
+def _audio_id(part: TextPart) -> str | None:
+    """The audio id of an assistant audio reply's transcript part, else ``None``."""
+    audio = part.metadata.get(AUDIO) if part.metadata else None
+    audio_id = audio.get("id") if isinstance(audio, Mapping) else None
+    return audio_id if isinstance(audio_id, str) and audio_id else None
 
 
 def _tool_call(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any]:
@@ -472,6 +494,9 @@ def _assistant_parts(
     item: Mapping[str, Any], path: str, names: dict[str, str], reader: Reader
 ) -> list[TextPart | ToolCallPart]:
     parts: list[TextPart | ToolCallPart] = []
+    audio = reader.optional_object(item, "audio", path)
+    if audio is not None:
+        parts.append(_audio_part(audio, f"{path}.audio", reader))
     content = item.get("content")
     refused = False
     if isinstance(content, str):
@@ -496,6 +521,18 @@ def _assistant_parts(
             names.setdefault(call.id, call.name)
             parts.append(call)
     return parts
+
+
+def _audio_part(audio: Mapping[str, Any], path: str, reader: Reader) -> TextPart:
+    """An assistant audio reply (``message.audio`` of a response, ``audio`` of a request's
+    assistant message) as its transcript, with ``{"id", "expires_at"}`` in ``openai.audio``.
+    The audio bytes (``data``) are not kept: the API takes the reply back by its id."""
+    kept: dict[str, Any] = {"id": reader.str_field(audio, "id", path)}
+    expires = reader.optional_count(audio, "expires_at", path)
+    if expires is not None:
+        kept["expires_at"] = expires
+    transcript = reader.optional_str(audio, "transcript", path) or ""
+    return TextPart(text=transcript, metadata=freeze_json_map({AUDIO: kept}))
 
 
 def _decode_call(raw: Any, path: str, reader: Reader) -> ToolCallPart:
@@ -532,46 +569,53 @@ def _decode_tool(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
-    """Read a Chat Completions response (``choices[0].message``) into an assistant message.
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
+    """Read a Chat Completions response (``choices[choice].message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``ChatCompletion`` object. Arguments that
     are not a JSON object are kept in ``raw_arguments``; a refusal is a text part with
     ``metadata["openai.refusal"]``; ``annotations`` go to the text part's
-    ``metadata["openai.annotations"]``. The message's metadata holds ``provider``, ``model``,
-    ``response_id``, ``stop_reason`` (``finish_reason``) and ``usage``.
+    ``metadata["openai.annotations"]``. An audio reply (``message.audio``) is a text part
+    holding its transcript, with ``{"id", "expires_at"}`` in ``metadata["openai.audio"]``;
+    ``encode`` sends it back as ``audio: {"id": ...}``. The message's metadata holds
+    ``provider``, ``model``, ``response_id``, ``stop_reason`` (``finish_reason``) and
+    ``usage``.
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which of the response's ``choices`` to read (``n`` > 1 gives several).
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
-        threadline.CodecError: ``response`` is not a Chat Completions response.
+        threadline.CodecError: ``response`` is not a Chat Completions response, or holds no
+            choice ``choice`` (the message says how many it holds).
+        ValueError: ``choice`` is negative.
     """
+    check_choice(choice)
     return read_response(
-        _decode_response, response, limits, format_name=FORMAT, what="openai_chat.decode_response"
+        functools.partial(_decode_response, choice=choice),
+        response,
+        limits,
+        format_name=FORMAT,
+        what="openai_chat.decode_response",
     )
 
 
-def _decode_response(response: Any) -> Message:
+def _decode_response(response: Any, *, choice: int) -> Message:
     """The reader behind `decode_response`, given a document within its limits."""
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
     choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
-    if not choices:
-        reader.fail("choices", "empty: the response holds no message")
-    choice = reader.expect_object(choices[0], "choices[0]")
-    message = reader.expect_object(
-        reader.field(choice, "message", "choices[0]"), "choices[0].message"
-    )
-    parts: list[Any] = _assistant_parts(message, "choices[0].message", {}, reader)
+    picked, at = pick_choice(reader, choices, "choices", choice, noun="choice")
+    message = reader.expect_object(reader.field(picked, "message", at), f"{at}.message")
+    parts: list[Any] = _assistant_parts(message, f"{at}.message", {}, reader)
     annotations = message.get("annotations")
     if annotations:
-        reader.check_json(annotations, "choices[0].message.annotations")
+        reader.check_json(annotations, f"{at}.message.annotations")
         for index, part in enumerate(parts):
-            if isinstance(part, TextPart) and "openai.refusal" not in part.metadata:
+            if isinstance(part, TextPart) and not part.metadata.keys() & {"openai.refusal", AUDIO}:
                 parts[index] = part.with_metadata({"openai.annotations": strip_nulls(annotations)})
                 break
     usage = reader.optional_json(document, "usage", "")
@@ -579,12 +623,12 @@ def _decode_response(response: Any) -> Message:
         provider=PROVIDER,
         response_id=reader.optional_str(document, "id", ""),
         model=reader.optional_str(document, "model", ""),
-        stop_reason=reader.optional_str(choice, "finish_reason", "choices[0]"),
+        stop_reason=reader.optional_str(picked, "finish_reason", at),
         usage=usage,
         input_tokens=reader.optional_count(usage, "prompt_tokens", "usage"),
         output_tokens=reader.optional_count(usage, "completion_tokens", "usage"),
     )
-    return response_message(parts, "choices[0].message", metadata)
+    return response_message(parts, f"{at}.message", metadata)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -613,7 +657,10 @@ def normalize_for_round_trip(
       assistant message's text (calls come last); an empty result content tuple (read back
       as ``""``); the media type of an image sent by URL (from its extension, else
       ``image/*``); a PDF without a filename gets ``document.pdf``; audio media types are
-      canonical (``audio/wav``, ``audio/mpeg``).
+      canonical (``audio/wav``, ``audio/mpeg``);
+    - an assistant audio reply's transcript: the first text part with ``openai.audio`` is
+      sent as ``audio: {"id": ...}`` alone (the API takes nothing else for it), so it reads
+      back as empty text keeping only the id; the audio comes first in its message.
     """
     prepared, options = prepare_for_encoding(
         messages,
@@ -624,17 +671,23 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):
         parts: list[Any] = []
         calls: list[ToolCallPart] = []
+        audio_sent = False
         for part in resolve(message, index, options, CAPABILITIES):
             if isinstance(part, Placeholder):
                 parts.append(TextPart(text=part.text))
             elif isinstance(part, TextPart):
                 if message.role != "assistant":
                     parts.append(TextPart(text=part.text))
+                elif not audio_sent and (audio_id := _audio_id(part)) is not None:
+                    audio_sent = True
+                    audio = freeze_json_map({AUDIO: {"id": audio_id}})
+                    parts.insert(0, TextPart(text="", metadata=audio))
                 elif part.text:
                     refusal = part.metadata.get("openai.refusal") is True
                     metadata = _REFUSAL if refusal else EMPTY

@@ -64,12 +64,14 @@ from threadline.codecs._reading import (
     Reader,
     as_json_document,
     build_message,
+    check_choice,
     read_payload,
     read_response,
     response_message,
     response_metadata,
     strip_nulls,
 )
+from threadline.codecs._tool_names import STANDARD, to_wire_names
 from threadline.codecs._tools import (
     add_error_prefix,
     arguments_json,
@@ -104,6 +106,8 @@ from threadline.messages import (
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
+TOOL_NAMES = STANDARD
+"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "OpenAI Responses"
 MAX_ID_LENGTH = 64
 """The API rejects a longer ``call_id``."""
@@ -129,6 +133,9 @@ DETAIL = "openai.detail"
 CUSTOM_TOOL = "openai.custom_tool"
 NAMESPACE = "openai.namespace"
 ITEM_TYPE = "openai.type"
+REASONING_TEXT = "openai.reasoning_text"
+"""Reasoning part metadata: the texts of a reasoning item's ``reasoning_text`` entries, when
+it has more than one (the part's ``text`` joins them); sent back as separate entries."""
 
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _PHASES = frozenset({"commentary", "final_answer"})
@@ -349,6 +356,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
@@ -507,10 +515,25 @@ def _reasoning_item(part: ReasoningPart) -> dict[str, Any]:
         "summary": [{"type": "summary_text", "text": text} for text in part.summary],
     }
     if part.text:
-        item["content"] = [{"type": "reasoning_text", "text": part.text}]
+        texts = _reasoning_texts(part) or [part.text]
+        item["content"] = [{"type": "reasoning_text", "text": text} for text in texts]
     if part.encrypted is not None:
         item["encrypted_content"] = part.encrypted
     return item
+
+
+def _reasoning_texts(part: ReasoningPart) -> list[str] | None:
+    """The separate ``reasoning_text`` entries a reasoning part was read from, when they
+    still make up its text."""
+    texts = part.metadata.get(REASONING_TEXT) if part.metadata else None
+    if (
+        isinstance(texts, list)
+        and len(texts) > 1
+        and all(isinstance(text, str) for text in texts)
+        and "".join(texts) == part.text
+    ):
+        return texts
+    return None
 
 
 def _hosted_item(part: ProviderToolCallPart) -> dict[str, Any]:
@@ -780,21 +803,22 @@ def _decode_output_item(
             where = f"{path}.summary[{index}]"
             texts.append(reader.str_field(reader.expect_object(entry, where), "text", where))
         content = item.get("content") or []
-        text = "".join(
+        entries = [
             reader.str_field(
                 reader.expect_object(entry, f"{path}.content[{index}]"),
                 "text",
                 f"{path}.content[{index}]",
             )
             for index, entry in enumerate(reader.expect_list(content, f"{path}.content"))
-        )
+        ]
         return ReasoningPart(
-            text=text,
+            text="".join(entries),
             encrypted=reader.optional_str(item, "encrypted_content", path),
             provider=PROVIDER,
             model=model,
             item_id=reader.str_field(item, "id", path),
             summary=tuple(texts),
+            metadata=freeze_json_map({REASONING_TEXT: entries} if len(entries) > 1 else None),
         )
     metadata: dict[str, Any] = {}
     item_id = reader.optional_str(item, "id", path)
@@ -865,7 +889,7 @@ def _decode_output(
 # decode_response
 
 
-def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
+def decode_response(response: Any, *, limits: Limits | None = None, choice: int = 0) -> Message:
     """Read a Responses API response (its ``output`` items) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``Response`` object. Reasoning keeps its
@@ -875,17 +899,22 @@ def decode_response(response: Any, *, limits: Limits | None = None) -> Message:
     ``openai.refusal``); arguments that are not a JSON object are kept in ``raw_arguments``;
     hosted tool items (``web_search_call``...) become provider tool calls. The message's
     metadata holds ``provider``, ``model``, ``response_id``, ``stop_reason`` (the
-    ``incomplete_details.reason``, else the ``status``) and ``usage``.
+    ``incomplete_details.reason``, else the ``status``) and ``usage``. A reasoning item with
+    several ``reasoning_text`` entries keeps them apart in ``metadata["openai.reasoning_text"]``
+    and goes back as the same entries.
 
     Args:
         response: the response: a JSON dict, JSON text or the SDK's response object.
         limits: how much to read ([`Limits`][]); ``None`` means the defaults.
+        choice: which message to read; a Responses API response holds one, so only 0.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a
             ``ValidationError``).
         threadline.CodecError: ``response`` is not a Responses API response.
+        ValueError: ``choice`` is not 0.
     """
+    check_choice(choice, FORMAT)
     return read_response(
         _decode_response,
         response,
@@ -974,6 +1003,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
+    prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):
@@ -1026,12 +1056,14 @@ def _assistant_read_back(plan: list[_Entry], ids: Mapping[str, str]) -> list[Any
 def _entry_read_back(entry: _Entry, ids: Mapping[str, str], phase: str | None) -> Any:
     part = entry.part
     if entry.kind == "reasoning":
+        texts = _reasoning_texts(part)
         return ReasoningPart(
             text=part.text,
             encrypted=part.encrypted,
             provider=PROVIDER,
             item_id=part.item_id,
             summary=part.summary,
+            metadata=freeze_json_map({REASONING_TEXT: texts} if texts else None),
         )
     if entry.kind == "hosted":
         item_type = part.metadata[ITEM_TYPE]
