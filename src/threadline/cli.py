@@ -251,6 +251,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="placeholder",
         help="what to do with parts the format cannot carry (default: placeholder)",
     )
+    convert.add_argument(
+        "--text-files",
+        choices=("unsupported", "inline"),
+        default="unsupported",
+        help="inline: send text files the format cannot carry (text/*, JSON, CSV) as their "
+        "text (default: unsupported, as --unsupported says)",
+    )
 
     show = _add_command(
         commands,

@@ -38,10 +38,11 @@ encode_options = st.fixed_dictionaries(
         "model": st.sampled_from([None, "model-a", "model-b"]),
         "reasoning": st.sampled_from(["auto", "text", "drop"]),
         "unsupported": st.sampled_from(["placeholder", "drop"]),
+        "text_files": st.sampled_from(["unsupported", "inline"]),
     },
 )
 """``encode`` options: another model, each reasoning policy, the non-raising unsupported
-policies."""
+policies, text files inlined or not."""
 
 DEFECTS = (
     "lost_result",

@@ -501,11 +501,7 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
 }
 """Per format, its rules."""
 
-KNOWN_VIOLATIONS: frozenset[str] = frozenset(
-    {
-        "mistral.nothing_but_assistant_after_tool",
-    }
-)
+KNOWN_VIOLATIONS: frozenset[str] = frozenset({})
 """The rules today's encoders break, each with a strict-xfail reproducer in
 ``test_rules_known.py``. An encoder fix flips that reproducer; remove its id here then."""
 

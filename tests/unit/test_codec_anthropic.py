@@ -102,7 +102,7 @@ def test_system_texts_stay_separate_blocks_and_the_argument_comes_first() -> Non
     ]
 
 
-def test_a_later_system_message_becomes_user_text_in_place() -> None:
+def test_a_later_system_message_becomes_a_system_note_in_the_user_turn() -> None:
     history = [
         tl.user_message("hi"),
         tl.assistant_message("hello"),
@@ -112,9 +112,17 @@ def test_a_later_system_message_becomes_user_text_in_place() -> None:
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "hi"}]},
             {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
-            {"role": "user", "content": [{"type": "text", "text": "Now in French."}]},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "<system>\nNow in French.\n</system>"}],
+            },
         ]
     }
+    assert [(m.role, m.text) for m in anthropic.decode(anthropic.encode(history))] == [
+        ("user", "hi"),
+        ("assistant", "hello"),
+        ("system", "Now in French."),
+    ]
 
 
 def test_consecutive_turns_merge_one_block_per_part_and_empty_text_is_left_out() -> None:

@@ -125,7 +125,7 @@ def test_system_argument_comes_first_and_blank_system_text_is_left_out() -> None
 # alternation
 
 
-def test_roles_alternate_and_a_later_system_message_is_user_text_in_place() -> None:
+def test_roles_alternate_and_a_later_system_message_is_a_note_in_the_user_turn() -> None:
     history = [
         tl.user_message("one"),
         tl.user_message("two"),
@@ -138,8 +138,16 @@ def test_roles_alternate_and_a_later_system_message_is_user_text_in_place() -> N
     assert bedrock.encode(history)["messages"] == [
         {"role": "user", "content": [{"text": "one"}, {"text": "two"}]},
         {"role": "assistant", "content": [{"text": "three"}]},
-        {"role": "user", "content": [{"text": "Now answer in French."}, {"text": "four"}]},
+        {
+            "role": "user",
+            "content": [{"text": "<system>\nNow answer in French.\n</system>"}, {"text": "four"}],
+        },
         {"role": "assistant", "content": [{"text": "cinq"}, {"text": "six"}]},
+    ]
+    decoded = bedrock.decode(bedrock.encode(history))
+    assert [(m.role, m.text) for m in decoded][2:4] == [
+        ("system", "Now answer in French."),
+        ("user", "four"),
     ]
 
 

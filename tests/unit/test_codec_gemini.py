@@ -145,7 +145,10 @@ def test_consecutive_turns_of_one_role_are_merged() -> None:
     ]
     contents = gemini.encode(history)["contents"]
     assert [c["role"] for c in contents] == ["user", "model", "user"]
-    assert contents[2]["parts"][1:] == [{"text": "Now answer in French."}, {"text": "b"}]
+    assert contents[2]["parts"][1:] == [
+        {"text": "<system>\nNow answer in French.\n</system>"},
+        {"text": "b"},
+    ]
 
 
 def test_a_leading_assistant_turn_gets_a_placeholder_user_turn() -> None:

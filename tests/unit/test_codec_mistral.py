@@ -156,11 +156,17 @@ def test_a_system_message_after_an_assistant_or_tool_message_is_sent_as_user() -
         tl.assistant_message("Hello."),
         tl.system_message("Now answer in French."),
     ]
-    assert mistral.encode(history)["messages"] == [
+    payload = mistral.encode(history)
+    assert payload["messages"] == [
         {"role": "user", "content": "hi"},
         {"role": "system", "content": "Be formal."},
         {"role": "assistant", "content": "Hello."},
-        {"role": "user", "content": "Now answer in French."},
+        {"role": "user", "content": "<system>\nNow answer in French.\n</system>"},
+    ]
+    decoded = mistral.decode(payload)
+    assert [(m.role, m.text) for m in decoded][2:] == [
+        ("assistant", "Hello."),
+        ("system", "Now answer in French."),
     ]
 
 
@@ -229,6 +235,8 @@ def test_each_call_gets_one_tool_message_named_after_the_call() -> None:
 
 
 def test_a_tool_results_image_goes_in_a_user_message_after_the_tool_messages() -> None:
+    """After an assistant message ``[tool results received]``: Mistral refuses a user message
+    right after a tool message."""
     history = [
         tl.user_message("plot it"),
         tl.assistant_message(
@@ -254,6 +262,7 @@ def test_a_tool_results_image_goes_in_a_user_message_after_the_tool_messages() -
             ],
         },
         {"role": "tool", "tool_call_id": "bbbbbbbbb", "name": "note", "content": "noted"},
+        {"role": "assistant", "content": "[tool results received]"},
         {
             "role": "user",
             "content": [

@@ -20,6 +20,7 @@ def test_base_exports_the_contract_and_nothing_else() -> None:
         "EncodeOptions",
         "IntegrityMode",
         "ReasoningPolicy",
+        "TextFilesPolicy",
         "UnsupportedPolicy",
         "prepare_for_encoding",
     ]

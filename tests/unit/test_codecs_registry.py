@@ -14,6 +14,8 @@ from threadline import CodecError, UnknownProviderError, codecs
 from threadline.codecs import anthropic, openai_chat
 
 DESIGN_ENCODE_KEYWORDS = ["system", "model", "integrity", "reasoning", "unsupported"]
+ENCODE_KEYWORDS = [*DESIGN_ENCODE_KEYWORDS, "text_files"]
+"""DESIGN's keywords, then the options threadline adds after them."""
 
 
 REGISTERED = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
@@ -45,7 +47,7 @@ def test_every_codec_has_the_design_signatures(module: object) -> None:
     encode = inspect.signature(module.encode)  # type: ignore[attr-defined]
     assert [
         p.name for p in encode.parameters.values() if p.kind is p.KEYWORD_ONLY
-    ] == DESIGN_ENCODE_KEYWORDS
+    ] == ENCODE_KEYWORDS
     decode = inspect.signature(module.decode)  # type: ignore[attr-defined]
     assert list(decode.parameters) == ["payload", "limits"]
     assert decode.parameters["limits"].kind is inspect.Parameter.KEYWORD_ONLY

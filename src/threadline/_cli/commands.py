@@ -239,6 +239,7 @@ def run_convert(args: argparse.Namespace) -> int:
             model=args.model,
             reasoning=args.reasoning,
             unsupported=args.unsupported,
+            text_files=args.text_files,
         )
     except IntegrityError as error:
         raise CliError(

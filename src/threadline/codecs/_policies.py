@@ -7,12 +7,14 @@ sure to carry: reasoning it replays, text (including reasoning sent as text unde
 never reach a model and are left out here.
 
 ``reasoning_action`` is the replay rule, ``downgrade_reasoning`` the text a ``reasoning="text"``
-policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholder text.
+policy sends, ``unsupported_part`` the ``unsupported`` policy and its placeholder text, and
+``inline_text_file`` the text a refused text file is sent as under ``text_files="inline"``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
@@ -195,6 +197,36 @@ def unsupported_part(
     )
 
 
+_TEXT_APPLICATION_TYPES = frozenset(
+    {"application/json", "application/csv", "application/x-ndjson", "application/jsonl"}
+)
+
+
+def is_text_media_type(media_type: str) -> bool:
+    """Whether files of ``media_type`` hold text: ``text/*`` (CSV, Markdown, plain text...),
+    JSON (``application/json``, ``application/*+json``), ``application/csv``, JSON Lines."""
+    base = media_type.split(";", 1)[0].strip().lower()
+    return base.startswith("text/") or base in _TEXT_APPLICATION_TYPES or base.endswith("+json")
+
+
+def inline_text_file(part: FilePart, options: EncodeOptions) -> TextPart | None:
+    """The text a refused file is sent as under ``text_files="inline"``:
+    ``<file name="…" media_type="…">\\n{its text}\\n</file>``. ``None`` (the unsupported
+    policy applies) for other policies, other media types, files by URL and bytes that are not
+    UTF-8."""
+    if options.text_files != "inline" or part.data is None:
+        return None
+    if not is_text_media_type(part.media_type):
+        return None
+    try:
+        text = part.data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    name = "" if part.filename is None else f" name={json.dumps(part.filename, ensure_ascii=False)}"
+    media_type = json.dumps(part.media_type, ensure_ascii=False)
+    return TextPart(text=f"<file{name} media_type={media_type}>\n{text}\n</file>")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Placeholder:
     """The text sent where a part the format cannot carry stood (``unsupported="placeholder"``).
@@ -261,7 +293,9 @@ def resolve(
 
     Replayed reasoning stays a `ReasoningPart`; reasoning sent as text becomes text
     parts; a part the format refuses becomes a `Placeholder` or is dropped, and so does a
-    refused file inside a tool result (as a text item of the result). Hook parts are left out.
+    refused file inside a tool result (as a text item of the result); with
+    ``text_files="inline"``, a refused text file becomes a text part of its text instead
+    (`inline_text_file`). Hook parts are left out.
 
     Args:
         message: a prepared message.
@@ -296,6 +330,12 @@ def resolve(
             elif action == "text":
                 out.extend(downgrade_reasoning(part))
         elif (reason := capabilities.refuses(part, message, part_index)) is not None:
+            if (
+                isinstance(part, FilePart)
+                and (inlined := inline_text_file(part, options)) is not None
+            ):
+                out.append(inlined)
+                continue
             replacement = unsupported_part(
                 part, message, (index, part_index), options, reason=reason
             )
@@ -327,6 +367,9 @@ def _resolve_result(
             items.append(item)
             continue
         changed = True
+        if isinstance(item, FilePart) and (inlined := inline_text_file(item, options)) is not None:
+            items.append(inlined)
+            continue
         replacement = unsupported_part(item, message, position, options, reason=reason)
         if replacement is not None:
             items.append(replacement)

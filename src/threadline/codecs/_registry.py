@@ -10,7 +10,13 @@ import importlib
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from threadline.codecs.base import Codec, IntegrityMode, ReasoningPolicy, UnsupportedPolicy
+from threadline.codecs.base import (
+    Codec,
+    IntegrityMode,
+    ReasoningPolicy,
+    TextFilesPolicy,
+    UnsupportedPolicy,
+)
 from threadline.errors import UnknownProviderError
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -55,6 +61,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as the history fragment of a request in the format ``provider``.
 
@@ -73,6 +80,9 @@ def encode(
             ``text`` sends other reasoning as plain text; ``drop`` sends none.
         unsupported: a part the format cannot carry becomes a placeholder text
             (``placeholder``), is left out (``drop``) or raises (``raise``).
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text, ``<file name="..." media_type="...">\\n…\\n</file>``,
+            instead of applying ``unsupported`` to it (``unsupported``, the default).
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -80,6 +90,9 @@ def encode(
         threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
         ValueError: an option has a value outside its documented choices.
     """
+    options: dict[str, Any] = {}
+    if text_files != "unsupported":  # a codec written before the option still works
+        options["text_files"] = text_files
     return get_codec(provider).encode(
         messages,
         system=system,
@@ -87,6 +100,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        **options,
     )
 
 

@@ -3,8 +3,10 @@
 How threadline's messages map to the wire:
 
 - leading system messages (and ``encode(system=...)``) become the top-level ``system``: a
-  string for one text, else text blocks. A system message later in the history becomes user
-  text in place (only some models take ``role: "system"`` turns).
+  string for one text, else text blocks. A system message later in the history goes in the
+  user turn in place (only some models take ``role: "system"`` turns), each text as a block
+  ``<system>\n…\n</system>`` so the model can tell it from the user's words; ``decode``
+  reads such a block back as a system message.
 - consecutive messages of one wire role are merged into one turn, one block per part (text is
   never concatenated). Tool messages become ``tool_result`` blocks of a user turn, always
   before any other block of that turn, with ``is_error: true`` for a failed result. A history
@@ -51,6 +53,7 @@ from threadline.codecs._media import (
     encode_base64,
     image_type_from_url,
 )
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -91,6 +94,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -156,6 +160,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"messages": [...], "system"?: ...}`` for the Messages API.
 
@@ -170,6 +175,9 @@ def encode(
             reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -183,6 +191,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -199,6 +208,13 @@ def encode(
             system_blocks.extend(_text_block(part) for part in _texts(message))
             continue
         leading = False
+        if role == "system":  # later system text: a note in the user turn
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            message, role = user_note, "user"
+        elif role == "user":  # its texts never read back as system notes
+            message = escape_notes(message)
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -537,7 +553,7 @@ def _decode(payload: Any) -> list[Message]:
             if run_role == "tool" and next_role == "user":
                 del following[: fold_moved_files(results, following)]
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs if parts)
-    return out
+    return unwrap_notes(out)
 
 
 def _decode_text_content(value: Any, path: str, reader: Reader) -> list[TextPart]:
@@ -832,6 +848,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -841,9 +858,7 @@ def normalize_for_round_trip(
     - part metadata it has no field for (it keeps ``anthropic.cache_control`` and, on server
       tool parts, ``anthropic.caller`` and ``anthropic.type``), image filenames, and a tool
       result's ``name`` (read back from its call);
-    - where system text sits: a system message after the first other message reads back as
-      user text; a first user turn that is exactly ``[conversation start]`` before an
-      assistant turn;
+    - a first user turn that is exactly ``[conversation start]`` before an assistant turn;
     - reasoning per the reasoning policy: replayed thinking keeps text, signature or
       encrypted data and ``provider``, and loses ``model``, ``item_id``, ``summary`` and
       metadata; ``text`` turns foreign reasoning into text; the parts the ``unsupported``
@@ -862,6 +877,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -876,11 +892,16 @@ def normalize_for_round_trip(
         else:
             leading = False
             if role == "system":
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
             parts = _read_back_parts(message, index, ids, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return without_leading_turn(name_results_after_calls(out))
+    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
 def _read_back_text(part: TextPart) -> TextPart:

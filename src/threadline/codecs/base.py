@@ -3,7 +3,9 @@
 A codec is a module with three functions, [`Codec`][]:
 
 - ``encode(messages, *, system=None, model=None, integrity="auto", reasoning="auto",
-  unsupported="placeholder") -> dict`` — the history fragment of a provider request;
+  unsupported="placeholder", text_files="unsupported") -> dict`` — the history fragment of
+  a provider request (a third-party codec may leave ``text_files`` out: the registry passes
+  it only when it is not the default);
 - ``decode(payload) -> list[Message]`` — that fragment (or a whole request body) read back;
 - ``decode_response(response) -> Message`` — the provider's reply as an assistant message.
 
@@ -38,6 +40,7 @@ __all__ = [
     "EncodeOptions",
     "IntegrityMode",
     "ReasoningPolicy",
+    "TextFilesPolicy",
     "UnsupportedPolicy",
     "prepare_for_encoding",
 ]
@@ -49,10 +52,15 @@ ReasoningPolicy: TypeAlias = Literal["auto", "text", "drop"]
 other reasoning as plain text; ``drop`` sends no reasoning."""
 UnsupportedPolicy: TypeAlias = Literal["placeholder", "drop", "raise"]
 """What happens to a part the format cannot carry."""
+TextFilesPolicy: TypeAlias = Literal["unsupported", "inline"]
+"""What happens to a text file (``text/*``, JSON, CSV) the format cannot carry as a file:
+``unsupported`` applies the unsupported policy, ``inline`` sends its text (UTF-8 bytes only)
+as a text ``<file name="..." media_type="...">\\n…\\n</file>``."""
 
 _INTEGRITY_MODES = ("auto", "strict", "off")
 _REASONING_POLICIES = ("auto", "text", "drop")
 _UNSUPPORTED_POLICIES = ("placeholder", "drop", "raise")
+_TEXT_FILES_POLICIES = ("unsupported", "inline")
 
 TOOL_ERROR_PREFIX = "[tool error] "
 """Written before a failed tool's output by formats with no error flag on tool results."""
@@ -70,6 +78,7 @@ class Codec(Protocol):
         integrity: IntegrityMode = "auto",
         reasoning: ReasoningPolicy = "auto",
         unsupported: UnsupportedPolicy = "placeholder",
+        text_files: TextFilesPolicy = "unsupported",
     ) -> dict[str, Any]:
         """Write ``messages`` as the history fragment of a request."""
         ...
@@ -98,6 +107,8 @@ class EncodeOptions:
     """The reasoning policy."""
     unsupported: UnsupportedPolicy
     """The unsupported-content policy."""
+    text_files: TextFilesPolicy = "unsupported"
+    """What happens to a text file the format cannot carry as a file."""
     source: Sequence[Message] = ()
     """The caller's messages, so an error can give indices in *their* list."""
 
@@ -124,6 +135,7 @@ def prepare_for_encoding(
     integrity: str,
     reasoning: str,
     unsupported: str,
+    text_files: str = "unsupported",
 ) -> tuple[list[Message], EncodeOptions]:
     """Check ``encode``'s options, then run the integrity pass the caller asked for.
 
@@ -137,6 +149,7 @@ def prepare_for_encoding(
     _check_choice("integrity", integrity, _INTEGRITY_MODES)
     _check_choice("reasoning", reasoning, _REASONING_POLICIES)
     _check_choice("unsupported", unsupported, _UNSUPPORTED_POLICIES)
+    _check_choice("text_files", text_files, _TEXT_FILES_POLICIES)
     if model is not None and not isinstance(model, str):
         raise TypeError(f"model must be a str or None, not {type(model).__name__}")
     source = read_messages(messages, "encode")
@@ -151,6 +164,7 @@ def prepare_for_encoding(
         model=model,
         reasoning=cast(ReasoningPolicy, reasoning),
         unsupported=cast(UnsupportedPolicy, unsupported),
+        text_files=cast(TextFilesPolicy, text_files),
         source=source,
     )
     return prepared, options

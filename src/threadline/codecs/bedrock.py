@@ -8,8 +8,9 @@ as ``client.converse(modelId=..., **payload)``.
 How threadline's messages map to the wire:
 
 - leading system messages (and ``encode(system=...)``) become the top-level ``system`` list
-  of ``{"text": ...}`` blocks. A system message later in the history becomes user text in
-  place.
+  of ``{"text": ...}`` blocks. A system message later in the history goes in the user turn
+  in place, each text as a block ``<system>\n…\n</system>`` so the model can tell it from
+  the user's words; ``decode`` reads such a block back as a system message.
 - roles strictly alternate, starting with ``user``: consecutive messages of one wire role are
   merged into one turn, one block per part (text is never concatenated). Tool messages become
   ``toolResult`` blocks of a user turn, all results answering one assistant turn in one user
@@ -50,6 +51,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -81,6 +83,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -193,6 +196,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as boto3 ``converse`` keyword arguments: ``messages`` and ``system``.
 
@@ -207,6 +211,9 @@ def encode(
             reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -220,6 +227,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -237,6 +245,13 @@ def encode(
             system_blocks.extend({"text": text} for text in _texts(message))
             continue
         leading = False
+        if role == "system":  # later system text: a note in the user turn
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            message, role = user_note, "user"
+        elif role == "user":  # its texts never read back as system notes
+            message = escape_notes(message)
         if role == "assistant":
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
@@ -247,7 +262,7 @@ def encode(
                 if isinstance(part, ToolResultPart)
             ]
             wire_role = "user"
-        else:  # user, and system text after the start, which Converse takes as user text
+        else:
             blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
         if blocks:
@@ -524,7 +539,7 @@ def _decode(payload: Any) -> list[Message]:
             else:
                 runs.append((part_role, [part]))
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
-    return out
+    return unwrap_notes(out)
 
 
 def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
@@ -793,6 +808,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -805,8 +821,6 @@ def normalize_for_round_trip(
       (``report.pdf`` stays, ``my_notes.txt`` becomes ``my-notes.txt``, none becomes
       ``document.pdf``, a second ``report.pdf`` of the request ``report (2).pdf``); media
       types are canonical per format (``audio/x-wav`` reads back as ``audio/wav``);
-    - where system text sits: a system message after the first other message reads back as
-      user text;
     - reasoning per the reasoning policy: replayed reasoning keeps its text and signature, or
       its redacted bytes (``encrypted`` as standard base64), and ``provider``; it loses
       ``model``, ``item_id``, ``summary`` (and ``encrypted`` when not redacted). Redacted
@@ -825,6 +839,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -840,11 +855,16 @@ def normalize_for_round_trip(
         else:
             leading = False
             if role == "system":
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
             parts = _read_back_parts(message, index, ids, options, names)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return without_leading_turn(name_results_after_calls(out))
+    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
 def _read_back_parts(

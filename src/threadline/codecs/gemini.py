@@ -4,8 +4,9 @@
 How threadline's messages map to the wire:
 
 - leading system messages (and ``encode(system=...)``) become ``systemInstruction``, one text
-  part per text part. A system message later in the history becomes user text in place (the
-  API has no system turn).
+  part per text part. A system message later in the history goes in the user turn in place
+  (the API has no system turn), each text as a part ``<system>\n…\n</system>`` so the model
+  can tell it from the user's words; ``decode`` reads such a part back as a system message.
 - roles are ``user`` and ``model``; consecutive messages of one wire role are merged into one
   Content (part order kept, text never concatenated). A history whose first turn would be a
   ``model`` turn gets a user turn ``[conversation start]`` before it. Empty text is never
@@ -50,6 +51,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline.codecs._media import decode_base64, encode_base64
+from threadline.codecs._notes import escape_notes, note, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -90,6 +92,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -210,6 +213,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"contents": [...], "systemInstruction"?: {...}}`` for
     ``generateContent``.
@@ -225,6 +229,9 @@ def encode(
             no reasoning and no signature.
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -238,6 +245,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -250,10 +258,10 @@ def encode(
         if role == "internal":
             continue
         if role == "system":
-            parts = [{"text": part.text} for part in _texts(message)]
             if leading:
-                system_parts.extend(parts)
+                system_parts.extend({"text": part.text} for part in _texts(message))
                 continue
+            parts = [{"text": note(part.text)} for part in _texts(message)]  # in the user turn
         else:
             leading = False
             if role == "assistant":
@@ -265,7 +273,7 @@ def encode(
                     if isinstance(part, ToolResultPart)
                 ]
             else:
-                parts = _user_parts(message, index, options)
+                parts = _user_parts(escape_notes(message), index, options)
         if parts:
             merge_into_turns(
                 contents, "model" if role == "assistant" else "user", parts, key="parts"
@@ -617,7 +625,7 @@ def _decode(payload: Any) -> list[Message]:
             else:
                 runs.append((part_role, [part]))
         out.extend(build_message(run_role, run, path) for run_role, run in runs)
-    return out
+    return unwrap_notes(out)
 
 
 def _parts(content: Mapping[str, Any], path: str, reader: Reader) -> Sequence[Any]:
@@ -984,6 +992,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -993,8 +1002,6 @@ def normalize_for_round_trip(
     - part metadata it has no field for (it keeps ``gemini.thought_signature`` where it is
       sent, and ``gemini.tool_type`` on server tool parts), filenames, and a tool result's
       ``name`` (read back from its call);
-    - where system text sits: a system message after the first other message reads back as
-      user text;
     - reasoning per the reasoning policy: a replayed Gemini thought keeps its text, signature
       and ``provider`` and loses ``model``, ``item_id``, ``summary`` and metadata; thought
       signatures on other parts are sent per the same rule (the message's
@@ -1013,6 +1020,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -1025,7 +1033,7 @@ def normalize_for_round_trip(
         if role == "system":
             parts: list[Any] = [TextPart(text=part.text) for part in _texts(message)]
             if not leading:
-                role = "user"
+                role, parts = "user", [TextPart(text=note(part.text)) for part in parts]
         else:
             leading = False
             if role == "assistant":
@@ -1037,10 +1045,10 @@ def normalize_for_round_trip(
                     if isinstance(part, ToolResultPart)
                 ]
             else:
-                parts = _user_read_back(message, index, options)
+                parts = _user_read_back(escape_notes(message), index, options)
         if parts:
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return without_leading_turn(name_results_after_calls(out))
+    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
 def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:

@@ -5,9 +5,11 @@ How threadline's messages map to the wire:
 - system messages stay ``role: "system"`` messages where Mistral's role order allows one
   (first, or right after a system or user message); a system message after an assistant or
   tool message is sent as a user message, because Mistral's validator refuses ``system``
-  there. ``encode(system=...)`` adds a system message first. A history that starts with an
-  assistant message gets a minimal user message before it (``[conversation start]``, left
-  out again by ``decode``): Mistral's validator never pairs the first message's tool calls.
+  there, each text wrapped as ``<system>\\n…\\n</system>`` so the model can tell it from the
+  user's words (``decode`` reads it back as a system message). ``encode(system=...)`` adds
+  a system message first. A history that starts with an assistant message gets a minimal
+  user message before it (``[conversation start]``, left out again by ``decode``):
+  Mistral's validator never pairs the first message's tool calls.
 - user text and files: images (PNG, JPEG, GIF, WebP; any image by http(s) URL) as
   ``image_url`` (bytes as a ``data:`` URL); PDFs by http(s) URL as ``document_url`` (the
   ``filename`` is its ``document_name``); WAV and MP3 bytes as ``input_audio``. The audio
@@ -27,6 +29,9 @@ How threadline's messages map to the wire:
   OpenAI Chat: ``[files from tool result <id>]`` introduces them and the result's text says
   where each went (``[file 1 (image/png) is in the next user message]``); ``decode`` puts
   them back. There is no error flag: a failed result's text starts with ``[tool error] ``.
+- Mistral refuses a user or system message right after a tool message (``Unexpected role
+  'user' after role 'tool'``), so an assistant message ``[tool results received]`` goes
+  between them (before a result's files too); ``decode`` leaves it out.
 - tool-call ids: Mistral takes exactly nine ASCII letters and digits. Any other id gets a
   nine-character id hashed from it, the same for the call and its result, collision-free in
   the payload; stored ids never change. Ids Mistral issued are sent as they are.
@@ -54,6 +59,7 @@ from threadline.codecs._media import (
     image_type_from_url,
     parse_data_url,
 )
+from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
@@ -90,6 +96,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -114,6 +121,9 @@ TOOL_NAMES = STANDARD
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
+AFTER_TOOL_TEXT = "[tool results received]"
+"""The assistant message ``encode`` puts between a tool message and a user or system message
+(Mistral refuses either right after a tool message); ``decode`` leaves it out again."""
 THINKING_KEY = "mistral.thinking"
 """Part metadata: a ``thinking`` chunk's own list, kept when it holds more than text chunks
 (references), and sent back as it is."""
@@ -164,6 +174,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"messages": [...]}`` for Mistral's chat completions API.
 
@@ -177,6 +188,9 @@ def encode(
             reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -190,6 +204,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
@@ -206,23 +221,57 @@ def encode(
                     out.append(_tool_message(part, ids, names, attachments))
             continue
         if attachments:
-            out.append({"role": "user", "content": attachments})
+            _append(out, {"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
             item = _assistant_message(message, index, ids, options)
         elif role == "user":
-            item = _content_message("user", message, index, options)
-        elif role == "system":
-            item = _content_message(_system_role(out), message, index, options)
+            item = _content_message("user", escape_notes(message), index, options)
+        elif role == "system" and _system_role(out) == "system":
+            item = _content_message("system", message, index, options)
+        elif role == "system":  # where Mistral refuses one: a note in a user message
+            user_note = as_user_note(message)
+            if user_note is None:
+                continue
+            item = _content_message("user", user_note, index, options)
         else:  # internal messages never reach a model, even with integrity="off"
             continue
         if item is not None:
-            out.append(item)
+            _append(out, item)
     if attachments:
-        out.append({"role": "user", "content": attachments})
+        _append(out, {"role": "user", "content": attachments})
     # Mistral's validator skips the first message when it pairs calls with results.
     add_leading_turn(out, "content", LEADING_USER_TEXT)
     return {"messages": out}
+
+
+def _append(out: list[dict[str, Any]], item: dict[str, Any]) -> None:
+    """Add ``item``, after the marked assistant message when it is a user or system message
+    that would follow a tool message (``Unexpected role 'user' after role 'tool'``)."""
+    if out and out[-1]["role"] == "tool" and item["role"] != "assistant":
+        out.append({"role": "assistant", "content": AFTER_TOOL_TEXT})
+    out.append(item)
+
+
+def _is_after_tool_turn(wire: Sequence[Any], index: int) -> bool:
+    """Whether ``wire[index]`` is the assistant message `_append` puts between a tool
+    message and a user or system message."""
+    item = wire[index]
+    if not (
+        0 < index < len(wire) - 1
+        and isinstance(item, Mapping)
+        and item.get("role") == "assistant"
+        and item.get("content") == AFTER_TOOL_TEXT
+        and not item.get("tool_calls")
+    ):
+        return False
+    before, after = wire[index - 1], wire[index + 1]
+    return (
+        isinstance(before, Mapping)
+        and before.get("role") == "tool"
+        and isinstance(after, Mapping)
+        and after.get("role") in ("user", "system")
+    )
 
 
 def _system_role(out: Sequence[Mapping[str, Any]]) -> str:
@@ -427,6 +476,8 @@ def _decode(payload: Any) -> list[Message]:
         if role == "tool":
             run.append(_decode_tool(item, path, reader))
             continue
+        if _is_after_tool_turn(wire, index):
+            continue  # the tool run goes on: the user message after it may hold its files
         if run:
             folded = role == "user" and fold_attachments(
                 run,
@@ -451,7 +502,7 @@ def _decode(payload: Any) -> list[Message]:
             out.append(build_message(role, parts, path))
     if run:
         out.append(build_message("tool", run, f"messages[{len(wire) - 1}]"))
-    return out
+    return unwrap_notes(out)
 
 
 def _content_parts(
@@ -648,6 +699,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -656,9 +708,10 @@ def normalize_for_round_trip(
 
     - part metadata (it keeps ``mistral.thinking`` on replayed reasoning), filenames of
       images, and a tool result's ``name``, which is sent and read back as its call's;
-    - where system text sits: a system message right after an assistant or tool message
-      reads back as a user message; a first user message that is exactly
-      ``[conversation start]``, before an assistant message, is not read back;
+    - what ``encode`` adds: a first user message that is exactly
+      ``[conversation start]``, before an assistant message, is not read back, nor is an
+      assistant message that is exactly ``[tool results received]`` between a tool message
+      and a user or system message;
     - reasoning per the reasoning policy: replayed thinking keeps its text, ``signature`` and
       ``provider`` and loses ``model``, ``encrypted``, ``item_id`` and ``summary``; ``text``
       turns other reasoning into text; the parts the ``unsupported`` policy replaces or drops;
@@ -675,6 +728,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
@@ -682,6 +736,7 @@ def normalize_for_round_trip(
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due
     leading_text = False
+    marked: set[int] = set()  # assistant messages that read like the one encode adds
     for index, message in enumerate(prepared):
         role = message.role
         if role == "internal":
@@ -707,10 +762,17 @@ def normalize_for_round_trip(
             wire_role, attachments = "user", False
         if role == "assistant":
             parts = _assistant_read_back(message, index, ids, options)
+            if wire_role == "tool" and parts == [TextPart(text=AFTER_TOOL_TEXT)]:
+                marked.add(len(out))
         else:
-            parts = _content_read_back(message, index, options)
             if role == "system" and wire_role not in (None, "system", "user"):
-                role = "user"
+                user_note = as_user_note(message)
+                if user_note is None:
+                    continue
+                message, role = user_note, "user"
+            elif role == "user":
+                message = escape_notes(message)
+            parts = _content_read_back(message, index, options)
         if parts:
             first = message.parts[0]
             if not out and role == "user" and len(message.parts) == 1:
@@ -718,9 +780,18 @@ def normalize_for_round_trip(
                 leading_text = type(first) is TextPart and first.text == LEADING_USER_TEXT
             wire_role = role
             out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
+    out = [
+        message
+        for position, message in enumerate(out)
+        if not (
+            position in marked
+            and position + 1 < len(out)
+            and out[position + 1].role in ("user", "system")
+        )
+    ]
     if leading_text and len(out) > 1 and out[1].role == "assistant":
         del out[0]
-    return name_results_after_calls(out)
+    return unwrap_notes(name_results_after_calls(out))
 
 
 def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:

@@ -71,6 +71,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -133,6 +134,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"messages": [...]}`` for the Chat Completions API.
 
@@ -146,6 +148,9 @@ def encode(
             leave reasoning out (the format has no place for it).
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -159,6 +164,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -640,6 +646,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -667,6 +674,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)

@@ -56,6 +56,7 @@ from threadline.codecs._policies import (
     NOT_IN_USER_MESSAGES,
     downgrade_reasoning,
     for_model,
+    inline_text_file,
     is_one_of,
     reasoning_action,
     unsupported_part,
@@ -86,6 +87,7 @@ from threadline.codecs.base import (
     EncodeOptions,
     IntegrityMode,
     ReasoningPolicy,
+    TextFilesPolicy,
     UnsupportedPolicy,
     prepare_for_encoding,
 )
@@ -295,6 +297,9 @@ def _unsupported(
     part: object, message: Message, position: tuple[int, int], options: EncodeOptions
 ) -> TextPart | None:
     if isinstance(part, FilePart):
+        inlined = inline_text_file(part, options)
+        if inlined is not None:
+            return inlined
         reason = (
             "assistant messages take no files"
             if message.role == "assistant"
@@ -319,6 +324,7 @@ def encode(
     integrity: IntegrityMode = "auto",
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"input": [...], "instructions"?: str}`` for the Responses API.
 
@@ -333,6 +339,9 @@ def encode(
             tied to a reasoning item that is not sent are left out.
         unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
             or raises.
+        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
+            carry as a file as its text instead; ``unsupported`` (the default) applies
+            ``unsupported`` to it.
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
@@ -346,6 +355,7 @@ def encode(
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
@@ -961,6 +971,7 @@ def normalize_for_round_trip(
     model: str | None = None,
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
+    text_files: TextFilesPolicy = "unsupported",
 ) -> list[Message]:
     """What ``decode(encode(messages, ...))`` reads back, for prepared ``messages``.
 
@@ -996,6 +1007,7 @@ def normalize_for_round_trip(
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
+        text_files=text_files,
     )
     prepared = to_wire_names(prepared, TOOL_NAMES)
     ids = map_call_ids(prepared, is_valid=_valid_id)
