@@ -94,14 +94,14 @@ def request(provider: str, body: Mapping[str, Any]) -> dict[str, Any]:
 
 def sent_by_sdk(provider: str, body: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON body the real client put on the wire for ``body``."""
-    capture: Callable[[Mapping[str, Any]], dict[str, Any]] = {
+    captures: dict[str, Callable[..., dict[str, Any]]] = {
         "anthropic": capture_anthropic,
         "bedrock": capture_bedrock,
         "mistral": capture_mistral,
         "openai_chat": capture_openai_chat,
         "openai_responses": capture_openai_responses,
-    }[provider]
-    sent: dict[str, Any] = capture(request(provider, body))["json"]
+    }
+    sent: dict[str, Any] = captures[provider](request(provider, body))["json"]
     if provider == "mistral":
         # mistralai adds its defaults (stream, prefix, index): test_mistral compares the
         # history the SDK way; here the request fields are compared.
