@@ -20,6 +20,7 @@ peers, and one PASS/MISS line per target of issue 11 (targets are judged at size
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import itertools
 import json
@@ -473,6 +474,35 @@ def bench_tools(report: Report, samples: int, min_time: float) -> None:
     report.check("tool_from_function ÷ TypeAdapter.json_schema", None, r, "≤ 1.5", r <= 1.5)
 
 
+TOOLS_ENCODE_LIMITS = {100: 1.2, 10_000: 1.05}
+"""Issue 23: ``encode`` with 20 tools ÷ ``encode`` without, per history size (schemas cached)."""
+
+
+def bench_encode_tools(report: Report, c: Corpus, samples: int, min_time: float) -> None:
+    """``encode`` with 20 tools against ``encode`` without them, per provider (issue 23). The
+    adapted schemas are cached after the first call, as they are in an agent loop."""
+    if c.size not in TOOLS_ENCODE_LIMITS:
+        return
+    import tool_sample
+
+    base = tl.tool_from_function(tool_sample.get_weather)
+    tools = [dataclasses.replace(base, name=f"tool_{n}") for n in range(20)]
+    for provider in PROVIDERS:
+        tl.encode(c.threadline, provider=provider, tools=tools)  # warm the schema cache
+        candidates = {
+            "without": timed(lambda p=provider: tl.encode(c.threadline, provider=p), min_time),
+            "with 20 tools": timed(
+                lambda p=provider: tl.encode(c.threadline, provider=p, tools=tools), min_time
+            ),
+        }
+        stats = measure(candidates, samples)
+        row = Row(f"encode + 20 tools ({provider})", c.size, "with 20 tools", stats, ["without"])
+        report.rows.append(row)
+        r = ratio(row, "with 20 tools", "without")
+        limit = TOOLS_ENCODE_LIMITS[c.size]
+        report.check(f"encode {provider} 20 tools ÷ none", c.size, r, f"≤ {limit}", r <= limit)
+
+
 UNTRUSTED = {
     "load_json": "load_json(text)",
     "restore": "History.restore(mappings)",
@@ -921,6 +951,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("prepare", bench_prepare),
             ("trim", bench_trim),
             ("encode", bench_encode),
+            ("encode_tools", bench_encode_tools),
         ]
         for name, bench in steps:
             if wanted(name):

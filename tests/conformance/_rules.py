@@ -107,7 +107,36 @@ TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 GEMINI_TOOL_NAME = re.compile(r"[a-zA-Z0-9_.:-]{1,128}")
 
 
+def _defined_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The names of the tool definitions and of a forced ``tool_choice``, in every format."""
+    for index, tool in enumerate(_list(payload.get("tools"))):
+        tool = _dict(tool)
+        if "function" in tool:
+            yield f"tools.{index}.function.name", _dict(tool["function"]).get("name")
+        elif "functionDeclarations" in tool:
+            for number, declaration in enumerate(_list(tool["functionDeclarations"])):
+                yield (
+                    f"tools.{index}.functionDeclarations.{number}.name",
+                    _dict(declaration).get("name"),
+                )
+        elif "name" in tool:
+            yield f"tools.{index}.name", tool.get("name")
+    config = _dict(payload.get("toolConfig"))
+    for index, tool in enumerate(_list(config.get("tools"))):
+        if "toolSpec" in _dict(tool):
+            yield f"toolConfig.tools.{index}.toolSpec.name", _dict(tool["toolSpec"]).get("name")
+    choice = _dict(payload.get("tool_choice"))
+    if "name" in choice or "function" in choice:
+        yield "tool_choice.name", choice.get("name", _dict(choice.get("function")).get("name"))
+    if "tool" in _dict(config.get("toolChoice")):
+        yield "toolConfig.toolChoice.tool.name", _dict(config["toolChoice"]["tool"]).get("name")
+    calling = _dict(config.get("functionCallingConfig"))
+    for index, name in enumerate(_list(calling.get("allowedFunctionNames"))):
+        yield f"toolConfig.functionCallingConfig.allowedFunctionNames.{index}", name
+
+
 def _openai_chat_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from _defined_names(payload)
     for index, message in enumerate(_messages(payload)):
         for number, call in enumerate(_list(message.get("tool_calls"))):
             call = _dict(call)
@@ -122,12 +151,14 @@ def _openai_chat_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 
 
 def _responses_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from _defined_names(payload)
     for index, item in enumerate(_messages(payload, "input")):
         if item.get("type") in ("function_call", "custom_tool_call"):
             yield f"input.{index}.name", item.get("name")
 
 
 def _anthropic_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from _defined_names(payload)
     for index, message in enumerate(_messages(payload)):
         for number, block in enumerate(_blocks(message)):
             if block.get("type") == "tool_use":
@@ -135,6 +166,7 @@ def _anthropic_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
 
 
 def _bedrock_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from _defined_names(payload)
     for index, message in enumerate(_messages(payload)):
         for number, block in enumerate(_blocks(message)):
             if "toolUse" in block:
@@ -151,6 +183,7 @@ def _gemini_parts(payload: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str
 
 
 def _gemini_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    yield from _defined_names(payload)
     for where, part in _gemini_parts(payload):
         for key in ("functionCall", "function_call", "functionResponse", "function_response"):
             if key in part:

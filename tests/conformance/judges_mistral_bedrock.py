@@ -6,11 +6,12 @@ rules below, and then runs Mistral's own request validator from ``mistral_common
 (``MistralRequestValidatorV11`` in serving mode: role order, call/result pairing by id, the
 nine-character ids, tool names).
 
-``judge_bedrock(payload)`` adds ``modelId`` (and a ``toolConfig`` naming the tools the history
-calls: Converse refuses tool blocks without one), validates the ``converse`` parameters with
-botocore's own ``validate_parameters`` against the service model's ``Converse`` input shape,
-then walks the same shape for what botocore leaves to the service (``enum``, ``pattern``,
-``min`` / ``max`` lengths, bytes given as ``str``), then checks the conversation rules.
+``judge_bedrock(payload)`` adds ``modelId`` (and, to a fragment without one, a ``toolConfig``
+naming the tools the history calls: Converse refuses tool blocks without one), validates the
+``converse`` parameters with botocore's own ``validate_parameters`` against the service
+model's ``Converse`` input shape, then walks the same shape for what botocore leaves to the
+service (``enum``, ``pattern``, ``min`` / ``max`` lengths, bytes given as ``str``), then
+checks the conversation rules.
 
 Each raises :class:`~tests.conformance.judges.WireError` listing the problems. The rule
 checkers read the wire payload only; they know nothing of threadline, so a codec cannot pass
@@ -187,7 +188,7 @@ def judge_bedrock(payload: Mapping[str, Any]) -> None:
     accepted by Bedrock."""
     body: dict[str, Any] = {"modelId": "judge-model", **payload}
     tools = _tool_names(payload.get("messages"))
-    if tools is not None:
+    if tools is not None and "toolConfig" not in payload:  # a fragment from a codec module
         body["toolConfig"] = {
             "tools": [
                 {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object"}}}}

@@ -45,7 +45,7 @@ GEMINI_DATA_FIELDS = (
     "tool_call",
     "tool_response",
 )
-GEMINI_BODY_KEYS = frozenset({"contents", "systemInstruction"})
+GEMINI_BODY_KEYS = frozenset({"contents", "systemInstruction", "tools", "toolConfig"})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,10 +174,53 @@ def judge_gemini(payload: Mapping[str, Any]) -> None:
         problems.extend(
             _content_problems(payload["systemInstruction"], "systemInstruction", system=True)
         )
+    problems.extend(gemini_request_problems(payload))
     if not problems:
         problems = gemini_rules(contents)
     if problems:
         raise WireError("Gemini generateContent", problems)
+
+
+def gemini_request_problems(payload: Mapping[str, Any]) -> list[str]:
+    """``tools`` and ``toolConfig`` through ``google-genai``'s own models (``extra="forbid"``)
+    and its Gemini Developer API converters, and the REST rule the SDK leaves to the service:
+    an ``OBJECT`` schema's ``properties``, when given, is not empty."""
+    from google.genai import models, types
+
+    problems: list[str] = []
+    for index, raw in enumerate(payload.get("tools") or []):
+        try:
+            tool = types.Tool.model_validate_json(_as_json(raw))
+            models._Tool_to_mldev(tool.model_dump(exclude_none=True))
+        except (pydantic.ValidationError, ValueError) as error:
+            problems.append(f"tools.{index}: {error}")
+            continue
+        for number, declaration in enumerate(raw.get("functionDeclarations") or []):
+            problems.extend(
+                _empty_properties(declaration.get("parameters"), f"tools.{index}.{number}")
+            )
+    if "toolConfig" in payload:
+        try:
+            types.ToolConfig.model_validate_json(_as_json(payload["toolConfig"]))
+        except pydantic.ValidationError as error:
+            problems.append(f"toolConfig: {error}")
+    return problems
+
+
+def _empty_properties(schema: Any, where: str) -> list[str]:
+    if not isinstance(schema, Mapping):
+        return []
+    found = []
+    if str(schema.get("type", "")).lower() == "object" and schema.get("properties") == {}:
+        found.append(f"{where}.parameters.properties: should be non-empty for OBJECT type")
+    for key in ("properties",):
+        for name, sub in (schema.get(key) or {}).items():
+            found.extend(_empty_properties(sub, f"{where}.{name}"))
+    for key in ("items",):
+        found.extend(_empty_properties(schema.get(key), f"{where}.items"))
+    for option in schema.get("anyOf") or []:
+        found.extend(_empty_properties(option, f"{where}.anyOf"))
+    return found
 
 
 def _as_json(value: Any) -> str:

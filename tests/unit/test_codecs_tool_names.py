@@ -177,7 +177,9 @@ def test_wire_tool_names_takes_names_and_messages() -> None:
     mapping = wire_tool_names(source, provider="mistral")
     assert sorted(mapping.values()) == ["files.read", "get weather"]
     assert wire_tool_names(["files.read"], provider="gemini") == {}
-    with pytest.raises(TypeError, match=r"source\[1\] must be a Message or a tool name"):
+    with pytest.raises(
+        TypeError, match=r"source\[1\] must be a Message, a ToolDefinition or a tool name"
+    ):
         wire_tool_names(["a.b", 3], provider="anthropic")  # type: ignore[list-item]
     with pytest.raises(tl.UnknownProviderError):
         wire_tool_names(["a.b"], provider="nope")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from threadline.codecs.base import (
     Codec,
@@ -20,6 +20,10 @@ from threadline.codecs.base import (
 from threadline.errors import UnknownProviderError
 from threadline.limits import Limits
 from threadline.messages import Message
+
+if TYPE_CHECKING:
+    from threadline.codecs._tool_names import ToolNameRule
+    from threadline.tools import ToolDefinition
 
 __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
 
@@ -62,11 +66,17 @@ def encode(
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
     text_files: TextFilesPolicy = "unsupported",
+    tools: Iterable[ToolDefinition] = (),
+    tool_choice: str | None = None,
 ) -> dict[str, Any]:
-    """Write ``messages`` as the history fragment of a request in the format ``provider``.
+    """Write ``messages`` as the history fragment of a request in the format ``provider``,
+    plus the provider's own fields for ``tools`` and ``tool_choice``: a body to splat into
+    the SDK call.
 
     ``encode(history, provider="anthropic")`` is ``threadline.codecs.anthropic.encode(history)``;
-    see ``docs/providers.md`` for what each format carries.
+    see ``docs/providers.md`` for what each format carries, ``docs/tools.md`` for the tool
+    fields. Nothing is added for an argument left at its default, except Bedrock's
+    ``toolConfig``, which Converse requires whenever the history holds tool blocks.
 
     Args:
         messages: the history, in order.
@@ -83,17 +93,33 @@ def encode(
         text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
             carry as a file as its text, ``<file name="..." media_type="...">\\n…\\n</file>``,
             instead of applying ``unsupported`` to it (``unsupported``, the default).
+        tools: the [`ToolDefinition`][threadline.ToolDefinition] s the model may call, sent
+            in the provider's shape with each schema adapted to it; names the provider
+            refuses are sent as wire names (one mapping with the history's tool names).
+        tool_choice: ``"auto"``, ``"none"``, ``"required"`` (some tool must be called) or a
+            tool's name (that tool must be called); ``None`` sends none.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent,
+            or the provider cannot express ``tool_choice`` (Bedrock: ``"none"``).
+        threadline.ValidationError: ``tool_choice`` names no given tool, two tools share a
+            name, or a schema cannot be adapted to the provider (the path is named).
         ValueError: an option has a value outside its documented choices.
+        TypeError: ``tools`` is not a list of ``ToolDefinition``.
     """
     options: dict[str, Any] = {}
     if text_files != "unsupported":  # a codec written before the option still works
         options["text_files"] = text_files
-    return get_codec(provider).encode(
+    codec = get_codec(provider)
+    request = None
+    if tools != () or tool_choice is not None or provider == "bedrock":
+        from threadline.codecs import _requests
+
+        request = _requests.read_tools(tools, tool_choice)
+        messages, request = _requests.prepare(messages, request, _name_rule(codec))
+    body = codec.encode(
         messages,
         system=system,
         model=model,
@@ -102,6 +128,9 @@ def encode(
         unsupported=unsupported,
         **options,
     )
+    if request is not None:
+        body.update(_requests.request_fields(provider, request, body))
+    return body
 
 
 def decode(
@@ -147,6 +176,7 @@ def decode_response(
     choice: int = 0,
     tool_names: Mapping[str, str] | None = None,
     model: str | None = None,
+    tools: Iterable[ToolDefinition] = (),
 ) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
@@ -157,6 +187,9 @@ def decode_response(
         limits: how much to read (`Limits`); ``None`` means the defaults.
         choice: which of several choices (OpenAI Chat, Mistral) or candidates (Gemini) to
             read; formats whose responses hold one message take only 0.
+        tools: the definitions the request sent (``encode(..., tools=...)``): their wire
+            names are mapped back, and a call to a tool with ``strict=True`` loses the
+            ``null`` s strict mode sent for the parameters its schema left optional.
         tool_names: ``{wire name: stored name}``, as
             [`wire_tool_names`][threadline.codecs.wire_tool_names] gives it for the request:
             each tool call named by a key gets the stored name back.
@@ -169,10 +202,17 @@ def decode_response(
             choice ``choice``.
         threadline.LimitExceededError: the response exceeds ``limits``.
         ValueError: ``choice`` is negative, or not 0 for a format with one message.
-        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``.
+        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``, or ``tools`` not a
+            list of ``ToolDefinition``.
     """
     codec = get_codec(provider)
     names = _checked_names(tool_names)
+    defined: tuple[ToolDefinition, ...] = ()
+    if tools != ():
+        from threadline.codecs import _requests
+
+        defined = _requests.read_tools(tools, None).tools
+        names = {**_requests.stored_names(defined, _name_rule(codec)), **names}
     # A third-party codec may take neither ``choice`` nor ``model``: pass them only when set.
     extra: dict[str, Any] = {}
     if not (type(choice) is int and choice == 0):
@@ -180,14 +220,18 @@ def decode_response(
     if model is not None:
         extra["model"] = model
     message = codec.decode_response(response, limits=limits, **extra)
-    if not names:
-        return message
-    from threadline.codecs._tool_names import rename_tools
+    if names:
+        from threadline.codecs._tool_names import rename_tools
 
-    return rename_tools([message], names)[0]
+        message = rename_tools([message], names)[0]
+    if defined:
+        message = _requests.drop_nulls(message, provider, defined)
+    return message
 
 
-def wire_tool_names(source: Iterable[Message | str], *, provider: str) -> dict[str, str]:
+def wire_tool_names(
+    source: Iterable[Message | ToolDefinition | str], *, provider: str
+) -> dict[str, str]:
     """``{wire name: stored name}`` for each tool name in ``source`` that ``provider``'s API
     refuses, and that ``encode`` therefore sends under another name.
 
@@ -198,13 +242,14 @@ def wire_tool_names(source: Iterable[Message | str], *, provider: str) -> dict[s
 
     Args:
         source: the history that was encoded (the names of its tool calls and results are
-            read), or tool names, or both.
+            read), the tool definitions sent with it, tool names, or any mix of them: pass
+            the history and the definitions together to get the request's own mapping.
         provider: a codec name.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
-        TypeError: an item of ``source`` is neither a [`Message`][threadline.Message] nor a
-            ``str``.
+        TypeError: an item of ``source`` is neither a [`Message`][threadline.Message], a
+            [`ToolDefinition`][threadline.ToolDefinition] nor a ``str``.
     """
     from threadline.codecs._tool_names import ToolNameRule, map_tool_names, names_in
 
@@ -216,14 +261,30 @@ def wire_tool_names(source: Iterable[Message | str], *, provider: str) -> dict[s
             names[item] = None
         elif isinstance(item, Message):
             names.update(dict.fromkeys(names_in([item])))
+        elif _is_tool(item):
+            names[item.name] = None
         else:
             raise TypeError(
-                f"wire_tool_names: source[{index}] must be a Message or a tool name (str), "
+                f"wire_tool_names: source[{index}] must be a Message, a ToolDefinition or a "
+                "tool name (str), "
                 f"not {type(item).__name__}"
             )
     if not isinstance(rule, ToolNameRule):
         return {}  # a codec of its own that maps no names
     return {wire: name for name, wire in map_tool_names(names, rule).items()}
+
+
+def _is_tool(item: object) -> TypeGuard[ToolDefinition]:
+    from threadline.tools import ToolDefinition
+
+    return isinstance(item, ToolDefinition)
+
+
+def _name_rule(codec: Codec) -> ToolNameRule | None:
+    from threadline.codecs._tool_names import ToolNameRule
+
+    rule = getattr(codec, "TOOL_NAMES", None)
+    return rule if isinstance(rule, ToolNameRule) else None
 
 
 def _checked_names(tool_names: Mapping[str, str] | None) -> dict[str, str]:

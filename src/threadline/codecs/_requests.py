@@ -1,0 +1,399 @@
+"""Request fields beside the history (private): tool definitions and tool choice per provider.
+
+``threadline.encode(..., tools=, tool_choice=)`` adds these to the history fragment the codec
+wrote, each in the provider's own place and shape, so that the body splats into the SDK call:
+
+=================  ==========================================  ==============================
+Format             tools                                       tool_choice
+=================  ==========================================  ==============================
+openai_chat        ``tools[].function``                        ``auto|none|required``, or
+                                                               ``{type: function, function}``
+mistral            ``tools[].function``                        ``auto|none|any``, or
+                                                               ``{type: function, function}``
+openai_responses   ``tools[]`` (``type: function``, flat)       ``auto|none|required``, or
+                                                               ``{type: function, name}``
+anthropic          ``tools[]`` (``input_schema``)              ``{type: auto|none|any|tool}``
+gemini             ``tools[0].functionDeclarations``           ``toolConfig``
+                                                               ``.functionCallingConfig``
+bedrock            ``toolConfig.tools[].toolSpec``             ``toolConfig.toolChoice``
+=================  ==========================================  ==============================
+
+Tool names travel as their wire names (``_tool_names``): one mapping over the definitions'
+names and the history's, so a definition, its calls and its results agree. Bedrock's Converse
+refuses a history holding ``toolUse`` or ``toolResult`` blocks without a ``toolConfig``: with
+no ``tools=`` given, the tools the history calls are declared, with a schema that takes any
+object (the model may then call them again; pass ``tools=`` to say which it may call).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from threadline._sequences import read_messages
+from threadline.codecs._tool_names import (
+    ToolNameRule,
+    map_tool_names,
+    names_in,
+    rename_tools,
+)
+from threadline.errors import ErrorDetail, UnsupportedContentError, ValidationError
+from threadline.messages import Message, ToolCallPart
+
+if TYPE_CHECKING:
+    from threadline._schemas import Dialect
+    from threadline.tools import ToolDefinition
+
+__all__ = ["ToolRequest", "drop_nulls", "prepare", "read_tools", "request_fields", "stored_names"]
+
+CHOICES = ("auto", "none", "required")
+"""The ``tool_choice`` values that are not a tool's name."""
+
+STRICT_FORMATS = frozenset({"mistral", "openai_chat", "openai_responses"})
+"""The formats that send a definition's ``strict`` (and so get strict-mode ``null`` s back)."""
+
+ANY_OBJECT: dict[str, Any] = {"type": "object"}
+"""The schema of a tool the history calls but ``tools=`` does not define (Bedrock only)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolRequest:
+    """``encode``'s ``tools`` and ``tool_choice``, checked, with the wire names they need."""
+
+    tools: tuple[ToolDefinition, ...]
+    """The definitions, in the caller's order."""
+    choice: str | None
+    """``auto``, ``none``, ``required``, a tool's stored name, or ``None`` (not sent)."""
+    wire: Mapping[str, str]
+    """``{stored name: wire name}`` for every name the provider refuses."""
+
+    def wire_name(self, name: str) -> str:
+        return self.wire.get(name, name)
+
+
+def read_tools(tools: Iterable[ToolDefinition], tool_choice: str | None) -> ToolRequest:
+    """``tools`` and ``tool_choice`` checked (no names mapped yet).
+
+    Raises:
+        TypeError: ``tools`` is not an iterable of ``ToolDefinition``, or ``tool_choice`` is
+            neither ``None`` nor a ``str``.
+        threadline.ValidationError: two definitions share a name, or ``tool_choice`` names no
+            given tool (or is given without tools).
+    """
+    from threadline.tools import ToolDefinition
+
+    if isinstance(tools, (ToolDefinition, str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise TypeError(
+            "tools must be a list of threadline.ToolDefinition (tools=[tool]), "
+            f"not {type(tools).__name__}"
+        )
+    checked = tuple(tools)
+    seen: set[str] = set()
+    for index, tool in enumerate(checked):
+        if not isinstance(tool, ToolDefinition):
+            raise TypeError(
+                f"tools[{index}] must be a threadline.ToolDefinition (see tool_from_function), "
+                f"not {type(tool).__name__}"
+            )
+        if tool.name in seen:
+            raise _invalid(
+                f"tools[{index}].name",
+                f"{tool.name!r} names two tools; a model could not tell them apart",
+                "duplicate_tool",
+            )
+        seen.add(tool.name)
+    if tool_choice is not None and not isinstance(tool_choice, str):
+        raise TypeError(
+            f"tool_choice must be 'auto', 'none', 'required' or a tool's name, not "
+            f"{type(tool_choice).__name__}"
+        )
+    if tool_choice is not None and not checked:
+        raise _invalid(
+            "tool_choice",
+            f"{tool_choice!r} needs tools: pass tools=[...] with it, or leave tool_choice out",
+            "tool_choice",
+        )
+    if tool_choice is not None and tool_choice not in CHOICES and tool_choice not in seen:
+        names = ", ".join(repr(tool.name) for tool in checked)
+        raise _invalid(
+            "tool_choice",
+            f"{tool_choice!r} is neither 'auto', 'none', 'required' nor the name of a given "
+            f"tool ({names})",
+            "tool_choice",
+        )
+    return ToolRequest(checked, tool_choice, {})
+
+
+def prepare(
+    messages: Iterable[Message], request: ToolRequest, rule: ToolNameRule | None
+) -> tuple[Iterable[Message], ToolRequest]:
+    """The history to encode and ``request`` with its wire names.
+
+    The wire names are one mapping over the definitions' names and the history's. The codec
+    maps the history's names by itself; only when adding the definitions' names changes the
+    wire name of a history name (a minted name that equals a defined one) is the history
+    renamed here first, so the codec then finds nothing to map.
+    """
+    if rule is None or not request.tools:
+        return messages, request
+    source = read_messages(messages, "encode")
+    history = names_in(source)
+    own = map_tool_names(history, rule)  # what the codec maps by itself
+    wire = map_tool_names([*history, *(tool.name for tool in request.tools)], rule)
+    if any(wire.get(name) != own.get(name) for name in history):
+        source = rename_tools(source, wire)
+    return source, dataclasses.replace(request, wire=wire)
+
+
+def request_fields(provider: str, request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields ``provider``'s request takes for ``request``, beside ``body`` (the history
+    fragment); empty when nothing is to be sent.
+
+    Raises:
+        threadline.UnsupportedContentError: the provider cannot express ``tool_choice``, or
+            the format is a third party's, to which threadline cannot send tools.
+    """
+    build = _FIELDS.get(provider)
+    if build is None:
+        if request.tools:
+            raise UnsupportedContentError(
+                f"tools= cannot be sent to the codec {provider!r}: threadline writes tool "
+                "definitions for its own formats only",
+                provider=provider,
+            )
+        return {}
+    return build(request, body)
+
+
+# -- Shared pieces --------------------------------------------------------------------------
+
+
+def _invalid(path: str, problem: str, kind: str) -> ValidationError:
+    detail = ErrorDetail(path, problem, kind)
+    return ValidationError(f"encode: {detail}", [detail])
+
+
+def _parameters(tool: ToolDefinition, dialect: Dialect) -> dict[str, Any]:
+    from threadline.tools import adapted_parameters
+
+    return adapted_parameters(tool, dialect)
+
+
+def _described(tool: ToolDefinition, fields: dict[str, Any], key: str = "description") -> None:
+    if tool.description:
+        fields[key] = tool.description
+
+
+def _openai_function(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
+    """The ``function`` object of OpenAI Chat and Mistral, and the flat Responses tool."""
+    function: dict[str, Any] = {"name": request.wire_name(tool.name)}
+    _described(tool, function)
+    function["parameters"] = _parameters(tool, "openai_strict" if tool.strict else "standard")
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return function
+
+
+def _refuse(provider: str, choice: str, why: str) -> UnsupportedContentError:
+    return UnsupportedContentError(
+        f"tool_choice={choice!r} cannot be sent to {provider}: {why}", provider=provider
+    )
+
+
+# -- One function per format ------------------------------------------------------------------
+
+
+def openai_chat(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` + ``tool_choice`` of Chat Completions."""
+    return _chat_like(request, required="required")
+
+
+def mistral(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` + ``tool_choice`` of Mistral chat (``any`` for ``required``)."""
+    return _chat_like(request, required="any")
+
+
+def _chat_like(request: ToolRequest, *, required: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if request.tools:
+        fields["tools"] = [
+            {"type": "function", "function": _openai_function(tool, request)}
+            for tool in request.tools
+        ]
+    choice = request.choice
+    if choice in ("auto", "none"):
+        fields["tool_choice"] = choice
+    elif choice == "required":
+        fields["tool_choice"] = required
+    elif choice is not None:
+        fields["tool_choice"] = {
+            "type": "function",
+            "function": {"name": request.wire_name(choice)},
+        }
+    return fields
+
+
+def openai_responses(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` + ``tool_choice`` of the Responses API.
+
+    A function tool's ``strict`` defaults to ``true`` there, which refuses most schemas: a
+    definition that leaves ``strict`` to the provider is sent with ``strict: false``.
+    """
+    fields: dict[str, Any] = {}
+    if request.tools:
+        listed = []
+        for tool in request.tools:
+            function = _openai_function(tool, request)
+            function.setdefault("strict", False)
+            listed.append({"type": "function", **function})
+        fields["tools"] = listed
+    choice = request.choice
+    if choice in CHOICES:
+        fields["tool_choice"] = choice
+    elif choice is not None:
+        fields["tool_choice"] = {"type": "function", "name": request.wire_name(choice)}
+    return fields
+
+
+def anthropic(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` + ``tool_choice`` of the Messages API (``required`` is ``{"type": "any"}``)."""
+    fields: dict[str, Any] = {}
+    if request.tools:
+        listed = []
+        for tool in request.tools:
+            spec: dict[str, Any] = {"name": request.wire_name(tool.name)}
+            _described(tool, spec)
+            spec["input_schema"] = _parameters(tool, "standard")
+            listed.append(spec)
+        fields["tools"] = listed
+    choice = request.choice
+    if choice in ("auto", "none"):
+        fields["tool_choice"] = {"type": choice}
+    elif choice == "required":
+        fields["tool_choice"] = {"type": "any"}
+    elif choice is not None:
+        fields["tool_choice"] = {"type": "tool", "name": request.wire_name(choice)}
+    return fields
+
+
+_GEMINI_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+
+
+def gemini(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools[].functionDeclarations`` + ``toolConfig.functionCallingConfig``.
+
+    A tool without arguments is declared without ``parameters``: Gemini refuses an object
+    schema with no properties.
+    """
+    fields: dict[str, Any] = {}
+    if request.tools:
+        declarations = []
+        for tool in request.tools:
+            declaration: dict[str, Any] = {"name": request.wire_name(tool.name)}
+            _described(tool, declaration)
+            if tool.parameters.get("properties"):
+                declaration["parameters"] = _parameters(tool, "gemini")
+            declarations.append(declaration)
+        fields["tools"] = [{"functionDeclarations": declarations}]
+    choice = request.choice
+    if choice in _GEMINI_MODES:
+        fields["toolConfig"] = {"functionCallingConfig": {"mode": _GEMINI_MODES[choice]}}
+    elif choice is not None:
+        fields["toolConfig"] = {
+            "functionCallingConfig": {
+                "mode": "ANY",
+                "allowedFunctionNames": [request.wire_name(choice)],
+            }
+        }
+    return fields
+
+
+def bedrock(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``toolConfig``: the tools and ``toolChoice``; present too, declaring the tools the
+    history calls, when the history holds tool blocks and no tools were given (Converse
+    requires it then).
+
+    Raises:
+        threadline.UnsupportedContentError: ``tool_choice="none"``: Converse has no such
+            choice (leave the tools out instead).
+    """
+    specs: list[dict[str, Any]] = []
+    for tool in request.tools:
+        spec: dict[str, Any] = {"name": request.wire_name(tool.name)}
+        _described(tool, spec)
+        spec["inputSchema"] = {"json": _parameters(tool, "inline")}
+        specs.append({"toolSpec": spec})
+    if not specs:
+        specs = [
+            {"toolSpec": {"name": name, "inputSchema": {"json": dict(ANY_OBJECT)}}}
+            for name in _bedrock_history_tools(body)
+        ]
+    choice = request.choice
+    if choice == "none":
+        raise _refuse(
+            "bedrock",
+            choice,
+            "Converse's toolChoice is auto, any or one tool; to have no tool called, send "
+            "no tools (a history holding tool calls still declares them)",
+        )
+    if not specs:
+        return {}
+    config: dict[str, Any] = {"tools": specs}
+    if choice == "auto":
+        config["toolChoice"] = {"auto": {}}
+    elif choice == "required":
+        config["toolChoice"] = {"any": {}}
+    elif choice is not None:
+        config["toolChoice"] = {"tool": {"name": request.wire_name(choice)}}
+    return {"toolConfig": config}
+
+
+def _bedrock_history_tools(body: Mapping[str, Any]) -> list[str]:
+    """The names the history's ``toolUse`` blocks call, each once (empty without tool
+    blocks; a history of orphaned results alone, sent with ``integrity="off"``, names
+    none)."""
+    names: dict[str, None] = {}
+    for message in body.get("messages") or ():
+        for block in message.get("content") or ():
+            use = block.get("toolUse")
+            if use is not None:
+                names[use["name"]] = None
+    return list(names)
+
+
+_FIELDS: dict[str, Callable[[ToolRequest, Mapping[str, Any]], dict[str, Any]]] = {
+    "anthropic": anthropic,
+    "bedrock": bedrock,
+    "gemini": gemini,
+    "mistral": mistral,
+    "openai_chat": openai_chat,
+    "openai_responses": openai_responses,
+}
+
+
+# -- Reading a response back ------------------------------------------------------------------
+
+
+def stored_names(tools: Sequence[ToolDefinition], rule: ToolNameRule | None) -> dict[str, str]:
+    """``{wire name: stored name}`` for the definitions' names ``rule`` refuses."""
+    if rule is None:
+        return {}
+    return {wire: name for name, wire in map_tool_names([t.name for t in tools], rule).items()}
+
+
+def drop_nulls(message: Message, provider: str, tools: Sequence[ToolDefinition]) -> Message:
+    """``message`` (a decoded response, stored names back) without the ``null`` s strict
+    mode added to the arguments of calls to strict tools."""
+    strict = {tool.name: tool.parameters for tool in tools if tool.strict}
+    if provider not in STRICT_FORMATS or not strict:
+        return message
+    from threadline.tools import drop_strict_nulls
+
+    parts = tuple(
+        dataclasses.replace(part, arguments=drop_strict_nulls(part.arguments, strict[part.name]))
+        if isinstance(part, ToolCallPart) and part.name in strict
+        else part
+        for part in message.parts
+    )
+    return message.model_copy(update={"parts": parts}) if parts != message.parts else message
