@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from threadline.codecs.base import (
     Codec,
@@ -20,6 +20,10 @@ from threadline.codecs.base import (
 from threadline.errors import UnknownProviderError
 from threadline.limits import Limits
 from threadline.messages import Message
+
+if TYPE_CHECKING:
+    from threadline.codecs._caching import CacheOption
+    from threadline.codecs._structured import OutputSchema
 
 __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
 
@@ -62,6 +66,8 @@ def encode(
     reasoning: ReasoningPolicy = "auto",
     unsupported: UnsupportedPolicy = "placeholder",
     text_files: TextFilesPolicy = "unsupported",
+    output_schema: OutputSchema | None = None,
+    cache: CacheOption = None,
 ) -> dict[str, Any]:
     """Write ``messages`` as the history fragment of a request in the format ``provider``.
 
@@ -83,17 +89,42 @@ def encode(
         text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
             carry as a file as its text, ``<file name="..." media_type="...">\\n…\\n</file>``,
             instead of applying ``unsupported`` to it (``unsupported``, the default).
+        output_schema: ask for a reply in this shape: a JSON Schema object, a pydantic model
+            class, or a [`ToolDefinition`][threadline.ToolDefinition] (its name, description
+            and ``strict``). Each provider gets its own field (``response_format``,
+            ``text.format``, ``generationConfig``) or, for Anthropic and Bedrock, a tool it
+            must call; pass the same value to ``decode_response``. See "Structured output"
+            in ``docs/tools.md``.
+        cache: prompt-cache breakpoints for the formats that take them (Anthropic
+            ``cache_control``, Bedrock ``cachePoint``): ``None`` adds none, ``"auto"`` marks
+            the tools, the system prompt and the newest turn, and a sequence names them:
+            ``"tools"``, ``"system"`` or message indexes (``-1`` the newest), at most four.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent,
+            or the codec has no structured output.
+        threadline.ValidationError: ``output_schema`` or ``cache`` cannot be sent; the error
+            names the argument and the fix.
         ValueError: an option has a value outside its documented choices.
     """
     options: dict[str, Any] = {}
     if text_files != "unsupported":  # a codec written before the option still works
         options["text_files"] = text_files
-    return get_codec(provider).encode(
+    output = None
+    if output_schema is not None:
+        from threadline.codecs._structured import output_definition
+
+        output = output_definition(output_schema)
+    plan = None
+    if cache is not None:
+        from threadline.codecs._caching import marked_messages, plan_cache
+
+        messages = list(messages)
+        plan = plan_cache(cache, messages, provider)
+        messages = marked_messages(plan, messages, provider)
+    payload = get_codec(provider).encode(
         messages,
         system=system,
         model=model,
@@ -102,6 +133,16 @@ def encode(
         unsupported=unsupported,
         **options,
     )
+    # The request fields go on in prompt order, tools before breakpoints that may mark them.
+    if output is not None:
+        from threadline.codecs._structured import with_output_schema
+
+        payload = with_output_schema(payload, provider, output)
+    if plan is not None:
+        from threadline.codecs._caching import with_breakpoints
+
+        payload = with_breakpoints(payload, provider, plan)
+    return payload
 
 
 def decode(
@@ -147,6 +188,7 @@ def decode_response(
     choice: int = 0,
     tool_names: Mapping[str, str] | None = None,
     model: str | None = None,
+    output_schema: OutputSchema | None = None,
 ) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
@@ -162,6 +204,11 @@ def decode_response(
             each tool call named by a key gets the stored name back.
         model: the model the request went to, for a response that names none (Bedrock's
             never does): it tags the message and its reasoning, which then replay to it.
+        output_schema: the ``output_schema`` the request was encoded with: the structured
+            reply becomes the message's text (for Anthropic and Bedrock the forced tool's
+            arguments, as JSON text rather than a tool call, so the history stays valid; for
+            OpenAI and Mistral in strict mode without the ``null`` s that stand for keys the
+            schema left optional). ``Model.model_validate_json(message.text)`` reads it.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -179,7 +226,16 @@ def decode_response(
         extra["choice"] = choice
     if model is not None:
         extra["model"] = model
+    output = None
+    if output_schema is not None:
+        from threadline.codecs._structured import output_definition
+
+        output = output_definition(output_schema)
     message = codec.decode_response(response, limits=limits, **extra)
+    if output is not None:
+        from threadline.codecs._structured import structured_reply
+
+        message = structured_reply(message, provider, output)
     if not names:
         return message
     from threadline.codecs._tool_names import rename_tools
