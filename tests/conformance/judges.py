@@ -24,6 +24,7 @@ from tests.conformance import _strict_types
 
 __all__ = [
     "WireError",
+    "anthropic_request_rules",
     "anthropic_rules",
     "judge_anthropic",
     "judge_openai_chat",
@@ -184,9 +185,43 @@ def judge_anthropic(payload: Mapping[str, Any]) -> None:
     body = {"model": "judge-model", "max_tokens": 1024, **payload}
     problems = type_problems(_strict_types.anthropic_body(), body)
     if not problems:
-        problems = anthropic_rules(payload["messages"], payload.get("system"))
+        problems = anthropic_request_rules(payload)
+        problems += anthropic_rules(payload["messages"], payload.get("system"))
     if problems:
         raise WireError("Anthropic Messages", problems)
+
+
+ANTHROPIC_MAX_CACHE_BREAKPOINTS = 4
+"""*"A maximum of 4 blocks with cache_control may be provided"* (the API's 400)."""
+
+
+def anthropic_request_rules(payload: Mapping[str, Any]) -> list[str]:
+    """The request fields beside the messages: at most four ``cache_control`` blocks (tools,
+    system and messages together), unique tool names, a ``tool_choice`` naming a tool that
+    is defined."""
+    problems: list[str] = []
+    blocks: list[Any] = list(payload.get("tools") or [])
+    system = payload.get("system")
+    blocks.extend(system if isinstance(system, list) else [])
+    for message in payload.get("messages") or []:
+        content = message.get("content")
+        blocks.extend(content if isinstance(content, list) else [])
+    marked = sum(1 for block in blocks if isinstance(block, Mapping) and "cache_control" in block)
+    if marked > ANTHROPIC_MAX_CACHE_BREAKPOINTS:
+        problems.append(
+            f"a maximum of {ANTHROPIC_MAX_CACHE_BREAKPOINTS} blocks with cache_control may be "
+            f"provided; found {marked}"
+        )
+    names = [tool.get("name") for tool in payload.get("tools") or []]
+    if len(set(names)) != len(names):
+        problems.append(f"tools: tool names must be unique: {names}")
+    choice = payload.get("tool_choice")
+    if isinstance(choice, Mapping):
+        if choice.get("type") == "tool" and choice.get("name") not in names:
+            problems.append(f"tool_choice: names {choice.get('name')!r}, which is not in tools")
+        if choice.get("type") in ("any", "tool") and not names:
+            problems.append("tool_choice: forces a tool call, but the request defines no tools")
+    return problems
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -33,11 +33,13 @@ from tests.conformance.judges import WireError, type_problems
 from tests.support import require_module
 
 __all__ = [
+    "bedrock_request_rules",
     "bedrock_rules",
     "converse_response_problems",
     "judge_bedrock",
     "judge_mistral",
     "mistral_common_problems",
+    "mistral_response_format_problems",
     "mistral_rules",
 ]
 
@@ -71,7 +73,12 @@ def judge_mistral(payload: Mapping[str, Any], *, as_prefix: bool = False) -> Non
             end in a user or tool message; generated histories may end anywhere.
     """
     body = {"model": "judge-model", **payload}
+    # mistralai's TypedDict names the schema by its Python name (schema_definition): the wire
+    # form is judged by the SDK's model, which reads the alias the client sends.
+    response_format = body.pop("response_format", None)
     problems = type_problems(mistral_body(), body)
+    if response_format is not None:
+        problems += mistral_response_format_problems(response_format)
     if not problems:
         messages = list(payload["messages"])
         if as_prefix:
@@ -79,6 +86,32 @@ def judge_mistral(payload: Mapping[str, Any], *, as_prefix: bool = False) -> Non
         problems = mistral_rules(messages) or mistral_common_problems(messages)
     if problems:
         raise WireError("Mistral chat", problems)
+
+
+def mistral_response_format_problems(value: Any) -> list[str]:
+    """What the API would refuse in ``response_format``: keys outside the SDK's model, or
+    values its ``ResponseFormat`` does not take."""
+    models = require_module("mistralai.client.models")
+    pydantic = require_module("pydantic")
+    if not isinstance(value, Mapping):
+        return ["response_format: must be an object"]
+    problems = [f"response_format.{key}: unknown key" for key in value if key not in _FORMAT_KEYS]
+    schema = value.get("json_schema")
+    if isinstance(schema, Mapping):
+        problems += [
+            f"response_format.json_schema.{key}: unknown key"
+            for key in schema
+            if key not in _JSON_SCHEMA_KEYS
+        ]
+    try:
+        models.ResponseFormat.model_validate(value)
+    except pydantic.ValidationError as error:
+        problems += [f"response_format: {line}" for line in str(error).splitlines()[:4]]
+    return problems
+
+
+_FORMAT_KEYS = frozenset({"type", "json_schema"})
+_JSON_SCHEMA_KEYS = frozenset({"name", "schema", "description", "strict"})
 
 
 def mistral_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -198,9 +231,55 @@ def judge_bedrock(payload: Mapping[str, Any]) -> None:
     shape = _converse_model().input_shape
     problems = _botocore_problems(body, shape) or shape_problems(body, shape, "")
     if not problems:
-        problems = bedrock_rules(payload["messages"], payload.get("system"))
+        problems = bedrock_request_rules(payload)
+        problems += bedrock_rules(payload["messages"], payload.get("system"))
     if problems:
         raise WireError("Bedrock Converse", problems)
+
+
+BEDROCK_MAX_CACHE_POINTS = 4
+"""The cache checkpoints a Converse request may hold (system, tools and messages together)."""
+
+
+def bedrock_request_rules(payload: Mapping[str, Any]) -> list[str]:
+    """The request fields beside the messages: at most four ``cachePoint`` blocks, unique
+    tool names that cover every tool the history calls, a ``toolChoice`` naming a defined
+    tool, and a ``cachePoint`` never first in a list (it marks the blocks before it)."""
+    problems: list[str] = []
+    config = payload.get("toolConfig") or {}
+    lists: list[tuple[str, list[Any]]] = [
+        ("system", list(payload.get("system") or [])),
+        ("toolConfig.tools", list(config.get("tools") or [])),
+    ]
+    for index, message in enumerate(payload.get("messages") or []):
+        lists.append((f"messages.{index}.content", list(message.get("content") or [])))
+    points = 0
+    for where, blocks in lists:
+        for position, block in enumerate(blocks):
+            if isinstance(block, Mapping) and "cachePoint" in block:
+                points += 1
+                if position == 0:
+                    problems.append(f"{where}.0: a cachePoint marks nothing before it")
+    if points > BEDROCK_MAX_CACHE_POINTS:
+        problems.append(
+            f"at most {BEDROCK_MAX_CACHE_POINTS} cache checkpoints per request; found {points}"
+        )
+    names = [
+        tool["toolSpec"].get("name")
+        for tool in config.get("tools") or []
+        if isinstance(tool, Mapping) and "toolSpec" in tool
+    ]
+    if len(set(names)) != len(names):
+        problems.append(f"toolConfig.tools: tool names must be unique: {names}")
+    choice = config.get("toolChoice")
+    if isinstance(choice, Mapping) and "tool" in choice and choice["tool"].get("name") not in names:
+        problems.append(f"toolConfig.toolChoice: names {choice['tool'].get('name')!r}, not a tool")
+    if config:
+        called = _tool_names(payload.get("messages")) or []
+        missing = [name for name in called if name not in names]
+        if missing:
+            problems.append(f"toolConfig.tools: the history calls {missing}, which are not defined")
+    return problems
 
 
 def _tool_names(messages: Any) -> list[str] | None:

@@ -24,10 +24,11 @@ from typing import Any
 import pydantic
 
 from tests.conformance import _strict_types
-from tests.conformance.judges import WireError, type_problems
+from tests.conformance.judges import WireError, _summarize, type_problems
 
 __all__ = [
     "gemini_rules",
+    "generation_config_problems",
     "judge_gemini",
     "judge_openai_responses",
     "openai_responses_rules",
@@ -45,7 +46,9 @@ GEMINI_DATA_FIELDS = (
     "tool_call",
     "tool_response",
 )
-GEMINI_BODY_KEYS = frozenset({"contents", "systemInstruction", "tools", "toolConfig"})
+GEMINI_BODY_KEYS = frozenset(
+    {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,6 +178,8 @@ def judge_gemini(payload: Mapping[str, Any]) -> None:
             _content_problems(payload["systemInstruction"], "systemInstruction", system=True)
         )
     problems.extend(gemini_request_problems(payload))
+    if "generationConfig" in payload:
+        problems.extend(generation_config_problems(payload["generationConfig"]))
     if not problems:
         problems = gemini_rules(contents)
     if problems:
@@ -221,6 +226,18 @@ def _empty_properties(schema: Any, where: str) -> list[str]:
     for option in schema.get("anyOf") or []:
         found.extend(_empty_properties(option, f"{where}.anyOf"))
     return found
+
+
+def generation_config_problems(config: Any) -> list[str]:
+    """What ``google-genai``'s ``GenerationConfig`` (camelCase, unknown keys refused, the
+    response schema read into its ``Schema``) refuses in ``generationConfig``."""
+    from google.genai import types
+
+    try:
+        types.GenerationConfig.model_validate(config)
+    except pydantic.ValidationError as error:
+        return [f"generationConfig: {line}" for line in _summarize(error)]
+    return []
 
 
 def _as_json(value: Any) -> str:

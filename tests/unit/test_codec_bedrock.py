@@ -438,7 +438,8 @@ def test_decode_reads_the_json_spelling_too() -> None:
         ],
     }
     system, user, assistant, tool, after = bedrock.decode(body)
-    assert system.parts == (tl.text_part("Rules."),)
+    point = {"bedrock.cache_point": {"type": "default"}}  # a cache point is kept on its part
+    assert system.parts == (tl.text_part("Rules.", metadata=point),)
     assert user.parts == (
         tl.file_part(b"\xff\xd8", "image/jpeg"),
         tl.file_part(b"plain notes", "text/plain", filename="notes"),
@@ -448,7 +449,9 @@ def test_decode_reads_the_json_spelling_too() -> None:
         tl.ToolCallPart(id="t1", name="f", arguments={}, raw_arguments="[1, 2]"),
     )
     assert tool.parts == (
-        tl.tool_result_part("t1", [tl.text_part('{"rows":2}'), tl.text_part("done")], name="f"),
+        tl.tool_result_part(
+            "t1", [tl.text_part('{"rows":2}'), tl.text_part("done")], name="f", metadata=point
+        ),
     )
     assert after.parts == (tl.text_part("ok?"),)
 

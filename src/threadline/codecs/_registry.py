@@ -22,6 +22,8 @@ from threadline.limits import Limits
 from threadline.messages import Message
 
 if TYPE_CHECKING:
+    from threadline.codecs._caching import CacheOption
+    from threadline.codecs._structured import OutputSchema
     from threadline.codecs._tool_names import ToolNameRule
     from threadline.tools import ToolDefinition
 
@@ -68,6 +70,8 @@ def encode(
     text_files: TextFilesPolicy = "unsupported",
     tools: Iterable[ToolDefinition] = (),
     tool_choice: str | None = None,
+    output_schema: OutputSchema | None = None,
+    cache: CacheOption = None,
 ) -> dict[str, Any]:
     """Write ``messages`` as the history fragment of a request in the format ``provider``,
     plus the provider's own fields for ``tools`` and ``tool_choice``: a body to splat into
@@ -98,14 +102,27 @@ def encode(
             refuses are sent as wire names (one mapping with the history's tool names).
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` (some tool must be called) or a
             tool's name (that tool must be called); ``None`` sends none.
+        output_schema: ask for a reply in this shape: a JSON Schema object, a pydantic model
+            class, or a [`ToolDefinition`][threadline.ToolDefinition] (its name, description
+            and ``strict``). Each provider gets its own field (``response_format``,
+            ``text.format``, ``generationConfig``) or, for Anthropic and Bedrock, a tool it
+            must call; pass the same value to ``decode_response``. See "Structured output"
+            in ``docs/tools.md``.
+        cache: prompt-cache breakpoints for the formats that take them (Anthropic
+            ``cache_control``, Bedrock ``cachePoint``): ``None`` adds none, ``"auto"`` marks
+            the tools, the system prompt and the newest turn, and a sequence names them:
+            ``"tools"``, ``"system"`` or message indexes (``-1`` the newest), at most four.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
         threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent,
-            or the provider cannot express ``tool_choice`` (Bedrock: ``"none"``).
+            the provider cannot express ``tool_choice`` (Bedrock: ``"none"``), or the codec has
+            no structured output.
         threadline.ValidationError: ``tool_choice`` names no given tool, two tools share a
-            name, or a schema cannot be adapted to the provider (the path is named).
+            name, a schema cannot be adapted to the provider (the path is named), or
+            ``output_schema`` or ``cache`` cannot be sent (the error names the argument and
+            the fix).
         ValueError: an option has a value outside its documented choices.
         TypeError: ``tools`` is not a list of ``ToolDefinition``.
     """
@@ -119,6 +136,18 @@ def encode(
 
         request = _requests.read_tools(tools, tool_choice)
         messages, request = _requests.prepare(messages, request, _name_rule(codec))
+    output = None
+    if output_schema is not None:
+        from threadline.codecs._structured import output_definition
+
+        output = output_definition(output_schema)
+    plan = None
+    if cache is not None:
+        from threadline.codecs._caching import marked_messages, plan_cache
+
+        messages = list(messages)
+        plan = plan_cache(cache, messages, provider)
+        messages = marked_messages(plan, messages, provider)
     body = codec.encode(
         messages,
         system=system,
@@ -128,8 +157,18 @@ def encode(
         unsupported=unsupported,
         **options,
     )
+    # The request fields go on in prompt order: tools, then the structured output (a forced
+    # tool joins the tools), then the breakpoints that may mark them.
     if request is not None:
         body.update(_requests.request_fields(provider, request, body))
+    if output is not None:
+        from threadline.codecs._structured import with_output_schema
+
+        body = with_output_schema(body, provider, output)
+    if plan is not None:
+        from threadline.codecs._caching import with_breakpoints
+
+        body = with_breakpoints(body, provider, plan)
     return body
 
 
@@ -177,6 +216,7 @@ def decode_response(
     tool_names: Mapping[str, str] | None = None,
     model: str | None = None,
     tools: Iterable[ToolDefinition] = (),
+    output_schema: OutputSchema | None = None,
 ) -> Message:
     """Read a provider response (a JSON dict, JSON text or the SDK's response object) into an
     assistant message; usage and the response id are in its ``metadata``.
@@ -195,6 +235,11 @@ def decode_response(
             each tool call named by a key gets the stored name back.
         model: the model the request went to, for a response that names none (Bedrock's
             never does): it tags the message and its reasoning, which then replay to it.
+        output_schema: the ``output_schema`` the request was encoded with: the structured
+            reply becomes the message's text (for Anthropic and Bedrock the forced tool's
+            arguments, as JSON text rather than a tool call, so the history stays valid; for
+            OpenAI and Mistral in strict mode without the ``null`` s that stand for keys the
+            schema left optional). ``Model.model_validate_json(message.text)`` reads it.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
@@ -219,7 +264,16 @@ def decode_response(
         extra["choice"] = choice
     if model is not None:
         extra["model"] = model
+    output = None
+    if output_schema is not None:
+        from threadline.codecs._structured import output_definition
+
+        output = output_definition(output_schema)
     message = codec.decode_response(response, limits=limits, **extra)
+    if output is not None:
+        from threadline.codecs._structured import structured_reply
+
+        message = structured_reply(message, provider, output)
     if names:
         from threadline.codecs._tool_names import rename_tools
 

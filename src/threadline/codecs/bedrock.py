@@ -30,6 +30,9 @@ How threadline's messages map to the wire:
 - reasoning from Bedrock goes back as ``reasoningContent``: ``reasoningText`` with its
   ``signature``, or ``redactedContent`` (the bytes of ``encrypted``), in place, when the
   reasoning policy allows it; other reasoning follows the policy.
+- a part whose metadata holds ``bedrock.cache_point`` (``{"type": "default"}``) is followed
+  by a ``cachePoint`` block; ``decode`` keeps a ``cachePoint`` there, on the part before it
+  (one at the very start of a turn, with no part before it, is dropped).
 - blank text (empty or whitespace only) is left out everywhere: Bedrock rejects blank text
   blocks. A tool result with no content left holds the text ``[no content]`` (several models
   refuse ``content: []``), which ``decode`` reads back as ``""``.
@@ -105,6 +108,9 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 PROVIDER = "bedrock"
 CITATIONS = "bedrock.citations"
 """Part metadata of assistant text read from a ``citationsContent`` block: its citations."""
+CACHE_POINT = "bedrock.cache_point"
+"""Part metadata: a ``cachePoint`` block follows the part's block (its value, such as
+``{"type": "default"}``); ``decode`` keeps a cache point on the part before it."""
 TOOL_NAMES = STANDARD
 """The tool names the API takes; others are sent as wire names (``_tool_names``)."""
 FORMAT = "Bedrock Converse"
@@ -242,7 +248,9 @@ def encode(
         if role == "internal":
             continue
         if role == "system" and leading:
-            system_blocks.extend({"text": text} for text in _texts(message))
+            for text in _text_parts(message):
+                system_blocks.append({"text": text.text})
+                _add_cache_point(system_blocks, text)
             continue
         leading = False
         if role == "system":  # later system text: a note in the user turn
@@ -256,17 +264,19 @@ def encode(
             blocks = _assistant_blocks(message, index, ids, options)
             wire_role = "assistant"
         elif role == "tool":
-            blocks = [
-                _tool_result_block(part, ids, names)
-                for part in resolve(message, index, options, CAPABILITIES)
-                if isinstance(part, ToolResultPart)
-            ]
+            blocks = []
+            for part in resolve(message, index, options, CAPABILITIES):
+                if isinstance(part, ToolResultPart):
+                    blocks.append(_tool_result_block(part, ids, names))
+                    _add_cache_point(blocks, part)
             wire_role = "user"
         else:
             blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
         if blocks:
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+    for turn in turns:
+        _collapse_cache_points(turn["content"])
     add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if system_blocks:
@@ -279,12 +289,31 @@ def _is_result(block: Mapping[str, Any]) -> bool:
     return "toolResult" in block
 
 
-def _texts(message: Message) -> list[str]:
+def _text_parts(message: Message) -> list[TextPart]:
     return [
-        part.text
-        for part in message.parts
-        if isinstance(part, TextPart) and not is_blank(part.text)
+        part for part in message.parts if isinstance(part, TextPart) and not is_blank(part.text)
     ]
+
+
+def _add_cache_point(blocks: list[dict[str, Any]], part: Any) -> None:
+    """A ``cachePoint`` block after ``part``'s block when its metadata asks for one."""
+    mark = part.metadata.get(CACHE_POINT) if part.metadata else None
+    if isinstance(mark, Mapping) and blocks and "cachePoint" not in blocks[-1]:
+        blocks.append({"cachePoint": dict(mark)})
+
+
+def _collapse_cache_points(blocks: list[dict[str, Any]]) -> None:
+    """One ``cachePoint`` where merging put two in a row (results of two tool messages, each
+    marked, go before the first mark)."""
+    for index in range(len(blocks) - 1, 0, -1):
+        if "cachePoint" in blocks[index] and "cachePoint" in blocks[index - 1]:
+            del blocks[index]
+
+
+def _kept_cache_point(part: Any) -> Any:
+    """What of ``part``'s metadata survives the round trip: its cache point."""
+    mark = part.metadata.get(CACHE_POINT) if part.metadata else None
+    return freeze_json_map({CACHE_POINT: mark}) if isinstance(mark, Mapping) else EMPTY
 
 
 def _citations(part: TextPart) -> list[Any] | None:
@@ -312,8 +341,10 @@ def _user_blocks(
         elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
+                _add_cache_point(blocks, part)
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
+            _add_cache_point(blocks, part)
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -347,6 +378,8 @@ def _assistant_blocks(
             assert_never(part)
         if block is not None:
             blocks.append(block)
+            if not isinstance(part, (Placeholder, ReasoningPart)):
+                _add_cache_point(blocks, part)
     return blocks
 
 
@@ -531,7 +564,9 @@ def _decode(payload: Any) -> list[Message]:
         for block_index, block in enumerate(content):
             where = f"{path}.content[{block_index}]"
             decoded = _decode_block(block, role, where, names, reader, model=None)
-            if decoded is None:
+            if decoded is None:  # a cache point: kept on the part before it
+                if runs:
+                    runs[-1][1][-1] = _with_cache_point(runs[-1][1][-1], block, where, reader)
                 continue
             part, part_role = decoded
             if runs and runs[-1][0] == part_role:
@@ -550,9 +585,18 @@ def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
         key = _block_key(block, where, reader)
         if key == "text":
             parts.append(TextPart(text=reader.str_field(block, "text", where)))
-        elif key != "cachePoint":  # a caching marker, not content
+        elif key == "cachePoint":
+            if parts:
+                parts[-1] = _with_cache_point(parts[-1], block, where, reader)
+        else:
             reader.fail(f"{where}.{key}", f"system blocks hold text only, not {key!r}")
     return parts
+
+
+def _with_cache_point(part: Any, block: Mapping[str, Any], path: str, reader: Reader) -> Any:
+    """``part`` with the ``cachePoint`` that followed its block in its metadata."""
+    mark = reader.expect_object(block["cachePoint"], f"{path}.cachePoint")
+    return part.with_metadata({CACHE_POINT: dict(mark)})
 
 
 def _block_key(block: Mapping[str, Any], path: str, reader: Reader) -> str:
@@ -851,7 +895,10 @@ def normalize_for_round_trip(
         if role == "internal":
             continue
         if role == "system" and leading:
-            parts: list[Any] = [TextPart(text=text) for text in _texts(message)]
+            parts: list[Any] = [
+                TextPart(text=part.text, metadata=_kept_cache_point(part))
+                for part in _text_parts(message)
+            ]
         else:
             leading = False
             if role == "system":
@@ -881,15 +928,19 @@ def _read_back_parts(
         elif isinstance(part, TextPart):
             if not is_blank(part.text):
                 citations = _citations(part) if message.role == "assistant" else None
-                kept = {CITATIONS: citations} if citations else None
+                kept = {CITATIONS: citations} if citations else {}
+                kept.update(_kept_cache_point(part))
                 parts.append(TextPart(text=part.text, metadata=freeze_json_map(kept)))
         elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part, _FILE_BLOCKS, names))
+            file = _file_read_back(part, _FILE_BLOCKS, names)
+            parts.append(file.with_metadata(_kept_cache_point(part)))
         elif isinstance(part, ToolCallPart):
             call_id = ids.get(part.id, part.id)
-            parts.append(ToolCallPart(id=call_id, name=part.name, arguments=part.arguments))
+            call = ToolCallPart(id=call_id, name=part.name, arguments=part.arguments)
+            parts.append(call.with_metadata(_kept_cache_point(part)))
         elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids, names))
+            result = _result_read_back(part, ids, names)
+            parts.append(result.with_metadata(_kept_cache_point(part)))
         elif isinstance(part, ReasoningPart) and part.redacted:
             encrypted = encode_base64(_redacted_bytes(part) or b"")
             parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))

@@ -1,0 +1,286 @@
+"""Prompt-cache breakpoints (private; ``encode(cache=...)``).
+
+A breakpoint tells the provider to cache the request up to that point. Two formats take them:
+
+- ``anthropic``: ``cache_control: {"type": "ephemeral"}`` on a tool definition, a system block
+  or a message block; at most four per request.
+- ``bedrock``: a ``{"cachePoint": {"type": "default"}}`` block after the system blocks, the
+  tools or a message's blocks; at most four per request too.
+
+The others cache on their own (OpenAI and Mistral by prefix, Gemini implicitly): nothing is
+added for them, though ``cache`` is still checked.
+
+``cache`` is ``None`` (nothing added), ``"auto"`` (the tools, the system prompt and the newest
+turn: what an agent loop sends again each call), or a sequence of explicit breakpoints, each
+``"tools"``, ``"system"`` or the index of a message in the history given to ``encode``
+(negative counts from the end), at most four. A message breakpoint goes after the message's
+last part that can carry one (text, a file, a tool call or result), as the part's metadata
+(``anthropic.cache_control``, ``bedrock.cache_point``): the same place a breakpoint read by
+``decode`` is kept, so a decoded request encodes back with its breakpoints.
+
+Breakpoints the history already holds count toward the four: ``"auto"`` adds what fits (the
+newest turn first, then the system prompt, then the tools); explicit breakpoints that would
+pass four raise a [`ValidationError`][threadline.ValidationError].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from threadline.errors import ErrorDetail, ValidationError
+from threadline.messages import FilePart, Message, TextPart, ToolCallPart, ToolResultPart
+
+Breakpoint: TypeAlias = "int | Literal['system', 'tools']"
+CacheOption: TypeAlias = "Literal['auto'] | Sequence[int | Literal['system', 'tools']] | None"
+
+MAX_BREAKPOINTS = 4
+"""Anthropic's limit of ``cache_control`` blocks per request, and Bedrock's of cache points."""
+
+ANTHROPIC_MARK = "anthropic.cache_control"
+BEDROCK_MARK = "bedrock.cache_point"
+_MARKS: dict[str, tuple[str, dict[str, str]]] = {
+    "anthropic": (ANTHROPIC_MARK, {"type": "ephemeral"}),
+    "bedrock": (BEDROCK_MARK, {"type": "default"}),
+}
+_THINKING = frozenset({"thinking", "redacted_thinking"})
+_FIX = (
+    "cache takes None, 'auto', or a sequence of at most 4 breakpoints, each 'tools', 'system' "
+    "or a message index (for example cache=['system', -1])"
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CachePlan:
+    """Where the breakpoints go, checked."""
+
+    auto: bool = False
+    system: bool = False
+    tools: bool = False
+    indexes: tuple[int, ...] = ()
+    """Message indexes, from 0."""
+
+
+def _invalid(path: str, problem: str) -> ValidationError:
+    detail = ErrorDetail(path, problem, "cache")
+    return ValidationError(f"{path}: {problem}", [detail])
+
+
+def plan_cache(cache: Any, messages: Sequence[Message], provider: str) -> CachePlan:
+    """``cache`` checked against the history.
+
+    Raises:
+        threadline.ValidationError: ``cache`` is not one of its forms, an index is outside
+            the history, or (for a format with breakpoints) the message at an index has
+            nothing a breakpoint can follow; the error names ``cache[i]`` and the fix.
+    """
+    if cache == "auto" and isinstance(cache, str):
+        return CachePlan(auto=True)
+    if isinstance(cache, (str, bytes, Mapping)) or not isinstance(cache, Sequence):
+        raise _invalid("cache", f"{cache!r} is not a cache setting; {_FIX}")
+    system = tools = False
+    indexes: dict[int, None] = {}
+    count = len(messages)
+    for position, item in enumerate(cache):
+        where = f"cache[{position}]"
+        if item == "system" and isinstance(item, str):
+            system = True
+        elif item == "tools" and isinstance(item, str):
+            tools = True
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -count <= item < count:
+                fix = f"use 0 to {count - 1}, or -1 for the newest" if count else "leave it out"
+                raise _invalid(
+                    where, f"message index {item} is outside the history of {count}; {fix}"
+                )
+            index = item % count
+            if provider in _MARKS and _marked_part(messages[index]) is None:
+                raise _invalid(
+                    where,
+                    f"message {index} ({messages[index].role}) holds no text, file, tool call "
+                    "or tool result for a breakpoint to follow; choose another message",
+                )
+            indexes[index] = None
+        else:
+            raise _invalid(where, f"{item!r} is not a breakpoint; {_FIX}")
+    total = system + tools + len(indexes)
+    if total > MAX_BREAKPOINTS:
+        raise _invalid(
+            "cache",
+            f"asks for {total} breakpoints; providers take at most {MAX_BREAKPOINTS}: keep "
+            "the ones before the largest stable prefixes",
+        )
+    return CachePlan(system=system, tools=tools, indexes=tuple(indexes))
+
+
+def _marked_part(message: Message) -> int | None:
+    """The index of the last part of ``message`` a breakpoint can follow, if any."""
+    if message.role == "internal":
+        return None
+    for index in range(len(message.parts) - 1, -1, -1):
+        part = message.parts[index]
+        if isinstance(part, TextPart) and part.text.strip():
+            return index
+        if isinstance(part, (FilePart, ToolCallPart, ToolResultPart)):
+            return index
+    return None
+
+
+def marked_messages(
+    plan: CachePlan, messages: Sequence[Message], provider: str
+) -> Sequence[Message]:
+    """``messages`` with a breakpoint in the metadata of each explicitly chosen message's last
+    part that can carry one (copies: the caller's messages are not changed)."""
+    if not plan.indexes or provider not in _MARKS:
+        return messages
+    key, mark = _MARKS[provider]
+    out = list(messages)
+    for index in plan.indexes:
+        message = out[index]
+        at = _marked_part(message)
+        assert at is not None  # plan_cache checked it
+        part = message.parts[at]
+        if key in part.metadata:
+            continue
+        parts = list(message.parts)
+        parts[at] = part.with_metadata({key: mark})
+        out[index] = message.model_copy(update={"parts": tuple(parts)})
+    return out
+
+
+def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) -> dict[str, Any]:
+    """``payload`` with the plan's tool, system and newest-turn breakpoints added.
+
+    Raises:
+        threadline.ValidationError: an explicit ``"system"`` / ``"tools"`` breakpoint for a
+            request without one, or more than four breakpoints with those the history holds.
+    """
+    if provider not in _MARKS:
+        return payload
+    writer = _Anthropic() if provider == "anthropic" else _Bedrock()
+    out = dict(payload)
+    if plan.auto:
+        for place in ("turn", "system", "tools"):  # the most valuable first
+            if writer.count(out) < MAX_BREAKPOINTS:
+                writer.add(out, place)
+        return out
+    for place, wanted in (("system", plan.system), ("tools", plan.tools)):
+        if wanted and not writer.add(out, place):
+            raise _invalid(
+                "cache",
+                f"asks for a breakpoint after the {place}, but the request has no {place}; "
+                f"leave {place!r} out of cache",
+            )
+    total = writer.count(out)
+    if total > MAX_BREAKPOINTS:
+        raise _invalid(
+            "cache",
+            f"the request would hold {total} cache breakpoints (with those the history keeps "
+            f"in part metadata '{_MARKS[provider][0]}'), but {provider} takes at most "
+            f"{MAX_BREAKPOINTS}; ask for fewer",
+        )
+    return out
+
+
+class _Anthropic:
+    """``cache_control`` on the last tool, the last system block, the newest turn's last
+    block that can hold one (not thinking)."""
+
+    MARK: ClassVar[dict[str, str]] = {"type": "ephemeral"}
+
+    def count(self, payload: Mapping[str, Any]) -> int:
+        blocks: list[Any] = list(payload.get("tools") or [])
+        system = payload.get("system")
+        if isinstance(system, list):
+            blocks.extend(system)
+        for message in payload.get("messages") or []:
+            content = message.get("content")
+            if isinstance(content, list):
+                blocks.extend(content)
+        return sum(1 for block in blocks if isinstance(block, Mapping) and "cache_control" in block)
+
+    def add(self, payload: dict[str, Any], place: str) -> bool:
+        """Mark ``place``; ``False`` when the request has none."""
+        if place == "tools":
+            tools = list(payload.get("tools") or [])
+            if not tools:
+                return False
+            tools[-1] = self._marked(tools[-1])
+            payload["tools"] = tools
+            return True
+        if place == "system":
+            system = payload.get("system")
+            if not system:
+                return False
+            blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
+            payload["system"] = [*blocks[:-1], self._marked(blocks[-1])]
+            return True
+        messages = list(payload.get("messages") or [])
+        if not messages:
+            return False
+        last = dict(messages[-1])
+        content = last.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        blocks = list(content or [])
+        for index in range(len(blocks) - 1, -1, -1):
+            block = blocks[index]
+            if block.get("type") in _THINKING or (
+                block.get("type") == "text" and not str(block.get("text", "")).strip()
+            ):
+                continue
+            blocks[index] = self._marked(block)
+            last["content"] = blocks
+            messages[-1] = last
+            payload["messages"] = messages
+            return True
+        return False
+
+    def _marked(self, block: Mapping[str, Any]) -> dict[str, Any]:
+        if "cache_control" in block:
+            return dict(block)
+        return {**block, "cache_control": dict(self.MARK)}
+
+
+class _Bedrock:
+    """A ``cachePoint`` block after the system blocks, after the tools, after the newest
+    turn's blocks."""
+
+    POINT: ClassVar[dict[str, dict[str, str]]] = {"cachePoint": {"type": "default"}}
+
+    def count(self, payload: Mapping[str, Any]) -> int:
+        blocks: list[Any] = list(payload.get("system") or [])
+        blocks.extend((payload.get("toolConfig") or {}).get("tools") or [])
+        for message in payload.get("messages") or []:
+            blocks.extend(message.get("content") or [])
+        return sum(1 for block in blocks if isinstance(block, Mapping) and "cachePoint" in block)
+
+    def add(self, payload: dict[str, Any], place: str) -> bool:
+        """Mark ``place``; ``False`` when the request has none."""
+        if place == "tools":
+            config = dict(payload.get("toolConfig") or {})
+            tools = config.get("tools")
+            if not tools:
+                return False
+            config["tools"] = self._ended(tools)
+            payload["toolConfig"] = config
+            return True
+        if place == "system":
+            if not payload.get("system"):
+                return False
+            payload["system"] = self._ended(payload["system"])
+            return True
+        messages = list(payload.get("messages") or [])
+        if not messages or not messages[-1].get("content"):
+            return False
+        last = dict(messages[-1])
+        last["content"] = self._ended(last["content"])
+        messages[-1] = last
+        payload["messages"] = messages
+        return True
+
+    def _ended(self, blocks: Sequence[Any]) -> list[Any]:
+        if blocks and isinstance(blocks[-1], Mapping) and "cachePoint" in blocks[-1]:
+            return list(blocks)
+        return [*blocks, {"cachePoint": dict(self.POINT["cachePoint"])}]

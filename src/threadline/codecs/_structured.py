@@ -1,0 +1,266 @@
+"""Structured output: a reply in the shape of a JSON Schema, asked of each provider in its own
+way (private; ``encode(output_schema=...)`` and ``decode_response(output_schema=...)``).
+
+The schema is held as a [`ToolDefinition`][threadline.ToolDefinition] (a name, a description,
+the schema as ``parameters``, ``strict``), whatever it was given as, and sent:
+
+- ``openai_chat`` and ``mistral``: ``response_format: {"type": "json_schema", "json_schema":
+  {name, description?, schema, strict}}``;
+- ``openai_responses``: ``text: {"format": {"type": "json_schema", name, description?, schema,
+  strict}}``;
+- ``gemini``: ``generationConfig: {"responseMimeType": "application/json", "responseSchema":
+  ...}`` in the ``gemini`` dialect (the OpenAPI subset every Gemini model takes, as for
+  function declarations);
+- ``anthropic`` and ``bedrock``: a *forced tool*: a tool whose input schema is the schema,
+  with ``tool_choice`` (Bedrock ``toolConfig.toolChoice``) making the model call it. It works
+  with every model that calls tools, takes the schema without a subset, and composes with the
+  request's own tools. The native fields (Anthropic ``output_config.format``, Bedrock
+  ``outputConfig.textFormat``) are left to the caller: only the newest models take them, and
+  both refuse much of JSON Schema.
+
+OpenAI and Mistral use strict mode unless the definition says ``strict=False``: the schema
+goes in the ``openai_strict`` dialect, and the reply's ``null`` s that stand for keys the
+schema left optional are dropped when it is decoded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import pydantic_core
+
+from threadline.errors import ErrorDetail, UnsupportedContentError, ValidationError
+from threadline.messages import Message, TextPart, ToolCallPart
+
+if TYPE_CHECKING:
+    import pydantic
+
+    from threadline.tools import ToolDefinition
+
+OutputSchema: TypeAlias = "Mapping[str, Any] | type[pydantic.BaseModel] | ToolDefinition"
+"""What ``output_schema=`` takes: a JSON Schema object, a pydantic model class, or a
+[`ToolDefinition`][threadline.ToolDefinition] (to choose the name, description and strictness)."""
+
+DEFAULT_NAME = "final_answer"
+"""The name a schema given as a dict is sent under (OpenAI's ``json_schema.name``, the forced
+tool's name)."""
+
+FORCED_TOOL = frozenset({"anthropic", "bedrock"})
+"""The formats that get structured output as a forced tool."""
+
+_STRICT_FORMATS = frozenset({"openai_chat", "openai_responses", "mistral"})
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""A name every provider takes: OpenAI's ``json_schema.name`` rule, which fits tool names too."""
+
+
+def _invalid(path: str, problem: str) -> ValidationError:
+    detail = ErrorDetail(path, problem, "output_schema")
+    return ValidationError(f"{path}: {problem}", [detail])
+
+
+def output_definition(output_schema: Any) -> ToolDefinition:
+    """``output_schema`` as a [`ToolDefinition`][threadline.ToolDefinition].
+
+    Raises:
+        threadline.ValidationError: the schema is not an object schema, or its name is not
+            one every provider takes.
+        TypeError: ``output_schema`` is none of the three things it may be.
+    """
+    from threadline.tools import ToolDefinition, tool_from_model
+
+    if isinstance(output_schema, ToolDefinition):
+        definition = output_schema
+    elif isinstance(output_schema, Mapping):
+        try:
+            definition = ToolDefinition(
+                DEFAULT_NAME, str(output_schema.get("description") or ""), output_schema
+            )
+        except ValidationError as error:
+            raise _invalid(
+                "output_schema",
+                f"must be a JSON Schema object ({{'type': 'object', 'properties': ...}}): {error}",
+            ) from None
+    elif isinstance(output_schema, type) and hasattr(output_schema, "model_json_schema"):
+        definition = tool_from_model(output_schema)
+    else:
+        raise TypeError(
+            "output_schema takes a JSON Schema dict, a pydantic model class or a "
+            f"ToolDefinition, not {type(output_schema).__name__}"
+        )
+    if _NAME.fullmatch(definition.name) is None:
+        raise _invalid(
+            "output_schema.name",
+            f"{definition.name!r} is not a name every provider takes ([a-zA-Z0-9_-], 1 to 64 "
+            "characters); pass ToolDefinition(name='...', parameters=schema) as output_schema",
+        )
+    return definition
+
+
+def is_strict(definition: ToolDefinition) -> bool:
+    """Whether OpenAI / Mistral get the schema in strict mode: unless it says ``False``."""
+    return definition.strict is not False
+
+
+def with_output_schema(
+    payload: dict[str, Any], provider: str, definition: ToolDefinition
+) -> dict[str, Any]:
+    """``payload`` with ``provider``'s fields asking for a reply shaped by ``definition``.
+
+    Raises:
+        threadline.ValidationError: the schema cannot be adapted to the provider (strict mode,
+            recursion where ``$ref`` is inlined), or the forced tool cannot join the request's
+            tools (a tool of the same name; ``tool_choice`` ``none``).
+        threadline.UnsupportedContentError: the format has no structured output.
+    """
+    from threadline.tools import adapted_parameters
+
+    out = dict(payload)
+    if provider in _STRICT_FORMATS:
+        strict = is_strict(definition)
+        schema = adapted_parameters(definition, "openai_strict" if strict else "standard")
+        spec: dict[str, Any] = {"name": definition.name}
+        if definition.description:
+            spec["description"] = definition.description
+        spec["schema"] = schema
+        spec["strict"] = strict
+        if provider == "openai_responses":
+            out["text"] = {**dict(out.get("text") or {}), "format": {"type": "json_schema", **spec}}
+        else:
+            out["response_format"] = {"type": "json_schema", "json_schema": spec}
+    elif provider == "gemini":
+        config = dict(out.get("generationConfig") or {})
+        config["responseMimeType"] = "application/json"
+        config["responseSchema"] = adapted_parameters(definition, "gemini")
+        out["generationConfig"] = config
+    elif provider == "anthropic":
+        _force_anthropic_tool(out, definition)
+    elif provider == "bedrock":
+        _force_bedrock_tool(out, definition)
+    else:
+        raise UnsupportedContentError(
+            f"output_schema: the codec {provider!r} has no structured output; ask for JSON in "
+            "the prompt and validate the reply yourself",
+            provider=provider,
+        )
+    return out
+
+
+def _refuse_name_clash(names: list[Any], definition: ToolDefinition) -> None:
+    if definition.name in names:
+        raise _invalid(
+            "output_schema.name",
+            f"the request already has a tool named {definition.name!r}; give the output "
+            "another name: output_schema=ToolDefinition(name='...', parameters=schema)",
+        )
+
+
+def _refuse_none() -> ValidationError:
+    return _invalid(
+        "tool_choice",
+        "is 'none', but structured output on this provider is a tool the model must call; "
+        "leave tool_choice at its default (or 'required') when passing output_schema",
+    )
+
+
+def _force_anthropic_tool(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """The forced tool joins the request's tools. With no other tool, ``tool_choice`` names
+    it; with others, ``auto`` becomes ``any`` (the model calls tools, and answers by calling
+    this one); ``any`` or a named tool chosen by the caller stay."""
+    from threadline.tools import adapted_parameters
+
+    tools = list(out.get("tools") or [])
+    _refuse_name_clash([tool.get("name") for tool in tools], definition)
+    tool: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        tool["description"] = definition.description
+    tool["input_schema"] = adapted_parameters(definition, "standard")
+    tools.append(tool)
+    choice = dict(out.get("tool_choice") or {"type": "auto"})
+    if choice.get("type") == "none":
+        raise _refuse_none()
+    if choice.get("type") == "auto":
+        kept = {k: v for k, v in choice.items() if k == "disable_parallel_tool_use"}
+        forced = {"type": "tool", "name": definition.name} if len(tools) == 1 else {"type": "any"}
+        choice = {**forced, **kept}
+    out["tools"] = tools
+    out["tool_choice"] = choice
+
+
+def _force_bedrock_tool(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """As for Anthropic, in ``toolConfig`` (which has no ``none``)."""
+    from threadline.tools import adapted_parameters
+
+    config = dict(out.get("toolConfig") or {})
+    tools = list(config.get("tools") or [])
+    _refuse_name_clash(
+        [tool.get("toolSpec", {}).get("name") for tool in tools if isinstance(tool, Mapping)],
+        definition,
+    )
+    spec: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        spec["description"] = definition.description
+    spec["inputSchema"] = {"json": adapted_parameters(definition, "inline")}
+    tools.append({"toolSpec": spec})
+    choice = config.get("toolChoice")
+    if choice is None or "auto" in choice:
+        others = sum(1 for tool in tools if "toolSpec" in tool) > 1
+        choice = {"any": {}} if others else {"tool": {"name": definition.name}}
+    config["tools"] = tools
+    config["toolChoice"] = choice
+    out["toolConfig"] = config
+
+
+# -- Reading the reply ------------------------------------------------------------------------
+
+
+def structured_reply(message: Message, provider: str, definition: ToolDefinition) -> Message:
+    """The decoded reply with its structured output as text.
+
+    For a forced-tool format, each call of the output tool becomes a text part holding its
+    arguments as JSON (so the history holds no call waiting for a result); other calls stay.
+    For a strict format, the ``null`` s standing for keys the schema left optional are dropped
+    from the JSON text. A reply that is not JSON (a refusal, a cut-off reply) is left as it is.
+    """
+    if provider in FORCED_TOOL:
+        return _calls_as_text(message, definition.name)
+    if provider in _STRICT_FORMATS and is_strict(definition):
+        return _without_strict_nulls(message, definition)
+    return message
+
+
+def _calls_as_text(message: Message, name: str) -> Message:
+    from threadline.codecs._tools import arguments_json
+
+    if not any(isinstance(part, ToolCallPart) and part.name == name for part in message.parts):
+        return message
+    parts = [
+        TextPart(text=arguments_json(part), metadata=part.metadata)
+        if isinstance(part, ToolCallPart) and part.name == name
+        else part
+        for part in message.parts
+    ]
+    return message.model_copy(update={"parts": tuple(parts)})
+
+
+def _without_strict_nulls(message: Message, definition: ToolDefinition) -> Message:
+    from threadline.tools import drop_strict_nulls
+
+    texts = [index for index, part in enumerate(message.parts) if isinstance(part, TextPart)]
+    if len(texts) != 1:
+        return message
+    part = message.parts[texts[0]]
+    assert isinstance(part, TextPart)
+    try:  # bounded: pydantic_core refuses nesting deeper than it can read
+        value = pydantic_core.from_json(part.text)
+    except ValueError:
+        return message
+    cleaned = drop_strict_nulls(value, definition.parameters)
+    if cleaned == value:
+        return message
+    text = json.dumps(cleaned, ensure_ascii=False, separators=(",", ":"))
+    parts = list(message.parts)
+    parts[texts[0]] = TextPart(text=text, metadata=part.metadata)
+    return message.model_copy(update={"parts": tuple(parts)})
