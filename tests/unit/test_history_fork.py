@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,8 @@ def test_fork_needs_a_store_with_fork() -> None:
     class NoFork(MemoryStore):
         fork = None  # type: ignore[assignment]
 
-    history = tl.History().bind(NoFork(), "main")  # binding works without fork
+    store: Any = NoFork()  # binding works without fork (a store typed without it too)
+    history = tl.History().bind(store, "main")
     history.append(tl.user_message("q"))
     with pytest.raises(TypeError, match="has no fork"):
         history.fork("b")
