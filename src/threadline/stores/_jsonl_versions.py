@@ -81,7 +81,7 @@ class VersionFile:
 
 class ParentFile:
     """The side file ``<name>.parent`` of a branch made by ``fork``: its parent record (the
-    JSON of `threadline.stores._forks.encode_parent`). Written and removed under the
+    JSON of `threadline.stores.forks.encode_parent`). Written and removed under the
     conversation file's exclusive lock; it goes with the branch on ``delete``."""
 
     __slots__ = ("path",)

@@ -68,7 +68,6 @@ from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import messages_from_json, messages_to_json
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
-from threadline.stores._forks import branch_of, check_fork, decode_parent, encode_parent, taken
 from threadline.stores._jsonl_versions import ParentFile, VersionFile
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
@@ -84,6 +83,7 @@ from threadline.stores.blobs import (
     BlobStore,
     offload_files,
 )
+from threadline.stores.forks import branch_of, check_fork, decode_parent, encode_parent, taken
 
 if sys.platform != "win32":
     import fcntl

@@ -6,7 +6,6 @@ import threading
 from collections.abc import Sequence
 
 from threadline.messages import Message
-from threadline.stores._forks import branch_of, check_fork, taken
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -14,6 +13,7 @@ from threadline.stores.base import (
     replayed,
     validate_conversation_id,
 )
+from threadline.stores.forks import branch_of, check_fork, taken
 
 __all__ = ["MemoryStore"]
 

@@ -84,7 +84,6 @@ from contextlib import AbstractContextManager, asynccontextmanager, contextmanag
 from typing import Any, ClassVar
 
 from threadline.messages import Message
-from threadline.stores._forks import branch_of, check_fork, taken
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
@@ -94,6 +93,7 @@ from threadline.stores.base import (
     validate_conversation_id,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
+from threadline.stores.forks import branch_of, check_fork, taken
 
 try:
     import psycopg

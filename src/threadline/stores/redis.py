@@ -66,13 +66,6 @@ from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
-from threadline.stores._forks import (
-    branch_of,
-    check_fork,
-    decode_parent,
-    encode_parent,
-    taken,
-)
 from threadline.stores._redis_fork import FORK_SCRIPT
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
@@ -85,6 +78,13 @@ from threadline.stores.base import (
     wrap_driver_errors,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
+from threadline.stores.forks import (
+    branch_of,
+    check_fork,
+    decode_parent,
+    encode_parent,
+    taken,
+)
 
 try:
     import redis

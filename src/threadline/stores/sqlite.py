@@ -68,7 +68,6 @@ from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
-from threadline.stores._forks import branch_of, check_fork, taken
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores.base import (
@@ -83,6 +82,7 @@ from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
 )
+from threadline.stores.forks import branch_of, check_fork, taken
 
 __all__ = ["SQLiteStore"]
 

@@ -1,5 +1,5 @@
 """What every store's ``fork`` and ``parent`` share: the arguments, the branch's messages, the
-errors, and how a parent record is written down.
+errors, and how a parent record is written down. A store of your own can use them too.
 
 ``fork(conversation_id, new_id, at=None)`` copies the first ``at`` messages of a conversation
 (all when ``None``) into a new conversation and records where it came from, for "edit and
