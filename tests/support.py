@@ -105,5 +105,6 @@ def drop_postgres_tables(dsn: str, prefixes: Iterable[str]) -> None:
     with psycopg.connect(dsn, autocommit=True) as connection:
         for prefix in prefixes:
             connection.execute(
-                f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations, {prefix}versions"
+                f"DROP TABLE IF EXISTS {prefix}messages, {prefix}conversations, {prefix}versions,"
+                f" {prefix}parents"
             )

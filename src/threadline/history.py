@@ -48,6 +48,7 @@ from threadline._binding import (
     refuse_taken_ids,
 )
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
+from threadline._forking import Branching
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
 from threadline._sequences import Clock, clock_for, history_input, leading_messages, read_message
@@ -76,7 +77,7 @@ __all__ = [
 _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before _log.py look
 
 
-class History:
+class History(Branching):
     """A conversation: an ordered, observable, thread-safe container of [`Message`][].
 
     ``len(history)``, iteration, ``history[i]`` and ``history[a:b]`` read the current

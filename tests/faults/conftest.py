@@ -36,9 +36,17 @@ def _fresh_store(request: pytest.FixtureRequest, kind: str, *, blocking: bool) -
     return make(dsn, table_prefix=prefix, max_connections=3)
 
 
-@pytest.fixture(params=["redis", "postgres"])
+@pytest.fixture(params=["redis", "postgres", "sqlite", "jsonl"])
 def async_store(request: pytest.FixtureRequest) -> Any:
-    """A fresh async store on a shared server (closed by the test)."""
+    """A fresh async store on a shared server, or an async twin of a local store whose writes
+    run in worker threads (closed by the test)."""
+    if request.param in ("sqlite", "jsonl"):
+        from threadline.stores import AsyncJsonlStore, AsyncSQLiteStore
+
+        place = request.getfixturevalue("tmp_path") / "store"
+        if request.param == "sqlite":
+            return AsyncSQLiteStore(f"{place}.db")
+        return AsyncJsonlStore(place)
     return _fresh_store(request, request.param, blocking=False)
 
 

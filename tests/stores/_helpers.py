@@ -102,6 +102,12 @@ class ThreadedAsyncStore:
     async def list_conversations(self) -> list[str]:
         return await asyncio.to_thread(self.store.list_conversations)
 
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        await asyncio.to_thread(self.store.fork, conversation_id, new_id, at)
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        return await asyncio.to_thread(self.store.parent, conversation_id)
+
     async def aclose(self) -> None:
         close = getattr(self.store, "close", None)
         if close is not None:
@@ -168,6 +174,12 @@ class LostReply:
     def list_conversations(self) -> list[str]:
         return list(self.store.list_conversations())
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        self.store.fork(conversation_id, new_id, at)
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        return self.store.parent(conversation_id)
+
 
 class AsyncLostReply:
     """An async store whose ``append`` is applied, then, while ``lose`` is set, raises
@@ -208,3 +220,9 @@ class AsyncLostReply:
 
     async def list_conversations(self) -> list[str]:
         return list(await self.store.list_conversations())
+
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        await self.store.fork(conversation_id, new_id, at)
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        return await self.store.parent(conversation_id)

@@ -191,6 +191,31 @@ class RacyVersionStore(_Broken):
         super().append(conversation_id, messages)
 
 
+class ParentlessForkStore(_Broken):
+    """Copies a branch but records no parent."""
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        return None
+
+
+class AliasingForkStore(_Broken):
+    """Shares the parent's list with the branch: a later write reaches both."""
+
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        super().fork(conversation_id, new_id, at)
+        with self._lock:
+            if at is None:
+                self._conversations[new_id] = self._conversations[conversation_id]
+
+
+class OverwritingForkStore(_Broken):
+    """Forks onto an id in use by replacing what it holds."""
+
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        self.delete(new_id)
+        super().fork(conversation_id, new_id, at)
+
+
 class ListsEmptyStore(_Broken):
     def list_conversations(self) -> list[str]:
         return [*super().list_conversations(), "ghost"]
@@ -228,6 +253,9 @@ class HangingStore(_Broken):
         (UncheckedVersionStore, "expected_version"),
         (ForgetfulVersionStore, "versions"),
         (RacyVersionStore, "versioned_writers"),
+        (ParentlessForkStore, "fork"),
+        (AliasingForkStore, "fork"),
+        (OverwritingForkStore, "fork"),
     ],
 )
 def test_check_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:
@@ -247,6 +275,9 @@ def test_check_store_names_the_broken_promise(store_class: type[Store], check: s
         (UncheckedVersionStore, "expected_version"),
         (ForgetfulVersionStore, "versions"),
         (RacyVersionStore, "versioned_writers"),
+        (ParentlessForkStore, "fork"),
+        (AliasingForkStore, "fork"),
+        (OverwritingForkStore, "fork"),
     ],
 )
 def test_check_async_store_names_the_broken_promise(store_class: type[Store], check: str) -> None:

@@ -167,6 +167,11 @@ def test_the_documented_ddl_is_what_the_store_creates(postgres_dsn: str, prefix:
             ("message_id", "text", None),
         ],
         f"{prefix}versions": [("conversation_id", "text", "C"), ("version", "bigint", None)],
+        f"{prefix}parents": [
+            ("conversation_id", "text", "C"),
+            ("parent_id", "text", "C"),
+            ("at", "bigint", None),
+        ],
     }
     assert schema_sql() == SCHEMA_SQL
     assert "CREATE TABLE IF NOT EXISTS threadline_messages (" in SCHEMA_SQL

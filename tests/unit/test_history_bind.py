@@ -106,6 +106,12 @@ class AsyncRecording:
     async def list_conversations(self) -> list[str]:
         return self.inner.list_conversations()
 
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        self.inner.fork(conversation_id, new_id, at)
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        return self.inner.parent(conversation_id)
+
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:

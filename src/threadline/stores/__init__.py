@@ -18,6 +18,11 @@ so importing this package imports neither driver:
   [`PostgresStore`][threadline.stores.PostgresStore] /
   [`AsyncPostgresStore`][threadline.stores.AsyncPostgresStore] (``threadline[postgres]``) — shared
   by many worker processes.
+
+Every store has an async twin ([`AsyncMemoryStore`][threadline.stores.AsyncMemoryStore],
+[`AsyncJsonlStore`][threadline.stores.AsyncJsonlStore],
+[`AsyncSQLiteStore`][threadline.stores.AsyncSQLiteStore], loaded on first use too), for
+[`History.abind`][threadline.History.abind].
 """
 
 from __future__ import annotations
@@ -37,13 +42,17 @@ from threadline.stores.memory import MemoryStore
 from threadline.stores.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
+    from threadline.stores.local_async import AsyncJsonlStore, AsyncMemoryStore, AsyncSQLiteStore
     from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
     from threadline.stores.redis import AsyncRedisStore, RedisStore
 
 __all__ = [
     "CONVERSATION_ID_PATTERN",
+    "AsyncJsonlStore",
+    "AsyncMemoryStore",
     "AsyncPostgresStore",
     "AsyncRedisStore",
+    "AsyncSQLiteStore",
     "AsyncStore",
     "BlobStore",
     "FileBlobStore",
@@ -57,9 +66,12 @@ __all__ = [
     "validate_conversation_id",
 ]
 
-# Stores whose module imports an optional dependency: name -> module, imported on first access.
-# (Redis and Postgres stores, and their async twins, register here.)
+# Stores loaded on first access: name -> module. The Redis and Postgres stores (and their async
+# twins) import an optional dependency; the async twins of the local stores, asyncio's executor.
 _LAZY: dict[str, str] = {
+    "AsyncJsonlStore": "threadline.stores.local_async",
+    "AsyncMemoryStore": "threadline.stores.local_async",
+    "AsyncSQLiteStore": "threadline.stores.local_async",
     "AsyncPostgresStore": "threadline.stores.postgres",
     "AsyncRedisStore": "threadline.stores.redis",
     "PostgresStore": "threadline.stores.postgres",

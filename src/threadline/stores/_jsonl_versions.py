@@ -26,9 +26,10 @@ from pathlib import Path
 
 from threadline.stores._files import fsync_directory
 
-__all__ = ["VersionFile"]
+__all__ = ["ParentFile", "VersionFile"]
 
 SUFFIX = ".version"
+PARENT_SUFFIX = ".parent"
 
 
 class VersionFile:
@@ -61,20 +62,7 @@ class VersionFile:
         Raises:
             OSError: the file cannot be written.
         """
-        temporary = self.directory / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                os.write(fd, f"{version} {lines} {inode}\n".encode())
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                temporary.unlink()
-            raise
-        fsync_directory(self.directory)
+        _write_atomically(self.path, f"{version} {lines} {inode}\n".encode())
 
     def _read(self) -> tuple[int, int, int] | None:
         try:
@@ -89,3 +77,52 @@ class VersionFile:
                 f"{text[:60]!r}); remove it to count the version from the file's lines again"
             ) from None
         return version, lines, inode
+
+
+class ParentFile:
+    """The side file ``<name>.parent`` of a branch made by ``fork``: its parent record (the
+    JSON of `threadline.stores.forks.encode_parent`). Written and removed under the
+    conversation file's exclusive lock; it goes with the branch on ``delete``."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, conversation_path: Path) -> None:
+        self.path = conversation_path.with_suffix(PARENT_SUFFIX)
+
+    def read(self) -> str | None:
+        """The record's text; ``None`` when the conversation is no branch."""
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def write(self, text: str) -> None:
+        """Record ``text``, atomically and durably.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        _write_atomically(self.path, text.encode())
+
+    def remove(self) -> None:
+        """Drop the record (nothing happens when there is none)."""
+        self.path.unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path``: a temporary file, fsynced, renamed over it, the directory
+    synced."""
+    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+    fsync_directory(path.parent)

@@ -56,6 +56,12 @@ def schema_statements(prefix: str) -> tuple[str, ...]:
         '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
         "    version         bigint NOT NULL\n"
         ")",
+        # Added with fork(): a branch's parent, removed with the branch.
+        f"CREATE TABLE IF NOT EXISTS {prefix}parents (\n"
+        '    conversation_id text COLLATE "C" PRIMARY KEY,\n'
+        '    parent_id       text COLLATE "C" NOT NULL,\n'
+        "    at              bigint NOT NULL\n"
+        ")",
     )
 
 
@@ -64,8 +70,8 @@ class Queries:
 
     def __init__(self, prefix: str) -> None:
         conversations, messages = f"{prefix}conversations", f"{prefix}messages"
-        versions = f"{prefix}versions"
-        self.tables = (conversations, messages, f"{prefix}messages_by_id", versions)
+        versions, parents = f"{prefix}versions", f"{prefix}parents"
+        self.tables = (conversations, messages, f"{prefix}messages_by_id", versions, parents)
         self.create = schema_statements(prefix)
         # A conversation without a version row (written before versions existed) is at
         # version next_seq: its message count, as appends of one message each would count.
@@ -139,7 +145,17 @@ class Queries:
         self.exists = (
             "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
             " AND to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
+            " AND to_regclass(%s) IS NOT NULL"
         )
+        self.in_use = (
+            f"SELECT EXISTS (SELECT 1 FROM {messages} WHERE conversation_id = %s)"
+            f" OR EXISTS (SELECT 1 FROM {parents} WHERE conversation_id = %s)"
+        )
+        self.add_parent = (
+            f"INSERT INTO {parents} (conversation_id, parent_id, at) VALUES (%s, %s, %s)"
+        )
+        self.parent = f"SELECT parent_id, at FROM {parents} WHERE conversation_id = %s"
+        self.delete_parent = f"DELETE FROM {parents} WHERE conversation_id = %s"
         self.schema_lock = "SELECT pg_advisory_xact_lock(hashtext(%s))"
         self.schema_lock_key = f"threadline schema {prefix}"
 

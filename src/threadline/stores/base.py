@@ -1,7 +1,7 @@
 """The store protocols, conversation-id validation, and the helpers every store shares.
 
 A store persists conversations: each is an ordered list of [`Message`][] under a
-conversation id. Five operations make a store, the same for [`Store`][] (blocking) and
+conversation id. These operations make a store, the same for [`Store`][] (blocking) and
 [`AsyncStore`][] (coroutines):
 
 - ``load(cid)`` — the conversation's messages, oldest first (``[]`` when it does not exist);
@@ -11,7 +11,11 @@ conversation id. Five operations make a store, the same for [`Store`][] (blockin
 - ``delete(cid)`` — remove it (nothing happens when it does not exist);
 - ``list_conversations()`` — the ids that hold at least one message;
 - ``version(cid)`` — the conversation's version: 0 for one never written, one more after each
-  write (an ``append`` that stored something, a ``replace``, a ``delete``), never smaller.
+  write (an ``append`` that stored something, a ``replace``, a ``delete``), never smaller;
+- ``fork(cid, new_id, at=None)`` — copy the first ``at`` messages (all when ``None``) into the
+  new conversation ``new_id`` and record where it came from; ``parent(new_id)`` says
+  ``(cid, at)`` (``None`` for a conversation that is no branch). Forking onto an id in use
+  raises [`ValidationError`][] with nothing written.
 
 ``append`` and ``replace`` take ``expected_version=``: the write happens only when the
 conversation is still at that version, atomically with the check, and otherwise raises
@@ -97,7 +101,7 @@ class Store(Protocol):
       ``__cause__``.
 
     Note:
-        ``isinstance(x, Store)`` only checks that the six methods exist; it cannot tell a
+        ``isinstance(x, Store)`` only checks that the eight methods exist; it cannot tell a
         blocking store from an [`AsyncStore`][].
     """
 
@@ -147,6 +151,25 @@ class Store(Protocol):
         """The ids of the conversations that hold at least one message."""
         ...
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id``, atomically, and record its parent (see [`parent`][]).
+
+        The branch is a copy: later writes to either conversation leave the other as it is.
+        Its version steps by 1, as for any write; ``delete`` (or ``replace`` with ``[]``) of
+        the branch drops its parent record.
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is not ``None`` or an int from 0 to its length, or ``new_id`` is in use (it
+                holds messages or is a branch); nothing was written.
+        """
+        ...
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise."""
+        ...
+
 
 @runtime_checkable
 class AsyncStore(Protocol):
@@ -193,6 +216,14 @@ class AsyncStore(Protocol):
 
     async def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message."""
+        ...
+
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages into ``new_id``, as for [`Store.fork`][]."""
+        ...
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a branch, as for [`Store.parent`][]."""
         ...
 
 

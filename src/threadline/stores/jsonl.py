@@ -36,6 +36,9 @@ Why it holds up (POSIX, on a local filesystem):
   Every locker re-checks after locking that the path still names the file it locked, so a
   writer that waited on the old file retries on the new one instead of appending to a deleted
   file.
+- **A fork is written as a ``replace`` is**, under the new file's exclusive lock, after
+  checking that it holds nothing and has no ``<name>.parent`` side file (the parent record,
+  written first and removed with the branch).
 - **Versions cost an append nothing.** A conversation's version is counted from its file's
   lines (one per batch) and, after a ``replace`` or ``delete``, a small ``<name>.version`` side
   file written with them (see `threadline.stores._jsonl_versions`). ``expected_version`` is
@@ -65,7 +68,7 @@ from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import messages_from_json, messages_to_json
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
-from threadline.stores._jsonl_versions import VersionFile
+from threadline.stores._jsonl_versions import ParentFile, VersionFile
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
@@ -80,6 +83,7 @@ from threadline.stores.blobs import (
     BlobStore,
     offload_files,
 )
+from threadline.stores.forks import branch_of, check_fork, decode_parent, encode_parent, taken
 
 if sys.platform != "win32":
     import fcntl
@@ -278,13 +282,7 @@ class JsonlStore(JsonRows):
                 if expected is not None and current != expected:
                     raise conflict("JsonlStore.replace", conversation_id, expected, current)
                 try:
-                    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                    try:
-                        _write_all(fd, data, 0)
-                        os.fsync(fd)
-                        inode = os.fstat(fd).st_ino
-                    finally:
-                        os.close(fd)
+                    inode = _write_new_file(temporary, data)
                     VersionFile(path).write(current + 1, len(items), inode)
                     os.replace(temporary, path)
                     self._ids.forget(path)
@@ -326,6 +324,57 @@ class JsonlStore(JsonRows):
                     continue  # not ours, or deleted while listing
         return sorted(ids)
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id`` and record its parent (a ``<name>.parent`` side file).
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is past its end, or ``new_id`` is in use (nothing was written).
+            threadline.StoreError: a file cannot be read or written (nothing was written).
+        """
+        checked = check_fork(conversation_id, new_id, at, "JsonlStore.fork")
+        loaded = self.load(conversation_id)
+        items, point = branch_of(loaded, conversation_id, checked, "JsonlStore.fork")
+        path = self._path(new_id)
+        action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
+        with wrap_driver_errors(action, OSError):
+            data = b"".join(line + b"\n" for line in self._message_lines(items, new_id))
+            parent = ParentFile(path)
+            with self._locked(path, exclusive=True, create=True) as held:
+                assert held is not None  # create=True
+                if _drop_torn_tail(held, path) or parent.read() is not None:
+                    raise taken(new_id, "JsonlStore.fork")
+                current = self._version(path, held, 0)
+                parent.write(encode_parent(conversation_id, point))
+                if not items:  # a branch of no message yet: no file, as after a delete
+                    VersionFile(path).write(current + 1, 0, 0)
+                    path.unlink()
+                else:
+                    temporary = self.directory / f".{new_id}.{secrets.token_hex(8)}.tmp"
+                    try:
+                        inode = _write_new_file(temporary, data)
+                        VersionFile(path).write(current + 1, len(items), inode)
+                        os.replace(temporary, path)
+                    except BaseException:
+                        temporary.unlink(missing_ok=True)
+                        parent.remove()
+                        raise
+                self._ids.forget(path)
+                fsync_directory(self.directory)
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the side file cannot be read or is not a parent record.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not read the parent of conversation {conversation_id!r}"
+        with wrap_driver_errors(action, OSError, ValueError):
+            return decode_parent(ParentFile(self._path(conversation_id)).read())
+
     def path(self, conversation_id: str) -> Path:
         """The file that holds the conversation (it exists once something was appended).
 
@@ -350,6 +399,7 @@ class JsonlStore(JsonRows):
             if expected is not None and current != expected:
                 raise conflict(where, conversation_id, expected, current)
             VersionFile(path).write(current + 1, 0, 0)
+            ParentFile(path).remove()
             path.unlink()
             self._ids.forget(path)
             fsync_directory(self.directory)
@@ -617,6 +667,17 @@ def _write_all(fd: int, data: bytes, offset: int) -> None:
         written = os.pwrite(fd, view, offset)
         view = view[written:]
         offset += written
+
+
+def _write_new_file(path: Path, data: bytes) -> int:
+    """Write ``data`` to the new file ``path``, fsynced; its inode."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        _write_all(fd, data, 0)
+        os.fsync(fd)
+        return os.fstat(fd).st_ino
+    finally:
+        os.close(fd)
 
 
 def _truncate_quietly(fd: int, size: int) -> None:

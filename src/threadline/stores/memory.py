@@ -13,6 +13,7 @@ from threadline.stores.base import (
     replayed,
     validate_conversation_id,
 )
+from threadline.stores.forks import branch_of, check_fork, taken
 
 __all__ = ["MemoryStore"]
 
@@ -32,6 +33,7 @@ class MemoryStore:
         # Kept after a delete, so a version never goes back (a writer that saw version 3
         # before a delete must not succeed after three new writes).
         self._versions: dict[str, int] = {}
+        self._parents: dict[str, tuple[str, int]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -131,8 +133,7 @@ class MemoryStore:
                 self._conversations[conversation_id] = items
                 self._by_id[conversation_id] = {m.id: m for m in items}
             else:
-                self._conversations.pop(conversation_id, None)
-                self._by_id.pop(conversation_id, None)
+                self._drop(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation, and step its version (even when it does not exist).
@@ -143,13 +144,48 @@ class MemoryStore:
         validate_conversation_id(conversation_id)
         with self._lock:
             self._bump(conversation_id)
-            self._conversations.pop(conversation_id, None)
-            self._by_id.pop(conversation_id, None)
+            self._drop(conversation_id)
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted."""
         with self._lock:
             return sorted(self._conversations)
+
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id`` and record its parent, in one step under the lock.
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is past its end, or ``new_id`` is in use (nothing was written).
+        """
+        checked = check_fork(conversation_id, new_id, at, "MemoryStore.fork")
+        with self._lock:
+            source = self._conversations.get(conversation_id, [])
+            items, point = branch_of(source, conversation_id, checked, "MemoryStore.fork")
+            if new_id in self._conversations or new_id in self._parents:
+                raise taken(new_id, "MemoryStore.fork")
+            self._bump(new_id)
+            if items:
+                self._conversations[new_id] = list(items)
+                self._by_id[new_id] = {m.id: m for m in items}
+            self._parents[new_id] = (conversation_id, point)
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        with self._lock:
+            return self._parents.get(conversation_id)
+
+    def _drop(self, conversation_id: str) -> None:
+        """Under the lock: forget the conversation's messages and parent."""
+        self._conversations.pop(conversation_id, None)
+        self._by_id.pop(conversation_id, None)
+        self._parents.pop(conversation_id, None)
 
     def _check(self, conversation_id: str, expected: int | None, where: str) -> None:
         """Under the lock: raise when the conversation is not at ``expected``."""

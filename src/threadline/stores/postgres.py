@@ -20,6 +20,11 @@ prefix; [`SCHEMA_SQL`][] is this one)::
         conversation_id text COLLATE "C" PRIMARY KEY,  -- so a version never goes back
         version         bigint NOT NULL
     );
+    CREATE TABLE threadline_parents (           -- parent(): a row per branch fork() made,
+        conversation_id text COLLATE "C" PRIMARY KEY,  -- removed with the branch
+        parent_id       text COLLATE "C" NOT NULL,
+        at              bigint NOT NULL         -- the parent's messages it started with
+    );
 
 Why it holds up:
 
@@ -45,6 +50,9 @@ Why it holds up:
   Every writer locks the version row before the conversation's row, so writers never
   deadlock. A conversation written before versions existed (no ``versions`` row: the table is
   added on first use) is at version ``next_seq`` (its message count) until its next write.
+- **A fork is one transaction.** ``fork`` loads the parent, then locks the new id's version
+  row, checks that the id holds no message and no ``parents`` row, inserts the copied rows,
+  steps the version and adds the ``parents`` row (a table added on first use).
 - **``load`` is one statement**, so it reads one snapshot: whole batches, and the old or the new
   history around a ``replace``. The server joins the rows' JSON with ``string_agg`` and the
   result is validated in a single pydantic call.
@@ -85,6 +93,7 @@ from threadline.stores.base import (
     validate_conversation_id,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
+from threadline.stores.forks import branch_of, check_fork, taken
 
 try:
     import psycopg
@@ -229,6 +238,7 @@ class _PostgresStoreBase(JsonRows):
             steps.append((self._sql.insert_all, (conversation_id, texts, ids)))
         else:
             steps.append((self._sql.delete_conversation, (conversation_id,)))
+            steps.append((self._sql.delete_parent, (conversation_id,)))
         return steps
 
     def _delete_steps(self, conversation_id: str) -> list[tuple[str, Any]]:
@@ -237,7 +247,25 @@ class _PostgresStoreBase(JsonRows):
             (self._sql.bump_version, {"cid": conversation_id}),
             (self._sql.delete_conversation, (conversation_id,)),
             (self._sql.delete_messages, (conversation_id,)),
+            (self._sql.delete_parent, (conversation_id,)),
         ]
+
+    def _fork_steps(
+        self, conversation_id: str, new_id: str, point: int, items: list[Message], texts: list[str]
+    ) -> list[tuple[str, Any]]:
+        """The statements of a fork, to run in one transaction after `_locked_version` on
+        ``new_id`` and the check that it is unused."""
+        steps: list[tuple[str, Any]] = [(self._sql.bump_version, {"cid": new_id})]
+        if texts:
+            ids = [message.id for message in items]
+            steps.append((self._sql.lock_for_replace, (new_id, len(texts))))
+            steps.append((self._sql.insert_all, (new_id, texts, ids)))
+        steps.append((self._sql.add_parent, (new_id, conversation_id, point)))
+        return steps
+
+    @staticmethod
+    def _parent_of(row: Any) -> tuple[str, int] | None:
+        return None if row is None else (str(row[0]), int(row[1]))
 
     def _check_version(
         self, row: Any, conversation_id: str, expected: int | None, method: str
@@ -435,6 +463,46 @@ class PostgresStore(_PostgresStoreBase):
             rows = connection.execute(self._sql.list).fetchall()
         return [row[0] for row in rows]
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id`` and record its parent, in one transaction.
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is past its end, or ``new_id`` is in use (nothing was written).
+            threadline.StoreError: the server cannot be reached or refused a statement
+                (nothing was written).
+        """
+        checked = check_fork(conversation_id, new_id, at, "PostgresStore.fork")
+        loaded = self.load(conversation_id)
+        items, point = branch_of(loaded, conversation_id, checked, "PostgresStore.fork")
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
+            texts = self._rows(items, new_id)
+            steps = self._fork_steps(conversation_id, new_id, point, items, texts)
+            with self._connection() as connection, connection.transaction():
+                connection.execute(self._sql.lock_version, {"cid": new_id})
+                row = connection.execute(self._sql.in_use, (new_id, new_id)).fetchone()
+                if row is not None and row[0]:
+                    raise taken(new_id, "PostgresStore.fork")
+                for query, params in steps:
+                    connection.execute(query, params)
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached or refused the query.
+        """
+        validate_conversation_id(conversation_id)
+        with (
+            self._failing(f"read the parent of conversation {conversation_id!r}"),
+            self._connection() as connection,
+        ):
+            return self._parent_of(
+                connection.execute(self._sql.parent, (conversation_id,)).fetchone()
+            )
+
     def create_schema(self) -> None:
         """Create the tables if they do not exist (what happens on first use anyway).
 
@@ -609,6 +677,41 @@ class AsyncPostgresStore(_PostgresStoreBase):
                 cursor = await connection.execute(self._sql.list)
                 rows = await cursor.fetchall()
         return [row[0] for row in rows]
+
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages into ``new_id``, as [`PostgresStore.fork`][] does.
+
+        Raises:
+            threadline.ValidationError: as for [`PostgresStore.fork`][].
+            threadline.StoreError: as for [`PostgresStore.fork`][].
+        """
+        checked = check_fork(conversation_id, new_id, at, "AsyncPostgresStore.fork")
+        loaded = await self.load(conversation_id)
+        items, point = branch_of(loaded, conversation_id, checked, "AsyncPostgresStore.fork")
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
+            texts = await self._rows_async(items, new_id)
+            steps = self._fork_steps(conversation_id, new_id, point, items, texts)
+            async with self._connection() as connection, connection.transaction():
+                await connection.execute(self._sql.lock_version, {"cid": new_id})
+                cursor = await connection.execute(self._sql.in_use, (new_id, new_id))
+                row = await cursor.fetchone()
+                if row is not None and row[0]:
+                    raise taken(new_id, "AsyncPostgresStore.fork")
+                for query, params in steps:
+                    await connection.execute(query, params)
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a branch, as for [`PostgresStore.parent`][].
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: as for [`PostgresStore.parent`][].
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the parent of conversation {conversation_id!r}"):
+            async with self._connection() as connection:
+                cursor = await connection.execute(self._sql.parent, (conversation_id,))
+                return self._parent_of(await cursor.fetchone())
 
     async def create_schema(self) -> None:
         """Create the tables if they do not exist (what happens on first use anyway).

@@ -10,6 +10,8 @@ Layout, for the default ``prefix="threadline:"``::
                                               message the list holds
     threadline:ver:<conversation id>    STRING the conversation's version (kept after a
                                               delete, so a version never goes back)
+    threadline:parent:<conversation id> STRING a branch's parent record (fork()), JSON:
+                                              {"conversation_id": ..., "at": ...}
 
 Why it holds up:
 
@@ -36,6 +38,9 @@ Why it holds up:
   key, compares it with ``expected_version`` and increments it in the same atomic step. A
   conversation written before versions existed (no version key) is at version ``LLEN`` (its
   message count) until its next write sets the key.
+- **A fork is one Lua script.** ``fork`` loads the parent, then one script checks that the new
+  id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
+  version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
 - **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
   array and validated in a single pydantic call.
 - **A write is never retried behind the caller's back.** When the connection drops after
@@ -61,6 +66,7 @@ from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
+from threadline.stores._redis_fork import FORK_SCRIPT
 from threadline.stores._rows import JsonRows
 from threadline.stores.base import (
     as_message_list,
@@ -72,6 +78,13 @@ from threadline.stores.base import (
     wrap_driver_errors,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
+from threadline.stores.forks import (
+    branch_of,
+    check_fork,
+    decode_parent,
+    encode_parent,
+    taken,
+)
 
 try:
     import redis
@@ -135,6 +148,25 @@ class _RedisStoreBase(JsonRows):
         self._append = client.register_script(_APPEND)
         self._replace = client.register_script(_REPLACE)
         self._version = client.register_script(_VERSION)
+        self._fork = client.register_script(FORK_SCRIPT)
+
+    def _fork_args(
+        self, conversation_id: str, new_id: str, point: int, items: list[Message], texts: list[str]
+    ) -> list[str | int]:
+        """The fork script's ARGV."""
+        rows = self._batch(new_id, items, texts, "fork").unique()
+        return [
+            new_id,
+            encode_parent(conversation_id, point),
+            len(rows),
+            *(message_id for message_id, _, _ in rows),
+            *(digest for _, digest, _ in rows),
+            *(text for _, _, text in rows),
+        ]
+
+    def _forked(self, result: object, new_id: str) -> None:
+        if isinstance(result, int) and result < 0:
+            raise taken(new_id, f"{self._NAME}.fork")
 
     def _expected(self, expected_version: object, method: str) -> str:
         """The scripts' ``expected`` argument: the version, or ``""`` for none."""
@@ -148,13 +180,18 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "ids", conversation_id)
 
     def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index, the version."""
+        """The keys a write touches: the list, the id hash, the index, the version, the
+        parent record."""
         return [
             self._key(conversation_id),
             self._ids_key(conversation_id),
             self._index,
             _make_key(self.prefix, "ver", conversation_id),
+            self._parent_key(conversation_id),
         ]
+
+    def _parent_key(self, conversation_id: str) -> str:
+        return _make_key(self.prefix, "parent", conversation_id)
 
     @property
     def _index(self) -> str:
@@ -305,6 +342,33 @@ class RedisStore(_RedisStoreBase):
         with self._failing("list conversations"):
             return _ids(self._client.zrange(self._index, 0, -1))
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id`` and record its parent, in one Lua script.
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is past its end, or ``new_id`` is in use (nothing was written).
+            threadline.StoreError: the server cannot be reached or refused the command.
+        """
+        checked = check_fork(conversation_id, new_id, at, "RedisStore.fork")
+        loaded = self.load(conversation_id)
+        items, point = branch_of(loaded, conversation_id, checked, "RedisStore.fork")
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
+            args = self._fork_args(conversation_id, new_id, point, items, self._rows(items, new_id))
+            self._forked(self._fork(keys=self._keys(new_id), args=args), new_id)
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the server cannot be reached, or the key is not a record.
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
+            return decode_parent(self._client.get(self._parent_key(conversation_id)))
+
     def close(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
@@ -444,6 +508,32 @@ class AsyncRedisStore(_RedisStoreBase):
         with self._failing("list conversations"):
             return _ids(await self._client.zrange(self._index, 0, -1))
 
+    async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages into ``new_id``, as [`RedisStore.fork`][] does.
+
+        Raises:
+            threadline.ValidationError: as for [`RedisStore.fork`][].
+            threadline.StoreError: as for [`RedisStore.fork`][].
+        """
+        checked = check_fork(conversation_id, new_id, at, "AsyncRedisStore.fork")
+        loaded = await self.load(conversation_id)
+        items, point = branch_of(loaded, conversation_id, checked, "AsyncRedisStore.fork")
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
+            texts = await self._rows_async(items, new_id)
+            args = self._fork_args(conversation_id, new_id, point, items, texts)
+            self._forked(await self._fork(keys=self._keys(new_id), args=args), new_id)
+
+    async def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a branch, as for [`RedisStore.parent`][].
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: as for [`RedisStore.parent`][].
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
+            return decode_parent(await self._client.get(self._parent_key(conversation_id)))
+
     async def aclose(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
@@ -540,6 +630,7 @@ redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SET', KEYS[4], version + 1)
 if n == 0 then
     redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('DEL', KEYS[5])
     return 0
 end
 local texts = 3 + 2 * n

@@ -19,6 +19,11 @@ an application's own database)::
         conversation_id TEXT PRIMARY KEY NOT NULL,  -- since versions exist, kept after a
         version         INTEGER NOT NULL            -- delete so that a version never goes back
     ) WITHOUT ROWID;
+    CREATE TABLE threadline_parents (        -- parent(): one row per branch fork() made,
+        conversation_id TEXT PRIMARY KEY NOT NULL,  -- removed with the branch
+        parent_id       TEXT NOT NULL,
+        at              INTEGER NOT NULL            -- the parent's messages it started with
+    ) WITHOUT ROWID;
     CREATE TABLE threadline_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
     -- ('schema_version', '1')
 
@@ -46,6 +51,10 @@ Why it holds up:
 - **A crash loses at most the batch in flight.** ``synchronous=FULL``: a commit is on disk when
   ``append`` returns; after a crash (even SIGKILL mid-write) SQLite rolls the WAL back to the last
   commit, so ``load`` returns a prefix of what was appended, every message whole.
+- **A fork is one transaction.** ``fork`` loads the parent, then, in one ``BEGIN IMMEDIATE``
+  transaction, checks that the new id holds no message and no parent row, inserts the copied
+  rows, steps the branch's version and adds its ``threadline_parents`` row (a table added on
+  first use, so files an older threadline wrote keep working).
 - **Load is one query and one validation.** The rows' JSON texts are joined into one JSON array
   and validated in a single pydantic call, which costs about what ``load_json`` does.
 """
@@ -73,6 +82,7 @@ from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
 )
+from threadline.stores.forks import branch_of, check_fork, taken
 
 __all__ = ["SQLiteStore"]
 
@@ -87,6 +97,9 @@ _SCHEMA = (
     " conversation_id TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS threadline_versions ("
     " conversation_id TEXT PRIMARY KEY NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS threadline_parents ("
+    " conversation_id TEXT PRIMARY KEY NOT NULL, parent_id TEXT NOT NULL,"
+    " at INTEGER NOT NULL) WITHOUT ROWID",
 )
 _MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
 _INSERT = (
@@ -102,6 +115,10 @@ _LAST_SEQ = "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?"
 _SET_VERSION = (
     "INSERT INTO threadline_versions (conversation_id, version) VALUES (?, ?)"
     " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version"
+)
+_IN_USE = (
+    "SELECT EXISTS (SELECT 1 FROM threadline_messages WHERE conversation_id = ?)"
+    " OR EXISTS (SELECT 1 FROM threadline_parents WHERE conversation_id = ?)"
 )
 _LOOKUP_CHUNK = 500  # ids per lookup: far below SQLite's limit on bound parameters
 
@@ -297,7 +314,9 @@ class SQLiteStore(JsonRows):
             texts = self._rows(items, conversation_id)
             rows = _unique_rows(conversation_id, items, texts, "SQLiteStore.replace")
             with self._db.transaction() as connection:
-                self._delete(connection, conversation_id, expected, "SQLiteStore.replace")
+                self._delete(
+                    connection, conversation_id, expected, "SQLiteStore.replace", bool(rows)
+                )
                 if rows:
                     connection.executemany(
                         _INSERT,
@@ -339,6 +358,63 @@ class SQLiteStore(JsonRows):
             )
         return [row[0] for row in rows]
 
+    def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
+        """Copy the first ``at`` messages (all when ``None``) into the new conversation
+        ``new_id`` and record its parent, in one transaction.
+
+        Raises:
+            threadline.ValidationError: an id is invalid, the parent holds no message, ``at``
+                is past its end, or ``new_id`` is in use (nothing was written).
+            threadline.StoreError: the database cannot be read or written (nothing was
+                written).
+        """
+        checked = check_fork(conversation_id, new_id, at, "SQLiteStore.fork")
+        items, point = branch_of(
+            self.load(conversation_id), conversation_id, checked, "SQLiteStore.fork"
+        )
+        action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error):
+            texts = self._rows(items, new_id)
+            with self._db.transaction() as connection:
+                if connection.execute(_IN_USE, (new_id, new_id)).fetchone()[0]:
+                    raise taken(new_id, "SQLiteStore.fork")
+                current = _version(connection, new_id)
+                rows = zip(items, texts, strict=True)
+                connection.executemany(
+                    _INSERT, [(new_id, i, text, m.id) for i, (m, text) in enumerate(rows)]
+                )
+                if texts:
+                    connection.execute(
+                        "INSERT INTO threadline_conversations (conversation_id) VALUES (?)",
+                        (new_id,),
+                    )
+                connection.execute(_SET_VERSION, (new_id, current + 1))
+                connection.execute(
+                    "INSERT INTO threadline_parents (conversation_id, parent_id, at)"
+                    " VALUES (?, ?, ?)",
+                    (new_id, conversation_id, point),
+                )
+
+    def parent(self, conversation_id: str) -> tuple[str, int] | None:
+        """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the database cannot be read.
+        """
+        validate_conversation_id(conversation_id)
+        action = f"{self!r} could not read the parent of conversation {conversation_id!r}"
+        with wrap_driver_errors(action, sqlite3.Error):
+            row = (
+                self._db.connection()
+                .execute(
+                    "SELECT parent_id, at FROM threadline_parents WHERE conversation_id = ?",
+                    (conversation_id,),
+                )
+                .fetchone()
+            )
+        return None if row is None else (str(row[0]), int(row[1]))
+
     def close(self) -> None:
         """Close this store's connections (in every thread); the store cannot be used after."""
         self._db.close()
@@ -355,8 +431,10 @@ class SQLiteStore(JsonRows):
         conversation_id: str,
         expected: int | None = None,
         where: str = "SQLiteStore.delete",
+        keep_parent: bool = False,
     ) -> None:
-        """In a write transaction: check ``expected``, step the version, remove the rows."""
+        """In a write transaction: check ``expected``, step the version, remove the rows
+        (and the parent row, unless ``keep_parent``: a replace with messages keeps it)."""
         current = _version(connection, conversation_id)
         if expected is not None and current != expected:
             raise conflict(where, conversation_id, expected, current)
@@ -367,6 +445,10 @@ class SQLiteStore(JsonRows):
         connection.execute(
             "DELETE FROM threadline_conversations WHERE conversation_id = ?", (conversation_id,)
         )
+        if not keep_parent:
+            connection.execute(
+                "DELETE FROM threadline_parents WHERE conversation_id = ?", (conversation_id,)
+            )
 
 
 def _version(connection: sqlite3.Connection, conversation_id: str) -> int:

@@ -42,6 +42,7 @@ from threadline.messages import (
     user_message,
 )
 from threadline.stores.base import AsyncStore, Store
+from threadline.testing._store_kit_forks import async_fork_checks, sync_fork_checks
 from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS, SYNC_VERSION_CHECKS
 
 __all__ = ["check_async_store", "check_store"]
@@ -92,6 +93,11 @@ def check_store(store_factory: Callable[[], Store]) -> None:
     never back (a ``delete`` moves it forward too); a stale ``expected_version`` raises
     `ConflictError` naming the conversation and both versions, with nothing
     written; threads racing with expected-version retry loops lose and duplicate nothing.
+    Forks: ``fork`` copies the parent's first ``at`` messages (every part type, file bytes
+    included) into a new conversation that ``parent`` names with its fork point, independent
+    of later writes to either; a fork of an empty conversation, past its end or onto an id in
+    use raises ``ValidationError`` and writes nothing; ``delete`` drops the parent record; of
+    forks racing onto one id, exactly one succeeds.
 
     Args:
         store_factory: returns a new, empty store each time it is called (for example on a new
@@ -547,6 +553,7 @@ _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     _check_replays,
     _check_concurrent_replays,
     *SYNC_VERSION_CHECKS,
+    *sync_fork_checks(sample_conversation),
 )
 
 
@@ -757,4 +764,5 @@ _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     _acheck_replays,
     _acheck_concurrent_replays,
     *ASYNC_VERSION_CHECKS,
+    *async_fork_checks(sample_conversation),
 )

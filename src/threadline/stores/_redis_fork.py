@@ -1,0 +1,52 @@
+"""The Lua script of the Redis stores' ``fork``: the branch written in one atomic step.
+
+Only `threadline.stores.redis` uses it; it reads the version as that module's scripts do (the
+version key, or for a conversation written before versions existed, its length).
+"""
+
+from __future__ import annotations
+
+__all__ = ["FORK_SCRIPT"]
+
+_CURRENT = """
+local function current()
+    local stored = redis.call('GET', KEYS[4])
+    if stored then
+        return tonumber(stored)
+    end
+    return redis.call('LLEN', KEYS[1])
+end
+"""
+
+# KEYS: the new conversation's list, id hash, the index, its version, its parent key. ARGV: the
+# new id, the parent record, n, then n message ids, n digests, n JSON texts. Returns n, or -1
+# when the new id holds messages or is a branch already (nothing written).
+FORK_SCRIPT = (
+    _CURRENT
+    + """
+if redis.call('LLEN', KEYS[1]) > 0 or redis.call('EXISTS', KEYS[5]) == 1 then
+    return -1
+end
+local version = current()
+local n = tonumber(ARGV[3])
+local texts = 3 + 2 * n
+for first = 1, n, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
+end
+local fields = {}
+for i = 1, n do
+    fields[#fields + 1] = ARGV[3 + i]
+    fields[#fields + 1] = ARGV[3 + n + i]
+end
+redis.call('DEL', KEYS[2])
+for first = 1, #fields, 2000 do
+    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
+end
+if n > 0 then
+    redis.call('ZADD', KEYS[3], 0, ARGV[1])
+end
+redis.call('SET', KEYS[4], version + 1)
+redis.call('SET', KEYS[5], ARGV[2])
+return n
+"""
+)
