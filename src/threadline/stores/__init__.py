@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from threadline.stores._watch import Watch
 from threadline.stores.base import (
     CONVERSATION_ID_PATTERN,
     AsyncStore,
@@ -54,6 +55,7 @@ __all__ = [
     "SQLiteBlobStore",
     "SQLiteStore",
     "Store",
+    "Watch",
     "validate_conversation_id",
 ]
 
