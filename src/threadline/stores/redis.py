@@ -10,15 +10,19 @@ Layout, for the default ``prefix="threadline:"``::
                                               message the list holds
     threadline:ver:<conversation id>    STRING the conversation's version (kept after a
                                               delete, so a version never goes back)
+    threadline:log:<conversation id>    STREAM one entry per write, with the id
+                                              ``<version>-0``: ``k`` (``a`` append, ``r``
+                                              replace or delete) and ``n`` (messages); the
+                                              last ~1,000 are kept, for ``watch``
 
 Why it holds up:
 
 - **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or
-  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``, ``ver``) and the name is
-  percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from the right,
-  a key has one reading: the name after the last ``:``, the kind before it, the prefix the rest.
-  So stores with different prefixes never touch each other's keys, however the prefixes nest
-  (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
+  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``, ``ver``, ``log``) and
+  the name is percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from
+  the right, a key has one reading: the name after the last ``:``, the kind before it, the
+  prefix the rest. So stores with different prefixes never touch each other's keys, however the
+  prefixes nest (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
 
 - **A batch is atomic.** ``append`` is one Lua script and ``replace`` one ``MULTI`` /
   ``EXEC``: the list, the id hash and the index change together, Redis runs either as one step,
@@ -36,6 +40,14 @@ Why it holds up:
   key, compares it with ``expected_version`` and increments it in the same atomic step. A
   conversation written before versions existed (no version key) is at version ``LLEN`` (its
   message count) until its next write sets the key.
+- **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
+  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
+  version and the messages they appended: so after a dropped connection or a server restart
+  the watcher catches up from its last version, write by write, as long as the log still
+  holds the entries after it (otherwise it raises
+  [`ConversationReplacedError`][threadline.ConversationReplacedError] with the whole
+  conversation).
 - **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
   array and validated in a single pydantic call.
 - **A write is never retried behind the caller's back.** When the connection drops after
@@ -62,6 +74,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
 from threadline.stores._rows import JsonRows
+from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -85,7 +98,10 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
         name="redis",
     ) from error
 
-__all__ = ["DEFAULT_PREFIX", "AsyncRedisStore", "RedisStore"]
+# After the check above: it imports the driver too.
+from threadline.stores._redis_watch import SINCE, RedisSource
+
+__all__ = ["DEFAULT_PREFIX", "LOG_LENGTH", "AsyncRedisStore", "RedisStore"]
 
 DEFAULT_PREFIX = "threadline:"
 """The default start of every key a Redis store writes."""
@@ -135,6 +151,7 @@ class _RedisStoreBase(JsonRows):
         self._append = client.register_script(_APPEND)
         self._replace = client.register_script(_REPLACE)
         self._version = client.register_script(_VERSION)
+        self._since = client.register_script(SINCE)
 
     def _expected(self, expected_version: object, method: str) -> str:
         """The scripts' ``expected`` argument: the version, or ``""`` for none."""
@@ -148,12 +165,13 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "ids", conversation_id)
 
     def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index, the version."""
+        """The keys a write touches: the list, the id hash, the index, the version, the log."""
         return [
             self._key(conversation_id),
             self._ids_key(conversation_id),
             self._index,
             _make_key(self.prefix, "ver", conversation_id),
+            _make_key(self.prefix, "log", conversation_id),
         ]
 
     @property
@@ -444,6 +462,31 @@ class AsyncRedisStore(_RedisStoreBase):
         with self._failing("list conversations"):
             return _ids(await self._client.zrange(self._index, 0, -1))
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version``, one per write (see [`Watch`][threadline.stores.Watch]).
+
+        Pushed: the watch blocks on the conversation's log stream (``XREAD``, on a connection
+        of the store's client), which every write extends in its own atomic step, so it wakes
+        as soon as any process on any machine writes. It reads from its last version each
+        time, so a dropped connection or a server restart only delays it: it reconnects
+        (waiting at most a second between tries) and catches up, write by write, without
+        skipping or repeating a message.
+
+        Args:
+            conversation_id: the conversation to watch.
+            after_version: the version the caller has seen (``await store.version(...)`` with
+                its ``load``); ``None`` watches from the version at the first read. A watch
+                that starts behind catches up exactly while the log holds the writes since
+                (the last [`LOG_LENGTH`][threadline.stores.redis.LOG_LENGTH] or so).
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        return Watch(RedisSource(self, conversation_id), conversation_id, after)
+
     async def aclose(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
@@ -476,6 +519,20 @@ end
 
 _VERSION = _CURRENT + "return current()"
 
+LOG_LENGTH = 1000
+"""About how many of a conversation's latest writes its log keeps (``MAXLEN ~``): a watcher
+that lost its connection for longer than that many writes reloads the whole conversation."""
+
+# The entry of a write in the log (KEYS[5]), with the id <new version>-0. pcall: an entry that
+# cannot be added (an id not above the last, after the keys were tampered with) must not fail
+# the write; a watcher finds the gap and reloads.
+_LOG = f"""
+local function log(kind, count)
+    redis.pcall('XADD', KEYS[5], 'MAXLEN', '~', {LOG_LENGTH}, (version + 1) .. '-0',
+        'k', kind, 'n', count)
+end
+"""
+
 # KEYS: the list, the id hash, the index, the version. ARGV: the conversation id, the expected
 # version ('' for none), n, then n message ids, n digests of their JSON, n JSON texts. Returns
 # the number of messages pushed, -i when message i (1-based) reuses a stored id with another
@@ -485,6 +542,9 @@ _APPEND = (
     _CURRENT
     + """
 local version = current()
+"""
+    + _LOG
+    + """
 if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
     return {version}
 end
@@ -520,6 +580,7 @@ end
 if #texts > 0 then
     redis.call('ZADD', KEYS[3], 0, ARGV[1])
     redis.call('SET', KEYS[4], version + 1)
+    log('a', #texts)
 end
 return #texts
 """
@@ -532,12 +593,16 @@ _REPLACE = (
     _CURRENT
     + """
 local version = current()
+"""
+    + _LOG
+    + """
 if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
     return {version}
 end
 local n = tonumber(ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SET', KEYS[4], version + 1)
+log('r', n)
 if n == 0 then
     redis.call('ZREM', KEYS[3], ARGV[1])
     return 0
