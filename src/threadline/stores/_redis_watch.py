@@ -14,7 +14,7 @@ import redis
 from threadline.messages import Message
 from threadline.stores._watch import Since
 
-__all__ = ["BLOCK_MS", "SINCE", "RedisSource"]
+__all__ = ["BLOCK_MS", "SINCE", "RedisSource", "joined"]
 
 BLOCK_MS = 5_000
 """How long one ``XREAD`` blocks before the watcher reads the version again anyway."""
@@ -116,11 +116,9 @@ class RedisSource:
         return Since(version, batches)
 
     async def _messages(self, texts: list[Any]) -> list[Message]:
-        from threadline.stores.redis import _joined
-
         store = self._store
         with store._failing(f"watch conversation {self._conversation_id!r}", ValueError):
-            payload = _joined(texts)
+            payload = joined(texts)
             messages: list[Message] = store._messages(payload)
         restored: list[Message] = await store._restored_async(
             messages, payload, self._conversation_id
@@ -134,3 +132,12 @@ class RedisSource:
 
     async def close(self) -> None:
         return None
+
+
+def joined(raw: list[Any]) -> bytes | None:
+    """The stored JSON strings as one JSON array (``None`` for none), to validate in one call."""
+    if not raw:
+        return None
+    if isinstance(raw[0], str):  # a client made with decode_responses=True
+        return ("[" + ",".join(raw) + "]").encode()
+    return b"[" + b",".join(raw) + b"]"

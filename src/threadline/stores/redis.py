@@ -99,7 +99,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # After the check above: it imports the driver too.
-from threadline.stores._redis_watch import SINCE, RedisSource
+from threadline.stores._redis_watch import SINCE, RedisSource, joined
 
 __all__ = ["DEFAULT_PREFIX", "LOG_LENGTH", "AsyncRedisStore", "RedisStore"]
 
@@ -233,7 +233,7 @@ class RedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}", ValueError):
-            payload = _joined(self._client.lrange(self._key(conversation_id), 0, -1))
+            payload = joined(self._client.lrange(self._key(conversation_id), 0, -1))
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
@@ -381,7 +381,7 @@ class AsyncRedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}", ValueError):
-            payload = _joined(await self._client.lrange(self._key(conversation_id), 0, -1))
+            payload = joined(await self._client.lrange(self._key(conversation_id), 0, -1))
             messages = self._messages(payload)
         return await self._restored_async(messages, payload, conversation_id)
 
@@ -720,15 +720,6 @@ def _redacted(url: str) -> str:
         return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
     except ValueError:
         return "<unparsable url>"
-
-
-def _joined(raw: list[Any]) -> bytes | None:
-    """The stored JSON strings as one JSON array (``None`` for none), to validate in one call."""
-    if not raw:
-        return None
-    if isinstance(raw[0], str):  # a client made with decode_responses=True
-        return ("[" + ",".join(raw) + "]").encode()
-    return b"[" + b",".join(raw) + b"]"
 
 
 def _ids(raw: list[Any]) -> list[str]:
