@@ -491,7 +491,10 @@ class AsyncPostgresStore(_PostgresStoreBase):
         self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
-        self._listener = lambda: psycopg.AsyncConnection.connect(dsn, **options)
+        listening = dict(options)
+        if listening.get("application_name") == "threadline":
+            listening["application_name"] = "threadline watch"  # for operators to tell apart
+        self._listener = lambda: psycopg.AsyncConnection.connect(dsn, **listening)
 
     def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
         """An async iterator of the batches appended to the conversation after
