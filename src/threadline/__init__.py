@@ -10,6 +10,7 @@ import typing as _typing
 from threadline.errors import (
     CodecError,
     ConflictError,
+    ConversationReplacedError,
     ErrorDetail,
     IntegrityError,
     LimitExceededError,
@@ -127,6 +128,7 @@ __all__ = [
     "AsyncStore",
     "CodecError",
     "ConflictError",
+    "ConversationReplacedError",
     "ErrorDetail",
     "FileBlobStore",
     "FilePart",

@@ -19,14 +19,19 @@ import inspect
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from threadline._following import apply_reloaded, check_follow, start_following
 from threadline.errors import ConflictError, ErrorDetail, ValidationError
 from threadline.messages import Message
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "Binding",
     "OnConflict",
+    "bind_async",
     "bind_blocking",
     "check_on_conflict",
     "is_async_store",
@@ -58,6 +63,7 @@ class Binding:
         "asynchronous",
         "conversation_id",
         "flushing",
+        "following",
         "ids",
         "length",
         "on_conflict",
@@ -87,6 +93,7 @@ class Binding:
         self.on_conflict = on_conflict
         self.reloaded = reloaded
         self.queue: deque[tuple[Literal["append", "replace"], list[Message]]] = deque()
+        self.following: asyncio.Task[None] | None = None  # follow=True: the task applying watch
         import asyncio  # only async bindings need it; importing it costs ~15 ms at startup
 
         self.flushing = asyncio.Lock()  # serializes flushes (binds to a loop on first use)
@@ -289,7 +296,9 @@ def check_on_conflict(on_conflict: object) -> OnConflict:
     )
 
 
-def bind_blocking(history: Any, store: Any, conversation_id: str, on_conflict: object) -> None:
+def bind_blocking(
+    history: Any, store: Any, conversation_id: str, on_conflict: object, follow: object = False
+) -> None:
     """The work of `History.bind` (see there).
 
     Raises:
@@ -300,6 +309,7 @@ def bind_blocking(history: Any, store: Any, conversation_id: str, on_conflict: o
     policy = check_on_conflict(on_conflict)
     refuse_store_kind(store, asynchronous=False)
     refuse_rebinding(history._binding)
+    following = check_follow(store, follow)
     while True:
         loaded, version = load_versioned(store, conversation_id)
         measured = history._log.measure_all(loaded) if loaded else None
@@ -327,22 +337,46 @@ def bind_blocking(history: Any, store: Any, conversation_id: str, on_conflict: o
                 messages=start,
                 version=version,
                 on_conflict=policy,
-                reloaded=lambda items, whole: _apply_reloaded(history, items, whole),
+                reloaded=lambda items, whole: apply_reloaded(history, items, whole),
             )
+            if following:
+                start_following(history)
         history._deliver()
         return
 
 
-def _apply_reloaded(history: Any, items: list[Message], whole: bool) -> None:
-    """Under the history's lock: apply what another writer stored (``whole``: a ``restore``)."""
-    log = history._log
-    sizes, counts = log.measure_all(items)
-    if whole:
-        history._replace_all(items, sizes, counts, write=False)
+async def bind_async(history: Any, store: Any, conversation_id: str, follow: object) -> None:
+    """The work of `History.abind` (see there)."""
+    refuse_store_kind(store, asynchronous=True)
+    refuse_rebinding(history._binding)
+    following = check_follow(store, follow)
+    loaded = await store.load(conversation_id)
+    if loaded:
+        measured = history._log.measure_all(loaded)
+        with history._lock:
+            refuse_rebinding(history._binding)
+            history._replace_all(loaded, *measured, write=False)
+            history._binding = Binding(store, conversation_id, asynchronous=True, messages=loaded)
+            if following:
+                start_following(history)
+        history._deliver()
         return
-    log.add_all(items, sizes, counts)
-    history._events.publish("extend", items, log)
-    history._trim()
+    while True:
+        # Write the current messages as the start; if another task mutated the history
+        # while that write was awaited, write again, so that nothing escapes the store.
+        current = history.snapshot()
+        if current:
+            refuse_taken_ids(current, set(), conversation_id)
+            await store.replace(conversation_id, list(current))
+        with history._lock:
+            refuse_rebinding(history._binding)
+            if history._log.version == current.version:
+                history._binding = Binding(
+                    store, conversation_id, asynchronous=True, messages=current
+                )
+                if following:
+                    start_following(history)
+                return
 
 
 def refuse_rebinding(binding: Binding | None) -> None:

@@ -33,7 +33,7 @@ class Branching:
         """Branch this history for "edit and regenerate": the store forks its conversation into
         ``new_id`` (the first ``at`` messages of the stored conversation, all when ``None``;
         ``parent(new_id)`` records where it came from), and the branch comes back as a new
-        History bound to ``new_id`` with [`bind`][threadline.History.bind] (the same
+        History bound to ``new_id`` with [`bind`][threadline.history.History.bind] (the same
         ``on_conflict``) and this history's configuration (not its listeners).
 
         ``at`` counts the stored conversation, which a window does not trim. Later writes to
@@ -45,7 +45,7 @@ class Branching:
 
         Raises:
             RuntimeError: the history is not bound with ``bind`` (an ``abind``-ed one forks
-                with [`afork`][threadline.History.afork]).
+                with [`afork`][threadline.history.History.afork]).
             TypeError: the store has no ``fork``.
             threadline.ValidationError: the store refused the fork: ``new_id`` is in use,
                 ``at`` is past the end, or the conversation holds no message (nothing written).
@@ -58,15 +58,15 @@ class Branching:
         return branch
 
     async def afork(self, new_id: str, at: int | None = None) -> Self:
-        """The async twin of [`fork`][threadline.History.fork], for a history bound with
-        [`abind`][threadline.History.abind]: flushes the queued writes first (so the fork
+        """The async twin of [`fork`][threadline.history.History.fork], for a history bound with
+        [`abind`][threadline.history.History.abind]: flushes the queued writes first (so the fork
         sees them), forks in the async store, and returns a new History ``abind``-ed to
         ``new_id``.
 
         Raises:
             RuntimeError: the history is not bound with ``abind``.
             TypeError: the store has no ``fork``.
-            threadline.ValidationError: as for [`fork`][threadline.History.fork].
+            threadline.ValidationError: as for [`fork`][threadline.history.History.fork].
             threadline.StoreError: a queued write, the fork or the load failed.
         """
         await self.flush()  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ code that does not know threadline::
     ├── SealError (ValueError)              a history does not match its seal
     ├── StoreError                          a store's driver failed (the driver error is __cause__)
     │   └── ConflictError                   another writer moved first (expected_version)
+    │       └── ConversationReplacedError   a watched conversation was replaced or deleted
     └── PluginError                         a context plugin failed
 
     ThreadlineWarning (UserWarning)
@@ -38,11 +39,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from threadline.integrity import IntegrityIssue
+    from threadline.messages import Message
 
 __all__ = [
     "CodecError",
     "ConflictError",
     "ConformanceError",
+    "ConversationReplacedError",
     "ErrorDetail",
     "IntegrityError",
     "LimitExceededError",
@@ -208,6 +211,33 @@ class ConflictError(StoreError):
         """The version the writer expected."""
         self.actual = actual
         """The conversation's version when the write was refused."""
+
+
+class ConversationReplacedError(ConflictError):
+    """A watched conversation was replaced or deleted: its messages are no longer an extension
+    of what the watcher yielded.
+
+    Raised by a store's ``watch`` iterator (see [`threadline.stores.Watch`][]) when another
+    writer called ``replace`` or ``delete`` after the watcher's version, or when the watch
+    cannot tell what changed since it (a ``watch`` started at an older ``after_version`` on a
+    store that keeps no log of writes, or a gap in Redis's log). It carries the conversation
+    as it is now: take ``messages`` as the whole conversation at version ``actual``. The
+    watch has moved on to ``actual``: iterate it again to go on, or start a new one with
+    ``after_version=error.actual``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        conversation_id: str = "",
+        expected: int = 0,
+        actual: int = 0,
+        messages: Sequence[Message] = (),
+    ) -> None:
+        super().__init__(message, conversation_id=conversation_id, expected=expected, actual=actual)
+        self.messages: list[Message] = list(messages)
+        """The whole conversation at version ``actual``, oldest first."""
 
 
 class PluginError(ThreadlineError):

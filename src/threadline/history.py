@@ -42,12 +42,11 @@ from threadline._background import Background
 from threadline._binding import (
     Binding,
     OnConflict,
+    bind_async,
     bind_blocking,
-    refuse_rebinding,
-    refuse_store_kind,
-    refuse_taken_ids,
 )
 from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
+from threadline._following import stop_following
 from threadline._forking import Branching
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
@@ -598,7 +597,12 @@ class History(Branching):
     # -- persistence: a bound store --------------------------------------------------------
 
     def bind(
-        self, store: Store, conversation_id: str, *, on_conflict: OnConflict = "raise"
+        self,
+        store: Store,
+        conversation_id: str,
+        *,
+        on_conflict: OnConflict = "raise",
+        follow: bool = False,
     ) -> Self:
         """Persist this history in ``store`` as it changes, under ``conversation_id``.
 
@@ -618,16 +622,21 @@ class History(Branching):
         up); ``"reload"`` first takes the other writer's messages (an ``extend`` event, or a
         ``restore`` if they replaced it), then writes its own. Message ids stay unique: a
         message whose id the conversation holds is refused ([`ValidationError`][]).
-        Returns the history. Copies and pickles of a bound history are not bound.
+        ``follow=True`` also applies what other writers store, as they store it (see
+        [`unfollow`][]); it starts a task on the running event loop, so call ``bind`` from
+        async code then. Returns the history. Copies and pickles of a bound history are not
+        bound.
 
         Args:
             store: a blocking [`Store`][threadline.Store] (use [`abind`][] for an
                 [`AsyncStore`][threadline.AsyncStore]).
             conversation_id: the conversation's id in the store.
             on_conflict: ``"raise"`` or ``"reload"``, as above.
+            follow: follow the store's ``watch``: other writers' appends come in as ``extend``
+                events, a replace as a ``restore``.
 
         Raises:
-            RuntimeError: the history is bound already.
+            RuntimeError: the history is bound already, or ``follow`` without a running loop.
             TypeError: ``store`` is an async store.
             ValueError: ``on_conflict`` is neither ``"raise"`` nor ``"reload"``.
             threadline.ValidationError: the store refuses ``conversation_id``, or the history
@@ -636,10 +645,10 @@ class History(Branching):
                 start first; the history is not bound.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        bind_blocking(self, store, conversation_id, on_conflict)
+        bind_blocking(self, store, conversation_id, on_conflict, follow)
         return self
 
-    async def abind(self, store: AsyncStore, conversation_id: str) -> Self:
+    async def abind(self, store: AsyncStore, conversation_id: str, *, follow: bool = False) -> Self:
         """The async twin of [`bind`][]: persist this history in an async ``store``.
 
         Loads (or writes the current messages as the conversation's start) like [`bind`][],
@@ -652,6 +661,8 @@ class History(Branching):
         Args:
             store: an [`AsyncStore`][threadline.AsyncStore].
             conversation_id: the conversation's id in the store.
+            follow: apply what other writers store, as for [`bind`][] (the writes of this
+                history come back through the watch and are skipped by id).
 
         Raises:
             RuntimeError: the history is bound already.
@@ -660,31 +671,8 @@ class History(Branching):
                 (written as the conversation's start) holds two messages with one id.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        refuse_store_kind(store, asynchronous=True)
-        refuse_rebinding(self._binding)
-        loaded = await store.load(conversation_id)
-        if loaded:
-            measured = self._log.measure_all(loaded)
-            with self._lock:
-                refuse_rebinding(self._binding)
-                self._replace_all(loaded, *measured, write=False)
-                self._binding = Binding(store, conversation_id, asynchronous=True, messages=loaded)
-            self._deliver()
-            return self
-        while True:
-            # Write the current messages as the start; if another task mutated the history
-            # while that write was awaited, write again, so that nothing escapes the store.
-            current = self.snapshot()
-            if current:
-                refuse_taken_ids(current, set(), conversation_id)
-                await store.replace(conversation_id, list(current))
-            with self._lock:
-                refuse_rebinding(self._binding)
-                if self._log.version == current.version:
-                    self._binding = Binding(
-                        store, conversation_id, asynchronous=True, messages=current
-                    )
-                    return self
+        await bind_async(self, store, conversation_id, follow)
+        return self
 
     async def flush(self) -> None:
         """Await the async listeners and ``after_append`` hooks started on this loop (their
@@ -707,6 +695,11 @@ class History(Branching):
         if binding is None or not binding.asynchronous:
             return
         await binding.flush(self._lock)
+
+    async def unfollow(self) -> None:
+        """Stop applying the store's changes (``follow=True``); the binding stays. Raises the
+        error that stopped following earlier, if one did; does nothing when not following."""
+        await stop_following(self)
 
     @property
     def pending_writes(self) -> int:

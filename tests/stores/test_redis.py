@@ -121,11 +121,14 @@ def test_keys_are_a_list_per_conversation_and_a_sorted_index(redis_url: str, pre
             f"{prefix}ids:a-1".encode(),
             f"{prefix}ids:b-2".encode(),
             f"{prefix}index:conversations".encode(),
+            f"{prefix}log:a-1".encode(),
+            f"{prefix}log:b-2".encode(),
             f"{prefix}ver:a-1".encode(),
             f"{prefix}ver:b-2".encode(),
         ]
         assert client.type(f"{prefix}conv:b-2") == b"list"
         assert client.get(f"{prefix}ver:b-2") == b"1"
+        assert client.xrange(f"{prefix}log:b-2") == [(b"1-0", {b"k": b"a", b"n": b"2"})]
         assert sorted(client.hkeys(f"{prefix}ids:b-2")) == sorted(
             m.id.encode() for m in batch(0, 0, 2)
         )

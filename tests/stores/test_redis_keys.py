@@ -146,6 +146,7 @@ def test_sync_and_async_stores_use_the_same_keys(redis_url: str, base: str) -> N
                 f"{base}conv:user%3A7".encode(),
                 f"{base}ids:user%3A7".encode(),
                 f"{base}index:conversations".encode(),
+                f"{base}log:user%3A7".encode(),
                 f"{base}ver:user%3A7".encode(),
             ]
         finally:

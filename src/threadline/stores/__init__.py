@@ -22,7 +22,7 @@ so importing this package imports neither driver:
 Every store has an async twin ([`AsyncMemoryStore`][threadline.stores.AsyncMemoryStore],
 [`AsyncJsonlStore`][threadline.stores.AsyncJsonlStore],
 [`AsyncSQLiteStore`][threadline.stores.AsyncSQLiteStore], loaded on first use too), for
-[`History.abind`][threadline.History.abind].
+[`History.abind`][threadline.history.History.abind].
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from threadline.stores._watch import Watch
 from threadline.stores.base import (
     CONVERSATION_ID_PATTERN,
     AsyncStore,
@@ -63,6 +64,7 @@ __all__ = [
     "SQLiteBlobStore",
     "SQLiteStore",
     "Store",
+    "Watch",
     "validate_conversation_id",
 ]
 

@@ -71,6 +71,10 @@ class Queries:
     def __init__(self, prefix: str) -> None:
         conversations, messages = f"{prefix}conversations", f"{prefix}messages"
         versions, parents = f"{prefix}versions", f"{prefix}parents"
+        # Every write notifies this channel with the conversation's id, in its transaction (so
+        # on commit, and never for a write rolled back): what a watch LISTENs to.
+        self.channel = f"{prefix}changes"
+        self.notify = f"SELECT pg_notify('{self.channel}', %s)"
         self.tables = (conversations, messages, f"{prefix}messages_by_id", versions, parents)
         self.create = schema_statements(prefix)
         # A conversation without a version row (written before versions existed) is at
@@ -100,10 +104,11 @@ class Queries:
             f" SELECT %(cid)s, %(count)s FROM bumped"
             f" ON CONFLICT (conversation_id)"
             f" DO UPDATE SET next_seq = c.next_seq + EXCLUDED.next_seq"
-            f" RETURNING next_seq - %(count)s AS first)"
+            f" RETURNING next_seq - %(count)s AS first),"
+            f" notified AS (SELECT pg_notify('{self.channel}', %(cid)s) FROM reserved)"
             f" INSERT INTO {messages} (conversation_id, seq, message, message_id)"
             f" SELECT %(cid)s, reserved.first + batch.ord - 1, batch.message, batch.message_id"
-            f" FROM reserved, unnest(%(messages)s::text[], %(ids)s::text[])"
+            f" FROM reserved, notified, unnest(%(messages)s::text[], %(ids)s::text[])"
             f" WITH ORDINALITY AS batch(message, message_id, ord)"
         )
         # For an append that names a stored id: lock the row first (a new statement, so the
@@ -140,6 +145,15 @@ class Queries:
         self.load = (
             f"SELECT string_agg(message, ',' ORDER BY seq) FROM {messages}"
             f" WHERE conversation_id = %s"
+        )
+        # What a watch reads, in one snapshot: the version, the message count, digests of the
+        # first %(n)s messages and of all of them, and the messages from the %(n)s-th on.
+        self.since = (
+            f"SELECT {current}, count(*),"
+            f" md5(string_agg(message, ',' ORDER BY seq) FILTER (WHERE seq < %(n)s)),"
+            f" md5(string_agg(message, ',' ORDER BY seq)),"
+            f" string_agg(message, ',' ORDER BY seq) FILTER (WHERE seq >= %(n)s)"
+            f" FROM {messages} WHERE conversation_id = %(cid)s"
         )
         self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
         self.exists = (

@@ -6,23 +6,16 @@ version key, or for a conversation written before versions existed, its length).
 
 from __future__ import annotations
 
+from threadline.stores._redis_scripts import CURRENT
+
 __all__ = ["FORK_SCRIPT"]
 
-_CURRENT = """
-local function current()
-    local stored = redis.call('GET', KEYS[4])
-    if stored then
-        return tonumber(stored)
-    end
-    return redis.call('LLEN', KEYS[1])
-end
-"""
 
 # KEYS: the new conversation's list, id hash, the index, its version, its parent key. ARGV: the
 # new id, the parent record, n, then n message ids, n digests, n JSON texts. Returns n, or -1
 # when the new id holds messages or is a branch already (nothing written).
 FORK_SCRIPT = (
-    _CURRENT
+    CURRENT
     + """
 if redis.call('LLEN', KEYS[1]) > 0 or redis.call('EXISTS', KEYS[5]) == 1 then
     return -1

@@ -70,6 +70,7 @@ from threadline.serialization import messages_from_json, messages_to_json
 from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
 from threadline.stores._jsonl_versions import ParentFile, VersionFile
 from threadline.stores._rows import JsonRows
+from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -99,7 +100,7 @@ _Line = TypeVar("_Line", str, bytes)
 _Value = TypeVar("_Value")
 
 
-class JsonlStore(JsonRows):
+class JsonlStore(JsonRows, PollingWatch):
     """Conversations as JSON Lines files in a directory, one file per conversation.
 
     Needs POSIX file locks (Linux, macOS) on a local filesystem. Ids that differ only in case

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Sequence
 
 from threadline.messages import Message
+from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -18,7 +19,7 @@ from threadline.stores.forks import branch_of, check_fork, taken
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore:
+class MemoryStore(PollingWatch):
     """Conversations held in this process's memory, under one lock; nothing survives exit.
 
     It keeps the same contract as the persistent stores, so code tested against it behaves the same

@@ -85,6 +85,7 @@ from typing import Any, ClassVar
 
 from threadline.messages import Message
 from threadline.stores._rows import JsonRows
+from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -123,6 +124,7 @@ from threadline.stores._postgres_sql import (
     json_array,
     schema_statements,
 )
+from threadline.stores._postgres_watch import PostgresSource
 
 __all__ = [
     "DEFAULT_TABLE_PREFIX",
@@ -231,6 +233,7 @@ class _PostgresStoreBase(JsonRows):
         # the DELETE (a new statement, so a new snapshot) then sees its rows.
         steps: list[tuple[str, Any]] = [
             (self._sql.bump_version, {"cid": conversation_id}),
+            (self._sql.notify, (conversation_id,)),
             (self._sql.lock_for_replace, (conversation_id, len(texts))),
             (self._sql.delete_messages, (conversation_id,)),
         ]
@@ -245,6 +248,7 @@ class _PostgresStoreBase(JsonRows):
         # The conversation's row first, for the same reason as in _replace_steps.
         return [
             (self._sql.bump_version, {"cid": conversation_id}),
+            (self._sql.notify, (conversation_id,)),
             (self._sql.delete_conversation, (conversation_id,)),
             (self._sql.delete_messages, (conversation_id,)),
             (self._sql.delete_parent, (conversation_id,)),
@@ -555,6 +559,37 @@ class AsyncPostgresStore(_PostgresStoreBase):
         self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
+        listening = dict(options)
+        if listening.get("application_name") == "threadline":
+            listening["application_name"] = "threadline watch"  # for operators to tell apart
+        self._listener = lambda: psycopg.AsyncConnection.connect(dsn, **listening)
+
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version`` (see [`Watch`][threadline.stores.Watch]).
+
+        Pushed: every write notifies (``pg_notify`` in its transaction) and the watch
+        ``LISTEN``s on a connection of its own (outside ``max_connections``), then reads what
+        changed in one snapshot. Each read starts from the watch's last version, so a dropped
+        connection (a restart, ``pg_terminate_backend``) only delays it: it reconnects
+        (waiting at most a second between tries) and catches up without skipping or repeating
+        a message; the writes made meanwhile come as one batch.
+
+        Args:
+            conversation_id: the conversation to watch.
+            after_version: the version the caller has seen; ``None`` watches from the version
+                at the first read. The store keeps no log of writes, so a watch whose first
+                read finds the conversation past ``after_version`` raises
+                [`ConversationReplacedError`][threadline.ConversationReplacedError] with the
+                whole conversation first.
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        source = PostgresSource(self, conversation_id, self._listener)
+        return Watch(source, conversation_id, after)
 
     async def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.

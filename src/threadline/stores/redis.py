@@ -12,15 +12,19 @@ Layout, for the default ``prefix="threadline:"``::
                                               delete, so a version never goes back)
     threadline:parent:<conversation id> STRING a branch's parent record (fork()), JSON:
                                               {"conversation_id": ..., "at": ...}
+    threadline:log:<conversation id>    STREAM one entry per write, with the id
+                                              ``<version>-0``: ``k`` (``a`` append, ``r``
+                                              replace or delete) and ``n`` (messages); the
+                                              last ~1,000 are kept, for ``watch``
 
 Why it holds up:
 
-- **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or
-  ends with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``, ``ver``) and the name is
-  percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from the right,
-  a key has one reading: the name after the last ``:``, the kind before it, the prefix the rest.
-  So stores with different prefixes never touch each other's keys, however the prefixes nest
-  (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
+- **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or ends
+  with ``:``, the kind is a fixed word (``conv``, ``ids``, ``index``, ``ver``, ``parent``, ``log``)
+  and the name is percent-encoded, so it never holds a ``:`` (``user:7`` is ``user%3A7``). Read from
+  the right, a key has one reading: the name after the last ``:``, the kind before it, the prefix
+  the rest. So stores with different prefixes never touch each other's keys, however the prefixes
+  nest (``acme:`` and ``acme:conv:``), and no id reaches another id's key or the index.
 
 - **A batch is atomic.** ``append`` is one Lua script and ``replace`` one ``MULTI`` /
   ``EXEC``: the list, the id hash and the index change together, Redis runs either as one step,
@@ -41,6 +45,14 @@ Why it holds up:
 - **A fork is one Lua script.** ``fork`` loads the parent, then one script checks that the new
   id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
   version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
+- **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
+  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
+  version and the messages they appended: so after a dropped connection or a server restart
+  the watcher catches up from its last version, write by write, as long as the log still
+  holds the entries after it (otherwise it raises
+  [`ConversationReplacedError`][threadline.ConversationReplacedError] with the whole
+  conversation).
 - **``load`` is one ``LRANGE``** (a consistent view); the JSON strings are joined into one JSON
   array and validated in a single pydantic call.
 - **A write is never retried behind the caller's back.** When the connection drops after
@@ -67,7 +79,10 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
 from threadline.stores._redis_fork import FORK_SCRIPT
+from threadline.stores._redis_scripts import APPEND, REPLACE, VERSION
+from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
 from threadline.stores._rows import JsonRows
+from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -98,7 +113,10 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
         name="redis",
     ) from error
 
-__all__ = ["DEFAULT_PREFIX", "AsyncRedisStore", "RedisStore"]
+# After the check above: it imports the driver too.
+from threadline.stores._redis_watch import SINCE, RedisSource, joined
+
+__all__ = ["DEFAULT_PREFIX", "LOG_LENGTH", "AsyncRedisStore", "RedisStore"]
 
 DEFAULT_PREFIX = "threadline:"
 """The default start of every key a Redis store writes."""
@@ -145,10 +163,11 @@ class _RedisStoreBase(JsonRows):
         return _Batch(conversation_id, items, texts, f"{self._NAME}.{method}")
 
     def _register_scripts(self, client: Any) -> None:
-        self._append = client.register_script(_APPEND)
-        self._replace = client.register_script(_REPLACE)
-        self._version = client.register_script(_VERSION)
+        self._append = client.register_script(APPEND)
+        self._replace = client.register_script(REPLACE)
+        self._version = client.register_script(VERSION)
         self._fork = client.register_script(FORK_SCRIPT)
+        self._since = client.register_script(SINCE)
 
     def _fork_args(
         self, conversation_id: str, new_id: str, point: int, items: list[Message], texts: list[str]
@@ -181,13 +200,14 @@ class _RedisStoreBase(JsonRows):
 
     def _keys(self, conversation_id: str) -> list[str]:
         """The keys a write touches: the list, the id hash, the index, the version, the
-        parent record."""
+        parent record, the log."""
         return [
             self._key(conversation_id),
             self._ids_key(conversation_id),
             self._index,
             _make_key(self.prefix, "ver", conversation_id),
             self._parent_key(conversation_id),
+            _make_key(self.prefix, "log", conversation_id),
         ]
 
     def _parent_key(self, conversation_id: str) -> str:
@@ -252,7 +272,7 @@ class RedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}", ValueError):
-            payload = _joined(self._client.lrange(self._key(conversation_id), 0, -1))
+            payload = joined(self._client.lrange(self._key(conversation_id), 0, -1))
             messages = self._messages(payload)
         return self._restored(messages, payload, conversation_id)
 
@@ -427,7 +447,7 @@ class AsyncRedisStore(_RedisStoreBase):
         """
         validate_conversation_id(conversation_id)
         with self._failing(f"load conversation {conversation_id!r}", ValueError):
-            payload = _joined(await self._client.lrange(self._key(conversation_id), 0, -1))
+            payload = joined(await self._client.lrange(self._key(conversation_id), 0, -1))
             messages = self._messages(payload)
         return await self._restored_async(messages, payload, conversation_id)
 
@@ -534,6 +554,31 @@ class AsyncRedisStore(_RedisStoreBase):
         with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
             return decode_parent(await self._client.get(self._parent_key(conversation_id)))
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version``, one per write (see [`Watch`][threadline.stores.Watch]).
+
+        Pushed: the watch blocks on the conversation's log stream (``XREAD``, on a connection
+        of the store's client), which every write extends in its own atomic step, so it wakes
+        as soon as any process on any machine writes. It reads from its last version each
+        time, so a dropped connection or a server restart only delays it: it reconnects
+        (waiting at most a second between tries) and catches up, write by write, without
+        skipping or repeating a message.
+
+        Args:
+            conversation_id: the conversation to watch.
+            after_version: the version the caller has seen (``await store.version(...)`` with
+                its ``load``); ``None`` watches from the version at the first read. A watch
+                that starts behind catches up exactly while the log holds the writes since
+                (the last [`LOG_LENGTH`][threadline.stores.redis.LOG_LENGTH] or so).
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        return Watch(RedisSource(self, conversation_id), conversation_id, after)
+
     async def aclose(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
@@ -552,103 +597,9 @@ _CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.retry.Retry(NoBackoff(), 0)}
 _ASYNC_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.asyncio.retry.Retry(NoBackoff(), 0)}
 
 
-# The version every script reads: the version key, or for a conversation written before
-# versions existed, its length. KEYS[1] is the list, KEYS[4] the version key.
-_CURRENT = """
-local function current()
-    local stored = redis.call('GET', KEYS[4])
-    if stored then
-        return tonumber(stored)
-    end
-    return redis.call('LLEN', KEYS[1])
-end
-"""
-
-_VERSION = _CURRENT + "return current()"
-
-# KEYS: the list, the id hash, the index, the version. ARGV: the conversation id, the expected
-# version ('' for none), n, then n message ids, n digests of their JSON, n JSON texts. Returns
-# the number of messages pushed, -i when message i (1-based) reuses a stored id with another
-# digest, or {version} when the conversation is not at the expected version (nothing is
-# written in either case).
-_APPEND = (
-    _CURRENT
-    + """
-local version = current()
-if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
-    return {version}
-end
-table.remove(ARGV, 2)
-local n = tonumber(ARGV[2])
-local seen = {}
-local texts = {}
-local fields = {}
-for i = 1, n do
-    local id, digest = ARGV[2 + i], ARGV[2 + n + i]
-    local held = seen[id]
-    if held == nil then
-        held = redis.call('HGET', KEYS[2], id)
-    end
-    if held then
-        if held ~= digest then
-            return -i
-        end
-    else
-        seen[id] = digest
-        texts[#texts + 1] = ARGV[2 + 2 * n + i]
-        fields[#fields + 1] = id
-        fields[#fields + 1] = digest
-    end
-end
--- unpack() is bounded by the Lua stack, so long batches go in slices
-for first = 1, #texts, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(texts, first, math.min(first + 999, #texts)))
-end
-for first = 1, #fields, 2000 do
-    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
-end
-if #texts > 0 then
-    redis.call('ZADD', KEYS[3], 0, ARGV[1])
-    redis.call('SET', KEYS[4], version + 1)
-end
-return #texts
-"""
-)
-
-# KEYS: as for _APPEND. ARGV: the conversation id, the expected version ('' for none), n, then
-# n message ids, n digests, n JSON texts (ids unique: the caller dropped replays). Returns n, or
-# {version} on a conflict (nothing written). n = 0 deletes the conversation.
-_REPLACE = (
-    _CURRENT
-    + """
-local version = current()
-if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
-    return {version}
-end
-local n = tonumber(ARGV[3])
-redis.call('DEL', KEYS[1], KEYS[2])
-redis.call('SET', KEYS[4], version + 1)
-if n == 0 then
-    redis.call('ZREM', KEYS[3], ARGV[1])
-    redis.call('DEL', KEYS[5])
-    return 0
-end
-local texts = 3 + 2 * n
-for first = 1, n, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
-end
-local fields = {}
-for i = 1, n do
-    fields[#fields + 1] = ARGV[3 + i]
-    fields[#fields + 1] = ARGV[3 + n + i]
-end
-for first = 1, #fields, 2000 do
-    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
-end
-redis.call('ZADD', KEYS[3], 0, ARGV[1])
-return n
-"""
-)
+LOG_LENGTH = _LOG_LENGTH
+"""About how many of a conversation's latest writes its log keeps (``MAXLEN ~``): a watcher
+that lost its connection for longer than that many writes reloads the whole conversation."""
 
 
 class _Batch:
@@ -746,15 +697,6 @@ def _redacted(url: str) -> str:
         return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
     except ValueError:
         return "<unparsable url>"
-
-
-def _joined(raw: list[Any]) -> bytes | None:
-    """The stored JSON strings as one JSON array (``None`` for none), to validate in one call."""
-    if not raw:
-        return None
-    if isinstance(raw[0], str):  # a client made with decode_responses=True
-        return ("[" + ",".join(raw) + "]").encode()
-    return b"[" + b",".join(raw) + b"]"
 
 
 def _ids(raw: list[Any]) -> list[str]:

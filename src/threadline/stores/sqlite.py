@@ -70,6 +70,7 @@ from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
+from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
     as_message_list,
     check_expected_version,
@@ -137,7 +138,7 @@ def _add_message_ids(connection: sqlite3.Connection) -> None:
     )
 
 
-class SQLiteStore(JsonRows):
+class SQLiteStore(JsonRows, PollingWatch):
     """Conversations in an SQLite file (WAL), one row per message; the embedded default.
 
     Safe to share between threads (each thread gets its own connection) and between processes
