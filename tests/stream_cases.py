@@ -1,0 +1,190 @@
+"""Responses and valid event sequences for them, per stream format (shared by the streaming
+tests): ``draw_<format>(draw) -> (response, events)``."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from typing import Any
+
+from hypothesis import strategies as st
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=30)
+NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
+ARGS = st.dictionaries(NAMES, st.one_of(st.integers(), TEXT, st.booleans()), max_size=3)
+
+
+def pieces(draw: st.DrawFn, text: str) -> list[str]:
+    """``text`` cut at random points (each piece non-empty)."""
+    cuts = sorted(set(draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=4))))
+    cuts = [c for c in cuts if 0 < c < len(text)]
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in pairwise(bounds) if b > a]
+
+
+def interleave(draw: st.DrawFn, queues: list[list[Any]]) -> list[Any]:
+    """The items of ``queues`` merged in a random order that keeps each queue's order and
+    starts the queues in order (a provider opens parallel call ``i`` before ``i + 1``)."""
+    pending = [list(q) for q in queues if q]
+    live: list[list[Any]] = []
+    out: list[Any] = []
+    while pending or live:
+        at = draw(st.integers(0, len(live) - (0 if pending else 1)))
+        if at == len(live):
+            live.append(pending.pop(0))
+        out.append(live[at].pop(0))
+        if not live[at]:
+            live.pop(at)
+    return out
+
+
+@st.composite
+def anthropic_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    blocks: list[dict[str, Any]] = []
+    for at in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["text", "thinking", "tool_use"]))
+        if kind == "text":
+            blocks.append({"type": "text", "text": draw(TEXT)})
+        elif kind == "thinking":
+            blocks.append({"type": "thinking", "thinking": draw(TEXT), "signature": draw(TEXT)})
+        else:
+            blocks.append(
+                {"type": "tool_use", "id": f"toolu_{at}", "name": draw(NAMES), "input": draw(ARGS)}
+            )
+    usage = {"input_tokens": draw(st.integers(0, 999)), "output_tokens": draw(st.integers(0, 999))}
+    stop = draw(st.sampled_from(["end_turn", "tool_use", "max_tokens"]))
+    response = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                **response,
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1},
+            },
+        }
+    ]
+    for at, block in enumerate(blocks):
+        start: dict[str, Any]
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": p} for p in pieces(draw, block["text"])]
+        elif block["type"] == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [
+                {"type": "thinking_delta", "thinking": p} for p in pieces(draw, block["thinking"])
+            ]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        else:
+            start = {**block, "input": {}}
+            deltas = [
+                {"type": "input_json_delta", "partial_json": p}
+                for p in pieces(draw, json.dumps(block["input"]))
+            ]
+        events.append({"type": "content_block_start", "index": at, "content_block": start})
+        events.extend({"type": "content_block_delta", "index": at, "delta": d} for d in deltas)
+        if draw(st.booleans()):
+            events.append({"type": "ping"})
+        events.append({"type": "content_block_stop", "index": at})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return response, events
+
+
+def _chat_streams(provider: str) -> st.SearchStrategy[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        content = draw(st.one_of(st.none(), TEXT))
+        calls: list[dict[str, Any]] = [
+            {
+                "id": f"call_{at}",
+                "type": "function",
+                "function": {"name": draw(NAMES), "arguments": json.dumps(draw(ARGS))},
+            }
+            for at in range(draw(st.integers(0, 3)))
+        ]
+        if content is None and not calls:
+            content = draw(TEXT)
+        usage = {
+            "prompt_tokens": draw(st.integers(0, 999)),
+            "completion_tokens": draw(st.integers(0, 999)),
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        finish = "tool_calls" if calls else "stop"
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        top: dict[str, Any] = {"id": "chatcmpl-1", "created": 1700000000, "model": "gpt-4o-mini"}
+        if provider == "mistral":
+            top["model"] = "mistral-large-latest"
+        response = {
+            **top,
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
+        chunk = {**top, "object": "chat.completion.chunk"}
+
+        def delta(d: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+        events = [delta({"role": "assistant", "content": None if content is None else ""})]
+        events += [delta({"content": p}) for p in pieces(draw, content or "")]
+        queues = []
+        for at, call in enumerate(calls):
+            parts = pieces(draw, call["function"]["arguments"])
+            first = {
+                "index": at,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": parts[0]},
+            }
+            rest = [{"index": at, "function": {"arguments": p}} for p in parts[1:]]
+            queues.append([first, *rest])
+        events += [delta({"tool_calls": [c]}) for c in interleave(draw, queues)]
+        if provider == "mistral":
+            events.append({**delta({"content": ""}, finish), "usage": usage})
+        else:
+            events.append(delta({}, finish))
+            events.append({**chunk, "choices": [], "usage": usage})
+        return response, events
+
+    return build()
+
+
+openai_chat_streams = _chat_streams("openai_chat")
+mistral_streams = _chat_streams("mistral")
+
+STREAMS = {
+    "anthropic": anthropic_streams(),
+    "openai_chat": openai_chat_streams,
+    "mistral": mistral_streams,
+}
+
+
+def _chat_final(event: dict[str, Any]) -> bool:
+    return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
+
+
+FINAL = {
+    "anthropic": lambda event: event.get("type") == "message_stop",
+    "openai_chat": _chat_final,
+    "mistral": _chat_final,
+}
+"""Per format: whether an event completes the response (what follows may add usage)."""

@@ -1,0 +1,465 @@
+"""StreamAssembler: recorded-shape streams fed as dicts and as the SDKs' own event objects,
+checked against the SDKs' own accumulators where they have one; failures and the public API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.stream_cases import FINAL, STREAMS
+from threadline import (
+    CodecError,
+    Finish,
+    Message,
+    PartEnd,
+    PartStart,
+    ReasoningDelta,
+    StreamAssembler,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallPart,
+    UnknownProviderError,
+    assemble,
+    astream,
+    decode_response,
+    prepare_messages,
+    user_message,
+)
+
+
+def same(a: Message, b: Message) -> bool:
+    return (a.role, a.parts, a.metadata) == (b.role, b.parts, b.metadata)
+
+
+ANTHROPIC: list[dict[str, Any]] = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "model": "claude-sonnet-4-5-20250929",
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 472,
+                "output_tokens": 2,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+    },
+    {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "thinking_delta", "thinking": "The user wants "},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "thinking_delta", "thinking": "the weather."},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 0,
+        "delta": {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+    },
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}},
+    {"type": "ping"},
+    {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "text_delta", "text": "Let me check"},
+    },
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "."}},
+    {"type": "content_block_stop", "index": 1},
+    {
+        "type": "content_block_start",
+        "index": 2,
+        "content_block": {
+            "type": "tool_use",
+            "id": "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+            "name": "get_weather",
+            "input": {},
+        },
+    },
+    {
+        "type": "content_block_delta",
+        "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": ""},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": '{"location": "San Fra'},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 2,
+        "delta": {"type": "input_json_delta", "partial_json": 'ncisco, CA"}'},
+    },
+    {"type": "content_block_stop", "index": 2},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+        "usage": {"output_tokens": 89},
+    },
+    {"type": "message_stop"},
+]
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-B9",
+        "object": "chat.completion.chunk",
+        "created": 1741570283,
+        "model": "gpt-4o-2024-08-06",
+        "system_fingerprint": "fp_eb9dce56a8",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+    }
+
+
+OPENAI_CHAT: list[dict[str, Any]] = [
+    _chat_chunk({"role": "assistant", "content": None, "refusal": None}),
+    _chat_chunk({"content": "Checking"}),
+    _chat_chunk({"content": " both."}),
+    _chat_chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_a",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": ""},
+                }
+            ]
+        }
+    ),
+    _chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city": '}}]}),
+    _chat_chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 1,
+                    "id": "call_b",
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": '{"tz"'},
+                }
+            ]
+        }
+    ),
+    _chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}),
+    _chat_chunk({"tool_calls": [{"index": 1, "function": {"arguments": ': "CET"}'}}]}),
+    _chat_chunk({}, "tool_calls"),
+    {
+        **_chat_chunk({}),
+        "choices": [],
+        "usage": {
+            "prompt_tokens": 82,
+            "completion_tokens": 40,
+            "total_tokens": 122,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        },
+    },
+]
+
+
+def _mistral_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "cmpl-e5cc70bb",
+        "object": "chat.completion.chunk",
+        "created": 1702256327,
+        "model": "mistral-large-latest",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+MISTRAL: list[dict[str, Any]] = [
+    _mistral_chunk({"role": "assistant", "content": ""}),
+    _mistral_chunk({"content": "Let me "}),
+    _mistral_chunk({"content": "look."}),
+    _mistral_chunk(
+        {
+            "tool_calls": [
+                {
+                    "id": "D681PevKs",
+                    "index": 0,
+                    "function": {
+                        "name": "retrieve_payment_status",
+                        "arguments": '{"transaction_id": "T1001"}',
+                    },
+                }
+            ]
+        }
+    ),
+    {
+        **_mistral_chunk({"content": ""}, "tool_calls"),
+        "usage": {"prompt_tokens": 90, "completion_tokens": 25, "total_tokens": 115},
+    },
+]
+
+SDK_MODULE = {"anthropic": "anthropic", "openai_chat": "openai", "mistral": "mistralai"}
+
+RECORDED = {"anthropic": ANTHROPIC, "openai_chat": OPENAI_CHAT, "mistral": MISTRAL}
+
+
+def _sdk_events(provider: str, events: list[dict[str, Any]]) -> list[Any]:
+    """The events parsed by the provider SDK's own stream types."""
+    if provider == "anthropic":
+        from anthropic.types import RawMessageStreamEvent
+        from pydantic import TypeAdapter
+
+        adapter: TypeAdapter[Any] = TypeAdapter(RawMessageStreamEvent)
+        # the SDK's SSE layer drops pings before its event types see them
+        return [adapter.validate_python(e) for e in events if e["type"] != "ping"]
+    if provider == "openai_chat":
+        from openai.types.chat import ChatCompletionChunk
+
+        return [ChatCompletionChunk.model_validate(event) for event in events]
+    if provider == "mistral":
+        from mistralai.client.models import CompletionChunk
+
+        return [CompletionChunk.model_validate(event) for event in events]
+    raise AssertionError(provider)
+
+
+@pytest.mark.parametrize("provider", sorted(RECORDED))
+def test_sdk_event_objects_assemble_like_the_dicts(provider: str) -> None:
+    pytest.importorskip(SDK_MODULE[provider])
+    events = RECORDED[provider]
+    from_dicts = assemble(events, provider=provider)
+    from_sdk = assemble(_sdk_events(provider, events), provider=provider)
+    assert same(from_dicts, from_sdk)
+    assert from_dicts.metadata["usage"]["output_tokens"] > 0
+
+
+def test_anthropic_matches_the_sdk_accumulator() -> None:
+    pytest.importorskip("anthropic")
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    for event in _sdk_events("anthropic", ANTHROPIC):
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+    ours = assemble(ANTHROPIC, provider="anthropic")
+    assert same(ours, decode_response(snapshot, provider="anthropic"))
+    assert [type(part).__name__ for part in ours.parts] == [
+        "ReasoningPart",
+        "TextPart",
+        "ToolCallPart",
+    ]
+
+
+@pytest.mark.parametrize("provider", sorted(STREAMS))
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_generated_streams_match_the_sdk_accumulator(provider: str, data: st.DataObject) -> None:
+    if provider == "mistral":
+        return  # the Mistral SDK has no accumulator
+    pytest.importorskip(SDK_MODULE[provider])
+    _, events = data.draw(STREAMS[provider])
+    sdk_events = _sdk_events(provider, events)
+    if provider == "anthropic":
+        from anthropic.lib.streaming._messages import accumulate_event
+
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        for event in sdk_events:
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
+        final: Any = snapshot
+    else:
+        from openai.lib.streaming.chat import ChatCompletionStreamState
+
+        state: Any = ChatCompletionStreamState()
+        for event in sdk_events:
+            state.handle_chunk(event)
+        final = state.get_final_completion()
+    ours = assemble(sdk_events, provider=provider)
+    assert same(ours, decode_response(final, provider=provider))
+
+
+def test_openai_chat_matches_the_sdk_stream_state() -> None:
+    pytest.importorskip("openai")
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    state: Any = ChatCompletionStreamState()
+    for chunk in _sdk_events("openai_chat", OPENAI_CHAT):
+        state.handle_chunk(chunk)
+    ours = assemble(OPENAI_CHAT, provider="openai_chat")
+    assert same(ours, decode_response(state.get_final_completion(), provider="openai_chat"))
+    calls = [part for part in ours.parts if isinstance(part, ToolCallPart)]
+    assert [(c.id, dict(c.arguments)) for c in calls] == [
+        ("call_a", {"city": "Paris"}),
+        ("call_b", {"tz": "CET"}),
+    ]
+
+
+def test_neutral_events_tell_what_arrived() -> None:
+    assembler = StreamAssembler("anthropic")
+    seen = [event for raw in ANTHROPIC for event in assembler.feed(raw)]
+    assert [e for e in seen if isinstance(e, PartStart)] == [
+        PartStart(0, "reasoning"),
+        PartStart(1, "text"),
+        PartStart(2, "tool_call", "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather"),
+    ]
+    assert "".join(e.text for e in seen if isinstance(e, TextDelta)) == "Let me check."
+    assert "".join(e.text for e in seen if isinstance(e, ReasoningDelta)) == (
+        "The user wants the weather."
+    )
+    assert json.loads("".join(e.arguments for e in seen if isinstance(e, ToolCallDelta))) == {
+        "location": "San Francisco, CA"
+    }
+    ends = [e for e in seen if isinstance(e, PartEnd)]
+    assert [e.part for e in ends] == list(assembler.message().parts)
+    assert seen[-1] == Finish("tool_use", assembler.message().metadata["usage"])
+
+
+@pytest.mark.parametrize("provider", sorted(RECORDED))
+def test_chat_neutral_parts_end_with_the_message_parts(provider: str) -> None:
+    assembler = StreamAssembler(provider)
+    seen = [event for raw in RECORDED[provider] for event in assembler.feed(raw)]
+    ends = [e.part for e in seen if isinstance(e, PartEnd)]
+    assert ends == list(assembler.message().parts)
+    assert isinstance(seen[-1], Finish)
+    assert seen[-1].usage == assembler.message().metadata["usage"]
+
+
+@pytest.mark.parametrize("provider", sorted(RECORDED))
+def test_every_cut_is_refused_and_its_partial_form_is_repairable(provider: str) -> None:
+    events = RECORDED[provider]
+    final = next(at for at, event in enumerate(events) if FINAL[provider](event))
+    for cut in range(final + 1):
+        assembler = StreamAssembler(provider)
+        for event in events[:cut]:
+            assembler.feed(event)
+        with pytest.raises(CodecError, match="not finished"):
+            assembler.message()
+        partial = assembler.message(partial=True)
+        assert partial.metadata["threadline.incomplete"] is True
+        prepared = prepare_messages([user_message("hi"), partial])
+        assert prepare_messages(prepared, "strict") == prepared
+
+
+def test_cut_tool_arguments_are_kept_as_raw_text_and_the_call_answered() -> None:
+    cut = ANTHROPIC[:14]  # inside the tool call's JSON
+    assembler = StreamAssembler("anthropic")
+    for event in cut:
+        assembler.feed(event)
+    partial = assembler.message(partial=True)
+    call = partial.parts[-1]
+    assert isinstance(call, ToolCallPart)
+    assert call.raw_arguments == '{"location": "San Fra'
+    prepared = prepare_messages([user_message("weather?"), partial])
+    assert prepared[-1].role == "tool"
+
+
+def test_an_error_event_fails_the_message() -> None:
+    assembler = StreamAssembler("anthropic")
+    for event in ANTHROPIC[:8]:
+        assembler.feed(event)
+    assembler.feed(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    )
+    with pytest.raises(CodecError, match="overloaded_error: Overloaded"):
+        assembler.message()
+    partial = assembler.message(partial=True)
+    assert partial.metadata["threadline.stream_error"] == "overloaded_error: Overloaded"
+
+
+@pytest.mark.parametrize("provider", ["openai_chat", "anthropic"])
+def test_invalid_argument_json_fails_the_message(provider: str) -> None:
+    if provider == "anthropic":
+        events = [dict(e) for e in ANTHROPIC]
+        events[14] = {
+            "type": "content_block_delta",
+            "index": 2,
+            "delta": {"type": "input_json_delta", "partial_json": 'ncisco, CA"'},
+        }
+    else:
+        events = list(OPENAI_CHAT)
+        events[6] = _chat_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '"Par'}}]})
+    with pytest.raises(CodecError, match=r"not .*JSON"):
+        assemble(events, provider=provider)
+
+
+def test_unknown_format_and_bad_events() -> None:
+    with pytest.raises(UnknownProviderError, match="no stream format named 'nope'"):
+        StreamAssembler("nope")
+    assembler = StreamAssembler("anthropic")
+    with pytest.raises(CodecError, match="must be a dict"):
+        assembler.feed([1, 2])
+    with pytest.raises(CodecError, match="JSON object"):
+        assembler.feed("[1, 2]")
+    with pytest.raises(CodecError, match="never started"):
+        assembler.feed(
+            {
+                "type": "content_block_delta",
+                "index": 5,
+                "delta": {"type": "text_delta", "text": "x"},
+            }
+        )
+
+
+def test_json_text_and_done_marker_are_read() -> None:
+    texts = [json.dumps(event) for event in OPENAI_CHAT] + ["[DONE]"]
+    assert same(
+        assemble(texts, provider="openai_chat"), assemble(OPENAI_CHAT, provider="openai_chat")
+    )
+
+
+def test_tools_map_wire_names_back() -> None:
+    from threadline import ToolDefinition
+
+    events = [dict(e) for e in MISTRAL]
+    from threadline.codecs import wire_tool_names
+
+    wire = {v: k for k, v in wire_tool_names(["get.weather"], provider="mistral").items()}
+    name = wire.get("get.weather", "get.weather")
+    events[3] = _mistral_chunk(
+        {
+            "tool_calls": [
+                {"id": "D681PevKs", "index": 0, "function": {"name": name, "arguments": "{}"}}
+            ]
+        }
+    )
+    message = assemble(events, provider="mistral", tools=[ToolDefinition(name="get.weather")])
+    calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
+    assert calls[0].name == "get.weather"
+
+
+def test_astream_over_async_and_sync_iterables() -> None:
+    async def source() -> AsyncIterator[dict[str, Any]]:
+        for event in ANTHROPIC:
+            yield event
+
+    async def run(events: Any) -> tuple[str, Message]:
+        stream = astream(events, provider="anthropic")
+        text = ""
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                text += event.text
+        return text, stream.message()
+
+    for events in (source(), ANTHROPIC):
+        text, message = asyncio.run(run(events))
+        assert text == "Let me check."
+        assert same(message, assemble(ANTHROPIC, provider="anthropic"))
