@@ -171,11 +171,48 @@ def _chat_streams(provider: str) -> st.SearchStrategy[tuple[dict[str, Any], list
 openai_chat_streams = _chat_streams("openai_chat")
 mistral_streams = _chat_streams("mistral")
 
-STREAMS = {
-    "anthropic": anthropic_streams(),
-    "openai_chat": openai_chat_streams,
-    "mistral": mistral_streams,
-}
+
+@st.composite
+def bedrock_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    blocks: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+    for at in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["text", "reasoning", "toolUse"]))
+        deltas: list[dict[str, Any]]
+        if kind == "text":
+            text = draw(TEXT)
+            blocks.append({"text": text})
+            deltas = [{"text": p} for p in pieces(draw, text)]
+        elif kind == "reasoning":
+            text, signature = draw(TEXT), draw(TEXT)
+            blocks.append(
+                {"reasoningContent": {"reasoningText": {"text": text, "signature": signature}}}
+            )
+            deltas = [{"reasoningContent": {"text": p}} for p in pieces(draw, text)]
+            deltas.append({"reasoningContent": {"signature": signature}})
+        else:
+            use = {"toolUseId": f"tooluse_{at}", "name": draw(NAMES), "input": draw(ARGS)}
+            blocks.append({"toolUse": use})
+            start = {"toolUseId": use["toolUseId"], "name": use["name"]}
+            events.append(
+                {"contentBlockStart": {"start": {"toolUse": start}, "contentBlockIndex": at}}
+            )
+            deltas = [{"toolUse": {"input": p}} for p in pieces(draw, json.dumps(use["input"]))]
+        events.extend({"contentBlockDelta": {"delta": d, "contentBlockIndex": at}} for d in deltas)
+        events.append({"contentBlockStop": {"contentBlockIndex": at}})
+    stop = draw(st.sampled_from(["end_turn", "tool_use", "max_tokens"]))
+    usage = {"inputTokens": draw(st.integers(0, 999)), "outputTokens": draw(st.integers(0, 999))}
+    usage["totalTokens"] = usage["inputTokens"] + usage["outputTokens"]
+    metrics = {"latencyMs": draw(st.integers(1, 9999))}
+    events.append({"messageStop": {"stopReason": stop}})
+    events.append({"metadata": {"usage": usage, "metrics": metrics}})
+    response = {
+        "output": {"message": {"role": "assistant", "content": blocks}},
+        "stopReason": stop,
+        "usage": usage,
+        "metrics": metrics,
+    }
+    return response, events
 
 
 def _chat_final(event: dict[str, Any]) -> bool:
@@ -186,5 +223,13 @@ FINAL = {
     "anthropic": lambda event: event.get("type") == "message_stop",
     "openai_chat": _chat_final,
     "mistral": _chat_final,
+    "bedrock": lambda event: "messageStop" in event,
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
+
+STREAMS = {
+    "anthropic": anthropic_streams(),
+    "openai_chat": openai_chat_streams,
+    "mistral": mistral_streams,
+    "bedrock": bedrock_streams(),
+}

@@ -59,10 +59,12 @@ INCOMPLETE = "threadline.incomplete"
 
 def _builders() -> dict[str, Callable[[], Builder]]:
     from threadline.codecs._stream_anthropic import AnthropicBuilder
+    from threadline.codecs._stream_bedrock import BedrockBuilder
     from threadline.codecs._stream_chat import ChatBuilder
 
     return {
         "anthropic": AnthropicBuilder,
+        "bedrock": BedrockBuilder,
         "mistral": lambda: ChatBuilder("mistral"),
         "openai_chat": lambda: ChatBuilder("openai_chat"),
     }

@@ -217,9 +217,59 @@ MISTRAL: list[dict[str, Any]] = [
     },
 ]
 
+# As boto3's ``converse_stream(...)["stream"]`` yields them (there is no typed event object).
+BEDROCK: list[dict[str, Any]] = [
+    {"messageStart": {"role": "assistant"}},
+    {
+        "contentBlockDelta": {
+            "delta": {"reasoningContent": {"text": "Weather: use "}},
+            "contentBlockIndex": 0,
+        }
+    },
+    {
+        "contentBlockDelta": {
+            "delta": {"reasoningContent": {"text": "the tool."}},
+            "contentBlockIndex": 0,
+        }
+    },
+    {
+        "contentBlockDelta": {
+            "delta": {"reasoningContent": {"signature": "ErcBCkgIBRAB"}},
+            "contentBlockIndex": 0,
+        }
+    },
+    {"contentBlockStop": {"contentBlockIndex": 0}},
+    {"contentBlockDelta": {"delta": {"text": "Checking"}, "contentBlockIndex": 1}},
+    {"contentBlockDelta": {"delta": {"text": " now."}, "contentBlockIndex": 1}},
+    {"contentBlockStop": {"contentBlockIndex": 1}},
+    {
+        "contentBlockStart": {
+            "start": {
+                "toolUse": {"toolUseId": "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", "name": "top_song"}
+            },
+            "contentBlockIndex": 2,
+        }
+    },
+    {"contentBlockDelta": {"delta": {"toolUse": {"input": '{"sign": '}}, "contentBlockIndex": 2}},
+    {"contentBlockDelta": {"delta": {"toolUse": {"input": '"WZPZ"}'}}, "contentBlockIndex": 2}},
+    {"contentBlockStop": {"contentBlockIndex": 2}},
+    {"messageStop": {"stopReason": "tool_use"}},
+    {
+        "metadata": {
+            "usage": {"inputTokens": 375, "outputTokens": 71, "totalTokens": 446},
+            "metrics": {"latencyMs": 1664},
+        }
+    },
+]
+
 SDK_MODULE = {"anthropic": "anthropic", "openai_chat": "openai", "mistral": "mistralai"}
 
-RECORDED = {"anthropic": ANTHROPIC, "openai_chat": OPENAI_CHAT, "mistral": MISTRAL}
+RECORDED = {
+    "anthropic": ANTHROPIC,
+    "bedrock": BEDROCK,
+    "mistral": MISTRAL,
+    "openai_chat": OPENAI_CHAT,
+}
 
 
 def _sdk_events(provider: str, events: list[dict[str, Any]]) -> list[Any]:
@@ -242,7 +292,7 @@ def _sdk_events(provider: str, events: list[dict[str, Any]]) -> list[Any]:
     raise AssertionError(provider)
 
 
-@pytest.mark.parametrize("provider", sorted(RECORDED))
+@pytest.mark.parametrize("provider", sorted(SDK_MODULE))
 def test_sdk_event_objects_assemble_like_the_dicts(provider: str) -> None:
     pytest.importorskip(SDK_MODULE[provider])
     events = RECORDED[provider]
@@ -273,8 +323,8 @@ def test_anthropic_matches_the_sdk_accumulator() -> None:
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_generated_streams_match_the_sdk_accumulator(provider: str, data: st.DataObject) -> None:
-    if provider == "mistral":
-        return  # the Mistral SDK has no accumulator
+    if provider not in ("anthropic", "openai_chat"):
+        return  # only these SDKs have an accumulator
     pytest.importorskip(SDK_MODULE[provider])
     _, events = data.draw(STREAMS[provider])
     sdk_events = _sdk_events(provider, events)
@@ -463,3 +513,24 @@ def test_astream_over_async_and_sync_iterables() -> None:
         text, message = asyncio.run(run(events))
         assert text == "Let me check."
         assert same(message, assemble(ANTHROPIC, provider="anthropic"))
+
+
+def test_bedrock_reasoning_is_tagged_with_the_model_given() -> None:
+    from threadline import ReasoningPart
+
+    message = assemble(BEDROCK, provider="bedrock", model="anthropic.claude-sonnet-4-5")
+    reasoning = message.parts[0]
+    assert isinstance(reasoning, ReasoningPart)
+    assert (reasoning.text, reasoning.signature) == ("Weather: use the tool.", "ErcBCkgIBRAB")
+    assert reasoning.model == "anthropic.claude-sonnet-4-5"
+    assert message.metadata["usage"]["input_tokens"] == 375
+
+
+def test_a_bedrock_exception_event_fails_the_message() -> None:
+    assembler = StreamAssembler("bedrock")
+    for event in BEDROCK[:6]:
+        assembler.feed(event)
+    assembler.feed({"modelStreamErrorException": {"message": "boom", "originalStatusCode": 500}})
+    with pytest.raises(CodecError, match="modelStreamErrorException: boom"):
+        assembler.message()
+    assert assembler.message(partial=True).metadata["threadline.incomplete"] is True
