@@ -4,6 +4,7 @@ tests): ``draw_<format>(draw) -> (response, events)``."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
@@ -219,7 +220,7 @@ def _chat_final(event: dict[str, Any]) -> bool:
     return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
 
 
-FINAL = {
+FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "anthropic": lambda event: event.get("type") == "message_stop",
     "openai_chat": _chat_final,
     "mistral": _chat_final,
