@@ -216,6 +216,73 @@ def bedrock_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any
     return response, events
 
 
+@st.composite
+def gemini_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    parts: list[dict[str, Any]] = []
+    pieces_: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 4))):
+        signature = draw(st.one_of(st.none(), TEXT))
+        if draw(st.booleans()):
+            thought = draw(st.booleans())
+            last = parts[-1] if parts else None
+            if (
+                last is not None
+                and "text" in last
+                and bool(last.get("thought")) == thought
+                and "thoughtSignature" not in last
+            ):
+                # a stream cannot tell two such parts from one: the earlier one is closed
+                last["thoughtSignature"] = "sig"
+                pieces_[-1]["thoughtSignature"] = "sig"
+            part: dict[str, Any] = {"text": draw(TEXT)}
+            flag = {"thought": True} if thought else {}
+            part.update(flag)
+            cut = [{"text": p, **flag} for p in pieces(draw, part["text"])]
+            if signature is not None:
+                part["thoughtSignature"] = signature
+                if draw(st.booleans()):
+                    cut.append({"text": "", **flag, "thoughtSignature": signature})
+                else:
+                    cut[-1]["thoughtSignature"] = signature
+        else:
+            part = {"functionCall": {"name": draw(NAMES), "args": draw(ARGS)}}
+            if signature is not None:
+                part["thoughtSignature"] = signature
+            cut = [dict(part)]
+        parts.append(part)
+        pieces_.extend(cut)
+    usage = {
+        "promptTokenCount": draw(st.integers(1, 999)),
+        "candidatesTokenCount": draw(st.integers(1, 999)),
+    }
+    usage["totalTokenCount"] = usage["promptTokenCount"] + usage["candidatesTokenCount"]
+    top = {"modelVersion": "gemini-2.5-flash", "responseId": "resp-abc"}
+    finish = draw(st.sampled_from(["STOP", "MAX_TOKENS"]))
+    response = {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}
+        ],
+        "usageMetadata": usage,
+        **top,
+    }
+    events: list[dict[str, Any]] = []
+    at = 0
+    while at < len(pieces_) or not events:
+        size = draw(st.integers(1, 3))
+        group = pieces_[at : at + size]
+        at += size
+        events.append(
+            {
+                "candidates": [{"content": {"role": "model", "parts": group}, "index": 0}],
+                "usageMetadata": {"promptTokenCount": usage["promptTokenCount"]},
+                **top,
+            }
+        )
+    events[-1]["candidates"][0]["finishReason"] = finish
+    events[-1]["usageMetadata"] = usage
+    return response, events
+
+
 def _chat_final(event: dict[str, Any]) -> bool:
     return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
 
@@ -225,6 +292,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "openai_chat": _chat_final,
     "mistral": _chat_final,
     "bedrock": lambda event: "messageStop" in event,
+    "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
 
@@ -233,4 +301,5 @@ STREAMS = {
     "openai_chat": openai_chat_streams,
     "mistral": mistral_streams,
     "bedrock": bedrock_streams(),
+    "gemini": gemini_streams(),
 }

@@ -61,10 +61,12 @@ def _builders() -> dict[str, Callable[[], Builder]]:
     from threadline.codecs._stream_anthropic import AnthropicBuilder
     from threadline.codecs._stream_bedrock import BedrockBuilder
     from threadline.codecs._stream_chat import ChatBuilder
+    from threadline.codecs._stream_gemini import GeminiBuilder
 
     return {
         "anthropic": AnthropicBuilder,
         "bedrock": BedrockBuilder,
+        "gemini": GeminiBuilder,
         "mistral": lambda: ChatBuilder("mistral"),
         "openai_chat": lambda: ChatBuilder("openai_chat"),
     }

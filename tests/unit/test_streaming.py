@@ -262,11 +262,50 @@ BEDROCK: list[dict[str, Any]] = [
     },
 ]
 
-SDK_MODULE = {"anthropic": "anthropic", "openai_chat": "openai", "mistral": "mistralai"}
+
+def _gemini_chunk(parts: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}],
+        "usageMetadata": {"promptTokenCount": 31, "totalTokenCount": 31},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "mC9taNvXBLGCxN8P5p3d2Qo",
+        **extra,
+    }
+
+
+GEMINI: list[dict[str, Any]] = [
+    _gemini_chunk([{"text": "**Checking the weather**\n\nI need", "thought": True}]),
+    _gemini_chunk([{"text": " the tool.", "thought": True}]),
+    _gemini_chunk([{"text": "Let me look", "thoughtSignature": "CiQB0e2Kb3zq"}]),
+    _gemini_chunk(
+        [
+            {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}},
+            {"functionCall": {"name": "get_time", "args": {"tz": "CET"}}},
+        ]
+    ),
+    {
+        **_gemini_chunk([{"text": "", "thoughtSignature": "EqwDCqkDAdHtim9w"}]),
+        "usageMetadata": {
+            "promptTokenCount": 31,
+            "candidatesTokenCount": 40,
+            "totalTokenCount": 120,
+            "thoughtsTokenCount": 49,
+        },
+    },
+]
+GEMINI[-1]["candidates"][0]["finishReason"] = "STOP"
+
+SDK_MODULE = {
+    "gemini": "google.genai",
+    "anthropic": "anthropic",
+    "openai_chat": "openai",
+    "mistral": "mistralai",
+}
 
 RECORDED = {
     "anthropic": ANTHROPIC,
     "bedrock": BEDROCK,
+    "gemini": GEMINI,
     "mistral": MISTRAL,
     "openai_chat": OPENAI_CHAT,
 }
@@ -289,6 +328,10 @@ def _sdk_events(provider: str, events: list[dict[str, Any]]) -> list[Any]:
         from mistralai.client.models import CompletionChunk
 
         return [CompletionChunk.model_validate(event) for event in events]
+    if provider == "gemini":
+        from google.genai import types
+
+        return [types.GenerateContentResponse.model_validate(event) for event in events]
     raise AssertionError(provider)
 
 
@@ -534,3 +577,17 @@ def test_a_bedrock_exception_event_fails_the_message() -> None:
     with pytest.raises(CodecError, match="modelStreamErrorException: boom"):
         assembler.message()
     assert assembler.message(partial=True).metadata["threadline.incomplete"] is True
+
+
+def test_gemini_pieces_merge_and_the_last_signature_lands_on_its_part() -> None:
+    from threadline import ReasoningPart, TextPart
+
+    message = assemble(GEMINI, provider="gemini")
+    reasoning, text, first, second, tail = message.parts
+    assert isinstance(reasoning, ReasoningPart)
+    assert reasoning.text == "**Checking the weather**\n\nI need the tool."
+    assert isinstance(text, TextPart) and text.text == "Let me look"
+    assert isinstance(first, ToolCallPart) and isinstance(second, ToolCallPart)
+    assert first.id != second.id
+    assert isinstance(tail, TextPart) and tail.text == ""
+    assert message.metadata["usage"]["output_tokens"] == 89
