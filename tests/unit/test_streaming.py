@@ -586,8 +586,11 @@ def test_gemini_pieces_merge_and_the_last_signature_lands_on_its_part() -> None:
     reasoning, text, first, second, tail = message.parts
     assert isinstance(reasoning, ReasoningPart)
     assert reasoning.text == "**Checking the weather**\n\nI need the tool."
-    assert isinstance(text, TextPart) and text.text == "Let me look"
-    assert isinstance(first, ToolCallPart) and isinstance(second, ToolCallPart)
+    assert isinstance(text, TextPart)
+    assert text.text == "Let me look"
+    assert isinstance(first, ToolCallPart)
+    assert isinstance(second, ToolCallPart)
     assert first.id != second.id
-    assert isinstance(tail, TextPart) and tail.text == ""
+    assert isinstance(tail, TextPart)
+    assert tail.text == ""
     assert message.metadata["usage"]["output_tokens"] == 89

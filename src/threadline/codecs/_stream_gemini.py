@@ -73,10 +73,10 @@ class GeminiBuilder(Builder):
         last = self._parts[-1] if self._parts else None
         signature = _get(piece, *_SIGNATURE)
         text = piece.get("text")
-        if last is not None and text is None and signature is not None and len(piece) == 1:
-            if _get(last, *_SIGNATURE) is None:
-                last["thoughtSignature"] = signature
-                return []
+        alone = text is None and signature is not None and len(piece) == 1
+        if last is not None and alone and _get(last, *_SIGNATURE) is None:
+            last["thoughtSignature"] = signature
+            return []
         thought = bool(piece.get("thought"))
         if (
             last is not None
