@@ -283,6 +283,133 @@ def gemini_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]
     return response, events
 
 
+@st.composite
+def responses_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    items: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []
+    for at in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["message", "function_call", "reasoning"]))
+        sub: list[dict[str, Any]] = []
+        where = {"output_index": at}
+        item: dict[str, Any]
+        content: list[dict[str, Any]]
+        if kind == "message":
+            texts = draw(st.lists(TEXT, min_size=1, max_size=2))
+            content = [{"type": "output_text", "text": t, "annotations": []} for t in texts]
+            item = {
+                "type": "message",
+                "id": f"msg_{at}",
+                "role": "assistant",
+                "status": "completed",
+                "content": content,
+            }
+            start = {**item, "status": "in_progress", "content": []}
+            for ci, part in enumerate(content):
+                at_part = {**where, "item_id": item["id"], "content_index": ci}
+                sub.append(
+                    {"type": "response.content_part.added", **at_part, "part": {**part, "text": ""}}
+                )
+                sub += [
+                    {"type": "response.output_text.delta", "logprobs": [], **at_part, "delta": p}
+                    for p in pieces(draw, part["text"])
+                ]
+                sub.append(
+                    {
+                        "type": "response.output_text.done",
+                        "logprobs": [],
+                        **at_part,
+                        "text": part["text"],
+                    }
+                )
+                sub.append({"type": "response.content_part.done", **at_part, "part": part})
+        elif kind == "function_call":
+            arguments = json.dumps(draw(ARGS))
+            item = {
+                "type": "function_call",
+                "id": f"fc_{at}",
+                "call_id": f"call_{at}",
+                "name": draw(NAMES),
+                "arguments": arguments,
+                "status": "completed",
+            }
+            start = {**item, "arguments": "", "status": "in_progress"}
+            sub += [
+                {
+                    "type": "response.function_call_arguments.delta",
+                    **where,
+                    "item_id": item["id"],
+                    "delta": p,
+                }
+                for p in pieces(draw, arguments)
+            ]
+            sub.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    **where,
+                    "item_id": item["id"],
+                    "arguments": arguments,
+                }
+            )
+        else:
+            summary: list[dict[str, Any]] = [
+                {"type": "summary_text", "text": t} for t in draw(st.lists(TEXT, max_size=2))
+            ]
+            item = {"type": "reasoning", "id": f"rs_{at}", "summary": summary}
+            if draw(st.booleans()):
+                item["encrypted_content"] = draw(TEXT)
+            start = {**item, "summary": []}
+            for si, part in enumerate(summary):
+                at_part = {**where, "item_id": item["id"], "summary_index": si}
+                sub.append(
+                    {
+                        "type": "response.reasoning_summary_part.added",
+                        **at_part,
+                        "part": {"type": "summary_text", "text": ""},
+                    }
+                )
+                sub += [
+                    {"type": "response.reasoning_summary_text.delta", **at_part, "delta": p}
+                    for p in pieces(draw, part["text"])
+                ]
+                sub.append(
+                    {"type": "response.reasoning_summary_part.done", **at_part, "part": part}
+                )
+        items.append(item)
+        events.append({"type": "response.output_item.added", **where, "item": start})
+        events += sub
+        events.append({"type": "response.output_item.done", **where, "item": item})
+    usage: dict[str, Any] = {
+        "input_tokens": draw(st.integers(0, 999)),
+        "output_tokens": draw(st.integers(0, 999)),
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
+    usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+    top = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1741476777,
+        "model": "gpt-5",
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    response = {**top, "status": "completed", "output": items, "usage": usage}
+    created = {**top, "status": "in_progress", "output": []}
+    final = dict(response)
+    if draw(st.booleans()):
+        final["output"] = []  # a final event without output: the items streamed are used
+    events = [
+        {"type": "response.created", "response": created},
+        {"type": "response.in_progress", "response": created},
+        *events,
+        {"type": "response.completed", "response": final},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return response, events
+
+
 def _chat_final(event: dict[str, Any]) -> bool:
     return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
 
@@ -292,6 +419,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "openai_chat": _chat_final,
     "mistral": _chat_final,
     "bedrock": lambda event: "messageStop" in event,
+    "openai_responses": lambda event: event.get("type") == "response.completed",
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
@@ -302,4 +430,5 @@ STREAMS = {
     "mistral": mistral_streams,
     "bedrock": bedrock_streams(),
     "gemini": gemini_streams(),
+    "openai_responses": responses_streams(),
 }

@@ -62,6 +62,7 @@ def _builders() -> dict[str, Callable[[], Builder]]:
     from threadline.codecs._stream_bedrock import BedrockBuilder
     from threadline.codecs._stream_chat import ChatBuilder
     from threadline.codecs._stream_gemini import GeminiBuilder
+    from threadline.codecs._stream_responses import ResponsesBuilder
 
     return {
         "anthropic": AnthropicBuilder,
@@ -69,6 +70,7 @@ def _builders() -> dict[str, Callable[[], Builder]]:
         "gemini": GeminiBuilder,
         "mistral": lambda: ChatBuilder("mistral"),
         "openai_chat": lambda: ChatBuilder("openai_chat"),
+        "openai_responses": ResponsesBuilder,
     }
 
 

@@ -295,7 +295,169 @@ GEMINI: list[dict[str, Any]] = [
 ]
 GEMINI[-1]["candidates"][0]["finishReason"] = "STOP"
 
+_RESPONSE_TOP: dict[str, Any] = {
+    "id": "resp_67ccd2bed1ec8190b14f964abc054267",
+    "object": "response",
+    "created_at": 1741476542,
+    "model": "gpt-5-2025-08-07",
+    "parallel_tool_calls": True,
+    "tool_choice": "auto",
+    "tools": [],
+}
+_REASONING = {
+    "type": "reasoning",
+    "id": "rs_1",
+    "summary": [{"type": "summary_text", "text": "**Plan**\n\nCall the tool."}],
+    "encrypted_content": "gAAAAABo-enc",
+}
+_MESSAGE = {
+    "type": "message",
+    "id": "msg_1",
+    "role": "assistant",
+    "status": "completed",
+    "content": [{"type": "output_text", "text": "One moment.", "annotations": []}],
+}
+_CALL = {
+    "type": "function_call",
+    "id": "fc_1",
+    "call_id": "call_9kP",
+    "name": "get_weather",
+    "arguments": '{"city":"Paris"}',
+    "status": "completed",
+}
+_RESPONSE_DONE = {
+    **_RESPONSE_TOP,
+    "status": "completed",
+    "output": [_REASONING, _MESSAGE, _CALL],
+    "usage": {
+        "input_tokens": 36,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": 87,
+        "output_tokens_details": {"reasoning_tokens": 64},
+        "total_tokens": 123,
+    },
+}
+OPENAI_RESPONSES: list[dict[str, Any]] = [
+    {
+        "type": "response.created",
+        "response": {**_RESPONSE_TOP, "status": "in_progress", "output": []},
+    },
+    {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {**_REASONING, "summary": []},
+    },
+    {
+        "type": "response.reasoning_summary_part.added",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+        "part": {"type": "summary_text", "text": ""},
+    },
+    {
+        "type": "response.reasoning_summary_text.delta",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+        "delta": "**Plan**\n\n",
+    },
+    {
+        "type": "response.reasoning_summary_text.delta",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+        "delta": "Call the tool.",
+    },
+    {
+        "type": "response.reasoning_summary_text.done",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+        "text": "**Plan**\n\nCall the tool.",
+    },
+    {
+        "type": "response.reasoning_summary_part.done",
+        "item_id": "rs_1",
+        "output_index": 0,
+        "summary_index": 0,
+        "part": _REASONING["summary"][0],
+    },
+    {"type": "response.output_item.done", "output_index": 0, "item": _REASONING},
+    {
+        "type": "response.output_item.added",
+        "output_index": 1,
+        "item": {**_MESSAGE, "status": "in_progress", "content": []},
+    },
+    {
+        "type": "response.content_part.added",
+        "item_id": "msg_1",
+        "output_index": 1,
+        "content_index": 0,
+        "part": {"type": "output_text", "text": "", "annotations": []},
+    },
+    {
+        "type": "response.output_text.delta",
+        "logprobs": [],
+        "item_id": "msg_1",
+        "output_index": 1,
+        "content_index": 0,
+        "delta": "One ",
+    },
+    {
+        "type": "response.output_text.delta",
+        "logprobs": [],
+        "item_id": "msg_1",
+        "output_index": 1,
+        "content_index": 0,
+        "delta": "moment.",
+    },
+    {
+        "type": "response.output_text.done",
+        "logprobs": [],
+        "item_id": "msg_1",
+        "output_index": 1,
+        "content_index": 0,
+        "text": "One moment.",
+    },
+    {
+        "type": "response.content_part.done",
+        "item_id": "msg_1",
+        "output_index": 1,
+        "content_index": 0,
+        "part": _MESSAGE["content"][0],
+    },
+    {"type": "response.output_item.done", "output_index": 1, "item": _MESSAGE},
+    {
+        "type": "response.output_item.added",
+        "output_index": 2,
+        "item": {**_CALL, "arguments": "", "status": "in_progress"},
+    },
+    {
+        "type": "response.function_call_arguments.delta",
+        "item_id": "fc_1",
+        "output_index": 2,
+        "delta": '{"city":',
+    },
+    {
+        "type": "response.function_call_arguments.delta",
+        "item_id": "fc_1",
+        "output_index": 2,
+        "delta": '"Paris"}',
+    },
+    {
+        "type": "response.function_call_arguments.done",
+        "item_id": "fc_1",
+        "output_index": 2,
+        "arguments": '{"city":"Paris"}',
+    },
+    {"type": "response.output_item.done", "output_index": 2, "item": _CALL},
+    {"type": "response.completed", "response": _RESPONSE_DONE},
+]
+for _number, _event in enumerate(OPENAI_RESPONSES):
+    _event["sequence_number"] = _number
+
 SDK_MODULE = {
+    "openai_responses": "openai",
     "gemini": "google.genai",
     "anthropic": "anthropic",
     "openai_chat": "openai",
@@ -308,6 +470,7 @@ RECORDED = {
     "gemini": GEMINI,
     "mistral": MISTRAL,
     "openai_chat": OPENAI_CHAT,
+    "openai_responses": OPENAI_RESPONSES,
 }
 
 
@@ -328,6 +491,12 @@ def _sdk_events(provider: str, events: list[dict[str, Any]]) -> list[Any]:
         from mistralai.client.models import CompletionChunk
 
         return [CompletionChunk.model_validate(event) for event in events]
+    if provider == "openai_responses":
+        from openai.types.responses import ResponseStreamEvent
+        from pydantic import TypeAdapter
+
+        events_adapter: TypeAdapter[Any] = TypeAdapter(ResponseStreamEvent)
+        return [events_adapter.validate_python(event) for event in events]
     if provider == "gemini":
         from google.genai import types
 
@@ -366,7 +535,7 @@ def test_anthropic_matches_the_sdk_accumulator() -> None:
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
 def test_generated_streams_match_the_sdk_accumulator(provider: str, data: st.DataObject) -> None:
-    if provider not in ("anthropic", "openai_chat"):
+    if provider not in ("anthropic", "openai_chat", "openai_responses"):
         return  # only these SDKs have an accumulator
     pytest.importorskip(SDK_MODULE[provider])
     _, events = data.draw(STREAMS[provider])
@@ -379,6 +548,10 @@ def test_generated_streams_match_the_sdk_accumulator(provider: str, data: st.Dat
         for event in sdk_events:
             snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)
         final: Any = snapshot
+    elif provider == "openai_responses":
+        final = sdk_events[-1].response
+        if not final.output:
+            return  # the SDK gives no response to compare with
     else:
         from openai.lib.streaming.chat import ChatCompletionStreamState
 
@@ -594,3 +767,26 @@ def test_gemini_pieces_merge_and_the_last_signature_lands_on_its_part() -> None:
     assert isinstance(tail, TextPart)
     assert tail.text == ""
     assert message.metadata["usage"]["output_tokens"] == 89
+
+
+def test_a_failed_response_event_fails_the_message() -> None:
+    failed = {
+        "type": "response.failed",
+        "response": {
+            **_RESPONSE_TOP,
+            "status": "failed",
+            "output": [],
+            "error": {"code": "server_error", "message": "The model failed."},
+        },
+    }
+    assembler = StreamAssembler("openai_responses")
+    for event in [*OPENAI_RESPONSES[:17], failed]:
+        assembler.feed(event)
+    with pytest.raises(CodecError, match=r"server_error: The model failed\."):
+        assembler.message()
+    partial = assembler.message(partial=True)
+    call = partial.parts[-1]
+    assert isinstance(call, ToolCallPart)
+    assert call.raw_arguments == '{"city":'
+    prepared = prepare_messages([user_message("weather?"), partial])
+    assert prepared[-1].role == "tool"
