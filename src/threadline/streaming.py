@@ -143,6 +143,8 @@ class StreamAssembler:
                 data = json.loads(data)
             except ValueError:
                 raise CodecError(f"{self.provider} stream: an event is not JSON") from None
+        if isinstance(data, Mapping) and data.keys() == {"data"}:
+            data = data["data"]  # an SSE envelope, as mistralai's CompletionEvent
         if not isinstance(data, Mapping):
             raise CodecError(
                 f"{self.provider} stream: an event must be a JSON object, got {type(data).__name__}"
@@ -239,7 +241,7 @@ def assemble(
 
     Raises:
         threadline.CodecError: an event is not one of the format, or the stream is not
-            complete (see [`StreamAssembler.message`][threadline.StreamAssembler.message]).
+            complete (see [`StreamAssembler.message`][threadline.streaming.StreamAssembler.message]).
     """
     assembler = StreamAssembler(provider, tools=tools, model=model)
     for event in events:
@@ -271,7 +273,7 @@ class AsyncStream:
 
     def message(self, *, partial: bool = False) -> Message:
         """The assembled message (see
-        [`StreamAssembler.message`][threadline.StreamAssembler.message])."""
+        [`StreamAssembler.message`][threadline.streaming.StreamAssembler.message])."""
         return self.assembler.message(partial=partial)
 
 

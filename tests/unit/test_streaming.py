@@ -790,3 +790,11 @@ def test_a_failed_response_event_fails_the_message() -> None:
     assert call.raw_arguments == '{"city":'
     prepared = prepare_messages([user_message("weather?"), partial])
     assert prepared[-1].role == "tool"
+
+
+def test_mistral_completion_events_are_unwrapped() -> None:
+    pytest.importorskip("mistralai")
+    from mistralai.client.models import CompletionEvent
+
+    events = [CompletionEvent.model_validate({"data": chunk}) for chunk in MISTRAL]
+    assert same(assemble(events, provider="mistral"), assemble(MISTRAL, provider="mistral"))
