@@ -241,7 +241,8 @@ def assemble(
 
     Raises:
         threadline.CodecError: an event is not one of the format, or the stream is not
-            complete (see [`StreamAssembler.message`][threadline.streaming.StreamAssembler.message]).
+            complete (see
+            [`StreamAssembler.message`][threadline.streaming.StreamAssembler.message]).
     """
     assembler = StreamAssembler(provider, tools=tools, model=model)
     for event in events:
