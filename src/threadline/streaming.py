@@ -109,6 +109,7 @@ class StreamAssembler:
             )
         self.provider = provider
         self._builder = builders[provider]()
+        self._builder.decode = self._decode
         self._model = model
         names = [tool if isinstance(tool, str) else tool.name for tool in tools]
         if names:
@@ -138,7 +139,7 @@ class StreamAssembler:
         data = as_event(event)
         if isinstance(data, str):
             if data.strip() == "[DONE]":
-                return []
+                return self.close()
             try:
                 data = json.loads(data)
             except ValueError:
@@ -156,6 +157,20 @@ class StreamAssembler:
             raise CodecError(
                 f"{self.provider} stream: event {self._builder.events} is malformed ({error!r})"
             ) from None
+        return self._filled(events)
+
+    def close(self) -> list[StreamEvent]:
+        """Say that the stream ended; return the neutral events held back until then.
+
+        Only Chat Completions holds one back: the [`Finish`][threadline.Finish] of a stream
+        that sent no usage chunk (``stream_options={"include_usage": True}`` not asked for),
+        since the chunk with the finish reason cannot tell whether one follows. Feeding
+        Chat's ``[DONE]`` closes the stream; [`assemble`][threadline.assemble] and
+        [`astream`][threadline.astream] close it at the end of the events.
+        """
+        return self._filled(self._builder.close())
+
+    def _filled(self, events: list[StreamEvent]) -> list[StreamEvent]:
         if events and isinstance(events[-1], Finish):
             events[-1] = self._finish(events[-1])
         return events
@@ -247,6 +262,7 @@ def assemble(
     assembler = StreamAssembler(provider, tools=tools, model=model)
     for event in events:
         assembler.feed(event)
+    assembler.close()
     return assembler.message()
 
 
@@ -271,6 +287,8 @@ class AsyncStream:
             for event in self._events:
                 for neutral in self.assembler.feed(event):
                     yield neutral
+        for neutral in self.assembler.close():
+            yield neutral
 
     def message(self, *, partial: bool = False) -> Message:
         """The assembled message (see

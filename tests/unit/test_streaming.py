@@ -798,3 +798,86 @@ def test_mistral_completion_events_are_unwrapped() -> None:
 
     events = [CompletionEvent.model_validate({"data": chunk}) for chunk in MISTRAL]
     assert same(assemble(events, provider="mistral"), assemble(MISTRAL, provider="mistral"))
+
+
+def test_mistral_thinking_chunks_assemble_like_the_response() -> None:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        return {**_mistral_chunk(delta, finish), "model": "magistral-medium-latest", **extra}
+
+    def thinking(text: str) -> dict[str, Any]:
+        return {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": text}]}]}
+
+    usage = {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    events = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk(thinking("Let me ")),
+        chunk(thinking("think.")),
+        chunk({"content": [{"type": "text", "text": "The answer"}]}),
+        chunk({"content": " is 4."}),
+        chunk({"content": ""}, "stop", usage=usage),
+    ]
+    response = {
+        "id": "cmpl-e5cc70bb",
+        "object": "chat.completion",
+        "created": 1702256327,
+        "model": "magistral-medium-latest",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "thinking",
+                            "thinking": [{"type": "text", "text": "Let me think."}],
+                        },
+                        {"type": "text", "text": "The answer is 4."},
+                    ],
+                },
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage,
+    }
+    assembler = StreamAssembler("mistral")
+    seen = [event for raw in events for event in assembler.feed(raw)]
+    message = assembler.message()
+    assert same(message, decode_response(response, provider="mistral"))
+    assert "".join(e.text for e in seen if isinstance(e, ReasoningDelta)) == "Let me think."
+    assert [e.part for e in seen if isinstance(e, PartEnd)] == list(message.parts)
+
+
+def test_a_chat_stream_without_usage_finishes_on_close() -> None:
+    events = OPENAI_CHAT[:-1]  # no usage chunk: include_usage was not asked for
+    assembler = StreamAssembler("openai_chat")
+    seen = [event for raw in events for event in assembler.feed(raw)]
+    assert not any(isinstance(event, Finish) for event in seen)
+    assert assembler.message().metadata["stop_reason"] == "tool_calls"
+    assert assembler.close() == [Finish("tool_calls", None)]
+    assert assembler.close() == []
+    done = StreamAssembler("openai_chat")
+    for raw in events:
+        done.feed(raw)
+    assert done.feed("[DONE]") == [Finish("tool_calls", None)]
+
+
+def test_part_ends_carry_stored_tool_names_and_the_model() -> None:
+    from threadline import ToolDefinition
+    from threadline.codecs import wire_tool_names
+
+    wire = {v: k for k, v in wire_tool_names(["get.weather"], provider="bedrock").items()}
+    events = [dict(e) for e in BEDROCK]
+    events[8] = {
+        "contentBlockStart": {
+            "start": {"toolUse": {"toolUseId": "tooluse_1", "name": wire["get.weather"]}},
+            "contentBlockIndex": 2,
+        }
+    }
+    assembler = StreamAssembler(
+        "bedrock", tools=[ToolDefinition(name="get.weather")], model="anthropic.claude-x"
+    )
+    ends = [e.part for raw in events for e in assembler.feed(raw) if isinstance(e, PartEnd)]
+    assert ends == list(assembler.message().parts)
+    call = ends[-1]
+    assert isinstance(call, ToolCallPart)
+    assert call.name == "get.weather"

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, TypeAlias
 
 from threadline.errors import CodecError
-from threadline.messages import Part
+from threadline.messages import Message, Part
 
 PartKind: TypeAlias = Literal["text", "reasoning", "tool_call", "other"]
 """What a streamed part is: text, reasoning, a tool call, or another block (a server tool
@@ -102,11 +102,22 @@ class Builder:
         self.error: str | None = None
         """What an ``error`` event said, if one came."""
         self.events = 0
+        self.decode: Callable[[dict[str, Any]], Message] = self._decode
+        """Reads a rebuilt response: the assembler's, with its tool names and model."""
         self._open: dict[Hashable, int] = {}
         self._count = 0
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         raise NotImplementedError
+
+    def close(self) -> list[StreamEvent]:
+        """The stream ended: the events still held back (none, unless a format says)."""
+        return []
+
+    def _decode(self, response: dict[str, Any]) -> Message:
+        from threadline.codecs._registry import decode_response
+
+        return decode_response(response, provider=self.provider)
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         """The provider's response as far as it arrived (``partial``: cut tool arguments are
@@ -153,10 +164,8 @@ class Builder:
     def part_of(self, block: Any) -> Part | None:
         if block is None:
             return None
-        from threadline.codecs._registry import decode_response
-
         try:
-            parts = decode_response(self.wrap([block]), provider=self.provider).parts
+            parts = self.decode(self.wrap([block])).parts
         except (CodecError, ValueError):
             return None
         return parts[0] if len(parts) == 1 else None

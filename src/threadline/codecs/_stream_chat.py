@@ -56,6 +56,13 @@ class ChatBuilder(Builder):
             out.append(Finish(self._finish, None))
         return out
 
+    def close(self) -> list[StreamEvent]:
+        # No usage chunk came (``include_usage`` was not asked for): finish without it.
+        if self.finished and not self._finished_sent:
+            self._finished_sent = True
+            return [Finish(self._finish, None)]
+        return []
+
     def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         content = delta.get("content")
@@ -63,6 +70,8 @@ class ChatBuilder(Builder):
             # the opening delta says whether the reply has text (``""``) or none (``null``);
             # a later empty piece (Mistral's closing chunk) says nothing
             self._message.setdefault("content", "")
+        elif isinstance(content, str) and content and self._content is not None:
+            out.extend(self._chunk({"type": "text", "text": content}))  # after Mistral chunks
         elif isinstance(content, str) and content:
             index, out = self.start("content", "text")
             self._message["content"] = (self._message.get("content") or "") + content

@@ -115,13 +115,12 @@ class GeminiBuilder(Builder):
         index = self._open.pop(key, None)
         if index is None:
             return []
-        from threadline.codecs._registry import decode_response
         from threadline.errors import CodecError
 
         response = self.response()
         response["candidates"][0]["content"]["parts"] = self._parts[: key + 1]
         try:
-            parts = decode_response(response, provider=self.provider).parts
+            parts = self.decode(response).parts
         except (CodecError, ValueError):
             return [PartEnd(index, None)]
         return [PartEnd(index, parts[key] if len(parts) == key + 1 else None)]
