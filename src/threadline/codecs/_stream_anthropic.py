@@ -11,10 +11,13 @@ from threadline.codecs._stream_base import (
     Builder,
     Finish,
     PartKind,
+    Pieces,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    append,
+    document,
     parse_object,
 )
 from threadline.errors import CodecError
@@ -35,7 +38,7 @@ class AnthropicBuilder(Builder):
         super().__init__()
         self._message: dict[str, Any] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
-        self._json: dict[int, str] = {}
+        self._json: dict[int, Pieces | str] = {}
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
@@ -91,16 +94,16 @@ class AnthropicBuilder(Builder):
             raise CodecError(f"anthropic stream: a delta for content block {at}, never started")
         kind = delta.get("type")
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
+            append(block, "text", delta["text"])
             return [TextDelta(index, delta["text"])]
         if kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            append(block, "thinking", delta["thinking"])
             return [ReasoningDelta(index, delta["thinking"])]
         if kind == "signature_delta":
-            block["signature"] = block.get("signature", "") + delta["signature"]
+            append(block, "signature", delta["signature"])
             return []
         if kind == "input_json_delta":
-            self._json[at] = self._json.get(at, "") + delta["partial_json"]
+            append(self._json, at, delta["partial_json"])
             return [ToolCallDelta(index, delta["partial_json"])] if delta["partial_json"] else []
         if kind == "citations_delta":
             block.setdefault("citations", []).append(delta["citation"])
@@ -110,7 +113,7 @@ class AnthropicBuilder(Builder):
     def _block(self, at: int, *, partial: bool) -> dict[str, Any]:
         block = dict(self._blocks[at])
         if at in self._json:
-            parsed = parse_object(self._json[at])
+            parsed = parse_object(str(self._json[at]))
             if parsed is not None:
                 block["input"] = parsed
             elif not partial:
@@ -124,12 +127,12 @@ class AnthropicBuilder(Builder):
         return block
 
     def arguments(self) -> dict[str, str]:
-        return {str(self._blocks[at].get("id", at)): text for at, text in self._json.items()}
+        return {str(self._blocks[at].get("id", at)): str(text) for at, text in self._json.items()}
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         message = dict(self._message) or {"type": "message", "role": "assistant"}
         message["content"] = [self._block(at, partial=partial) for at in sorted(self._blocks)]
-        return message
+        return document(message)
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         return {

@@ -165,10 +165,58 @@ class Builder:
         if block is None:
             return None
         try:
-            parts = self.decode(self.wrap([block])).parts
+            parts = self.decode(materialize(self.wrap([block]))).parts
         except (CodecError, ValueError):
             return None
         return parts[0] if len(parts) == 1 else None
+
+
+class Pieces:
+    """Text arriving in pieces, joined once when read: adding to a ``str`` each time would copy
+    the whole text per delta (quadratic in a long reply)."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self, *pieces: str) -> None:
+        self._pieces = [piece for piece in pieces if piece]
+
+    def add(self, piece: str) -> None:
+        self._pieces.append(piece)
+
+    def __str__(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces[:] = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+
+def append(container: dict[Any, Any], key: Any, piece: str) -> None:
+    """Add ``piece`` to the text at ``container[key]`` (absent or ``None`` reads as ``""``)."""
+    current = container.get(key)
+    if isinstance(current, Pieces):
+        current.add(piece)
+    else:
+        container[key] = Pieces(current or "", piece)
+
+
+def text_of(value: Any) -> str:
+    """A text held as `Pieces` or ``str`` (``""`` for ``None``)."""
+    return "" if value is None else str(value)
+
+
+def materialize(value: Any) -> Any:
+    """``value`` with every `Pieces` in it joined into its ``str`` (a new document)."""
+    if isinstance(value, Pieces):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: materialize(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [materialize(item) for item in value]
+    return value
+
+
+def document(value: dict[str, Any]) -> dict[str, Any]:
+    """A rebuilt response with its `Pieces` joined."""
+    return {key: materialize(item) for key, item in value.items()}
 
 
 def check_arguments(builder: Builder) -> None:

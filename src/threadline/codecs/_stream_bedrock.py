@@ -11,10 +11,13 @@ from typing import Any
 from threadline.codecs._stream_base import (
     Builder,
     Finish,
+    Pieces,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    append,
+    document,
     parse_object,
 )
 from threadline.errors import CodecError
@@ -34,7 +37,7 @@ class BedrockBuilder(Builder):
     def __init__(self) -> None:
         super().__init__()
         self._blocks: dict[int, dict[str, Any]] = {}
-        self._json: dict[int, str] = {}
+        self._json: dict[int, Pieces | str] = {}
         self._top: dict[str, Any] = {}
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
@@ -79,13 +82,13 @@ class BedrockBuilder(Builder):
         if "text" in delta:
             block = self._blocks.setdefault(at, {"text": ""})
             index, out = self.start(at, "text")
-            block["text"] += delta["text"]
+            append(block, "text", delta["text"])
             return [*out, TextDelta(index, delta["text"])]
         if "toolUse" in delta:
             if at not in self._json:
                 raise CodecError(f"bedrock stream: tool input for block {at}, never started")
             piece = delta["toolUse"].get("input") or ""
-            self._json[at] += piece
+            append(self._json, at, piece)
             return [ToolCallDelta(self._open[at], piece)] if piece and at in self._open else []
         if "reasoningContent" in delta:
             reasoning = delta["reasoningContent"]
@@ -98,9 +101,9 @@ class BedrockBuilder(Builder):
                 return out
             text = content.setdefault("reasoningText", {"text": ""})
             if "signature" in reasoning:
-                text["signature"] = text.get("signature", "") + reasoning["signature"]
+                append(text, "signature", reasoning["signature"])
             if reasoning.get("text"):
-                text["text"] += reasoning["text"]
+                append(text, "text", reasoning["text"])
                 out.append(ReasoningDelta(index, reasoning["text"]))
             return out
         return []
@@ -109,7 +112,7 @@ class BedrockBuilder(Builder):
         block = self._blocks[at]
         if at not in self._json:
             return block
-        parsed = parse_object(self._json[at])
+        parsed = parse_object(str(self._json[at]))
         if parsed is None:
             if not partial:
                 label = block["toolUse"].get("toolUseId", at)
@@ -122,13 +125,15 @@ class BedrockBuilder(Builder):
 
     def arguments(self) -> dict[str, str]:
         return {
-            str(self._blocks[at]["toolUse"].get("toolUseId", at)): text
+            str(self._blocks[at]["toolUse"].get("toolUseId", at)): str(text)
             for at, text in self._json.items()
         }
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         content = [self._block(at, partial=partial) for at in sorted(self._blocks)]
-        return {"output": {"message": {"role": "assistant", "content": content}}, **self._top}
+        return document(
+            {"output": {"message": {"role": "assistant", "content": content}}, **self._top}
+        )
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         return {"output": {"message": {"role": "assistant", "content": blocks}}}

@@ -15,6 +15,9 @@ from threadline.codecs._stream_base import (
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    append,
+    document,
+    text_of,
 )
 
 _TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
@@ -74,7 +77,7 @@ class ChatBuilder(Builder):
             out.extend(self._chunk({"type": "text", "text": content}))  # after Mistral chunks
         elif isinstance(content, str) and content:
             index, out = self.start("content", "text")
-            self._message["content"] = (self._message.get("content") or "") + content
+            append(self._message, "content", content)
             out.append(TextDelta(index, content))
         elif isinstance(content, list):
             for chunk in content:
@@ -83,7 +86,7 @@ class ChatBuilder(Builder):
         if isinstance(refusal, str) and refusal:
             index, started = self.start("refusal", "text")
             out.extend(started)
-            self._message["refusal"] = (self._message.get("refusal") or "") + refusal
+            append(self._message, "refusal", refusal)
             out.append(TextDelta(index, refusal))
         for call in delta.get("tool_calls") or ():
             out.extend(self._call(call))
@@ -92,7 +95,7 @@ class ChatBuilder(Builder):
     def _chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         """A Mistral content chunk: text, or thinking (whose own chunks hold text)."""
         if self._content is None:
-            text = self._message.get("content")
+            text = text_of(self._message.get("content"))
             self._content = [{"type": "text", "text": text}] if text else []
             self._message["content"] = self._content
         kind = chunk.get("type")
@@ -103,7 +106,7 @@ class ChatBuilder(Builder):
                 "text",
             )
             if last is not None and last.get("type") == "text":
-                last["text"] += chunk["text"]
+                append(last, "text", chunk["text"])
             else:
                 self._content.append({"type": "text", "text": chunk["text"]})
             out.append(TextDelta(index, chunk["text"]))
@@ -118,7 +121,7 @@ class ChatBuilder(Builder):
             for piece in chunk.get("thinking") or ():
                 texts = last["thinking"]
                 if texts and texts[-1].get("type") == "text" and piece.get("type") == "text":
-                    texts[-1] = {**texts[-1], "text": texts[-1]["text"] + piece["text"]}
+                    append(texts[-1], "text", piece["text"])
                 else:
                     texts.append(dict(piece))
                 if piece.get("text"):
@@ -148,7 +151,7 @@ class ChatBuilder(Builder):
         if isinstance(arguments, Mapping):  # Mistral may send the object whole
             arguments = json.dumps(arguments)
         if isinstance(arguments, str) and arguments:
-            entry["function"]["arguments"] += arguments
+            append(entry["function"], "arguments", arguments)
             out.append(ToolCallDelta(index, arguments))
         return out
 
@@ -164,7 +167,8 @@ class ChatBuilder(Builder):
 
     def arguments(self) -> dict[str, str]:
         return {
-            str(call["id"] or at): call["function"]["arguments"] for at, call in self._calls.items()
+            str(call["id"] or at): text_of(call["function"]["arguments"])
+            for at, call in self._calls.items()
         }
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
@@ -183,7 +187,7 @@ class ChatBuilder(Builder):
         }
         if self._usage is not None:
             response["usage"] = self._usage
-        return response
+        return document(response)
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         block = blocks[0]

@@ -15,9 +15,13 @@ from threadline.codecs._stream_base import (
     Finish,
     PartEnd,
     PartKind,
+    Pieces,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
+    append,
+    document,
+    materialize,
 )
 
 _SIGNATURE = ("thoughtSignature", "thought_signature")
@@ -81,11 +85,11 @@ class GeminiBuilder(Builder):
         if (
             last is not None
             and isinstance(text, str)
-            and isinstance(last.get("text"), str)
+            and isinstance(last.get("text"), (str, Pieces))
             and bool(last.get("thought")) == thought
             and _get(last, *_SIGNATURE) is None
         ):
-            last["text"] += text
+            append(last, "text", text)
             if signature is not None:
                 last["thoughtSignature"] = signature
             index = self._open.get(len(self._parts) - 1)
@@ -118,7 +122,7 @@ class GeminiBuilder(Builder):
         from threadline.errors import CodecError
 
         response = self.response()
-        response["candidates"][0]["content"]["parts"] = self._parts[: key + 1]
+        response["candidates"][0]["content"]["parts"] = materialize(self._parts[: key + 1])
         try:
             parts = self.decode(response).parts
         except (CodecError, ValueError):
@@ -128,7 +132,8 @@ class GeminiBuilder(Builder):
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         candidate = {k: v for k, v in self._candidate.items() if k != "role"}
         content = {"role": self._candidate.get("role", "model"), "parts": list(self._parts)}
-        return {**self._top, "candidates": [{**candidate, "content": content, "index": 0}]}
+        response = {**self._top, "candidates": [{**candidate, "content": content, "index": 0}]}
+        return document(response)
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         return {

@@ -19,6 +19,10 @@ from threadline.codecs._stream_base import (
     StreamEvent,
     TextDelta,
     ToolCallDelta,
+    append,
+    document,
+    materialize,
+    text_of,
 )
 
 _FINAL = ("response.completed", "response.incomplete")
@@ -74,7 +78,7 @@ class ResponsesBuilder(Builder):
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             field = "text" if kind == "response.output_text.delta" else "refusal"
             part = _entry(item, "content", event["content_index"], field)
-            part[field] = part.get(field, "") + event["delta"]
+            append(part, field, event["delta"])
             index, out = self.start((at, event["content_index"]), "text")
             return [*out, TextDelta(index, event["delta"])]
         if kind == "response.output_text.annotation.added":
@@ -82,24 +86,24 @@ class ResponsesBuilder(Builder):
             part.setdefault("annotations", []).append(event["annotation"])
             return []
         if kind == "response.function_call_arguments.delta":
-            item["arguments"] = item.get("arguments", "") + event["delta"]
+            append(item, "arguments", event["delta"])
             return self._delta(at, ToolCallDelta, event["delta"])
         if kind == "response.function_call_arguments.done":
             item["arguments"] = event["arguments"]
             return []
         if kind == "response.custom_tool_call_input.delta":
-            item["input"] = item.get("input", "") + event["delta"]
+            append(item, "input", event["delta"])
             return self._delta(at, ToolCallDelta, event["delta"])
         if kind == "response.reasoning_summary_part.added":
             _place(item.setdefault("summary", []), event["summary_index"], dict(event["part"]))
             return []
         if kind == "response.reasoning_summary_text.delta":
             part = _entry(item, "summary", event["summary_index"], "text", "summary_text")
-            part["text"] = part.get("text", "") + event["delta"]
+            append(part, "text", event["delta"])
             return self._delta(at, ReasoningDelta, event["delta"])
         if kind == "response.reasoning_text.delta":
             part = _entry(item, "content", event["content_index"], "text", "reasoning_text")
-            part["text"] = part.get("text", "") + event["delta"]
+            append(part, "text", event["delta"])
             return self._delta(at, ReasoningDelta, event["delta"])
         return []
 
@@ -133,7 +137,7 @@ class ResponsesBuilder(Builder):
         if self._final is not None and self._final.get("output"):
             return {}  # the final response's own calls are what decode reads
         return {
-            str(item.get("call_id") or at): item.get("arguments", "")
+            str(item.get("call_id") or at): text_of(item.get("arguments"))
             for at, item in self._items.items()
             if item.get("type") == "function_call"
         }
@@ -143,9 +147,10 @@ class ResponsesBuilder(Builder):
         if self._final is not None:
             final = dict(self._final)
             if not final.get("output") and items:
-                final["output"] = items
+                final["output"] = materialize(items)
             return final
-        return {**self._top, "status": self._top.get("status", "in_progress"), "output": items}
+        status = self._top.get("status", "in_progress")
+        return document({**self._top, "status": status, "output": items})
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         return {"model": self._top.get("model"), "output": blocks}
