@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import threadline as tl  # noqa: E402
+import threadline as tl
 
 EVENTS = 2_000
 WORDS = [f"word{n} " for n in range(EVENTS)]
