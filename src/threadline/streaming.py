@@ -35,7 +35,7 @@ from threadline.codecs._stream_base import (
     check_arguments,
     parse_object,
 )
-from threadline.errors import CodecError, UnknownProviderError
+from threadline.errors import CodecError, ThreadlineError, UnknownProviderError
 from threadline.messages import Message, ToolCallPart
 
 __all__ = [
@@ -52,6 +52,10 @@ __all__ = [
     "assemble",
     "astream",
 ]
+
+_MALFORMED = (KeyError, TypeError, AttributeError, IndexError, ValueError)
+"""What reading an event of the wrong shape raises inside a builder, reported as a
+``CodecError``."""
 
 INCOMPLETE = "threadline.incomplete"
 """The metadata key ``message(partial=True)`` sets to ``True``."""
@@ -153,7 +157,7 @@ class StreamAssembler:
         self._builder.events += 1
         try:
             events = self._builder.feed(data)
-        except (KeyError, TypeError, AttributeError) as error:
+        except _MALFORMED as error:
             raise CodecError(
                 f"{self.provider} stream: event {self._builder.events} is malformed ({error!r})"
             ) from None
@@ -207,16 +211,22 @@ class StreamAssembler:
                     f"(cut off?); message(partial=True) gives what arrived"
                 )
             check_arguments(builder)
-            return self._decode(builder.response())
+            try:
+                response = builder.response()
+            except CodecError:
+                raise
+            except _MALFORMED as error:
+                raise CodecError(f"{self.provider} stream: malformed events ({error!r})") from None
+            return self._decode(response)
         try:
             message = self._decode(builder.response(partial=True))
-        except (CodecError, ValueError) as error:
+            message = _keep_cut_arguments(message, builder.arguments())
+        except (ThreadlineError, *_MALFORMED) as error:
             from threadline.messages import assistant_message
 
             message = assistant_message("").with_metadata(
                 {"provider": _provider_name(self.provider), "threadline.stream_error": str(error)}
             )
-        message = _keep_cut_arguments(message, builder.arguments())
         extra: dict[str, Any] = {INCOMPLETE: True}
         if builder.error is not None:
             extra["threadline.stream_error"] = builder.error

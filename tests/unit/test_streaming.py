@@ -881,3 +881,16 @@ def test_part_ends_carry_stored_tool_names_and_the_model() -> None:
     call = ends[-1]
     assert isinstance(call, ToolCallPart)
     assert call.name == "get.weather"
+
+
+@pytest.mark.parametrize("provider", sorted(RECORDED))
+def test_feeding_changes_nothing_of_the_callers_events(provider: str) -> None:
+    import copy
+
+    events = copy.deepcopy(RECORDED[provider])
+    assembler = StreamAssembler(provider)
+    for event in events:
+        assembler.feed(event)
+    assembler.message()
+    assembler.message(partial=True)
+    assert events == RECORDED[provider]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,12 +42,12 @@ class AnthropicBuilder(Builder):
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
         if kind == "message_start":
-            self._message = copy.deepcopy(dict(_object(event, "message")))
+            self._message = dict(_object(event, "message"))
             self._message["content"] = []
             return []
         if kind == "content_block_start":
             at = _index(event)
-            block = copy.deepcopy(dict(_object(event, "content_block")))
+            block = dict(_object(event, "content_block"))
             self._blocks[at] = block
             btype = block.get("type")
             if btype in _JSON_INPUT:
@@ -106,7 +105,7 @@ class AnthropicBuilder(Builder):
             append(self._json, at, delta["partial_json"])
             return [ToolCallDelta(index, delta["partial_json"])] if delta["partial_json"] else []
         if kind == "citations_delta":
-            block.setdefault("citations", []).append(delta["citation"])
+            block["citations"] = [*(block.get("citations") or ()), delta["citation"]]
             return []
         return []
 

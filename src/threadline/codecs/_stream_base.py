@@ -190,8 +190,14 @@ class Pieces:
 
 
 def append(container: dict[Any, Any], key: Any, piece: str) -> None:
-    """Add ``piece`` to the text at ``container[key]`` (absent or ``None`` reads as ``""``)."""
+    """Add ``piece`` to the text at ``container[key]`` (absent or ``None`` reads as ``""``).
+
+    Raises:
+        threadline.CodecError: ``piece`` or what it extends is not text.
+    """
     current = container.get(key)
+    if not isinstance(piece, str) or not isinstance(current, (Pieces, str, type(None))):
+        raise CodecError(f"a stream delta of {key!r} is not text: {type(piece).__name__}")
     if isinstance(current, Pieces):
         current.add(piece)
     else:
@@ -203,14 +209,33 @@ def text_of(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def materialize(value: Any) -> Any:
-    """``value`` with every `Pieces` in it joined into its ``str`` (a new document)."""
+_PIECES_DEPTH = 12
+"""How deep a rebuilt response may hold `Pieces` (Mistral's thinking text, the deepest, is at
+8): below that, values are the provider's own, left as they are for the codec's limits."""
+
+
+def materialize(value: Any, depth: int = 0) -> Any:
+    """``value`` with every `Pieces` in it joined into its ``str`` (new containers down to
+    where pieces can be; a hostile document nested deeper is not walked)."""
     if isinstance(value, Pieces):
         return str(value)
+    if depth > _PIECES_DEPTH:
+        return value
     if isinstance(value, dict):
-        return {key: materialize(item) for key, item in value.items()}
+        return {key: materialize(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list):
-        return [materialize(item) for item in value]
+        return [materialize(item, depth + 1) for item in value]
+    return value
+
+
+def index_of(value: Any, what: str) -> int:
+    """``value`` as a stream index (a non-negative ``int``).
+
+    Raises:
+        threadline.CodecError: it is not one.
+    """
+    if type(value) is not int or value < 0:
+        raise CodecError(f"a stream event's {what} is not an index: {value!r}")
     return value
 
 

@@ -17,6 +17,7 @@ from threadline.codecs._stream_base import (
     ToolCallDelta,
     append,
     document,
+    index_of,
     text_of,
 )
 
@@ -132,7 +133,7 @@ class ChatBuilder(Builder):
         return out
 
     def _call(self, call: Mapping[str, Any]) -> list[StreamEvent]:
-        at = call.get("index", len(self._calls))
+        at = index_of(call.get("index", len(self._calls)), "tool_calls[].index")
         function = call.get("function") or {}
         entry = self._calls.get(at)
         if entry is None:

@@ -7,7 +7,6 @@ stream still gives what arrived (and a final event without ``output`` is filled 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from threadline.codecs._stream_base import (
     ToolCallDelta,
     append,
     document,
+    index_of,
     materialize,
     text_of,
 )
@@ -45,10 +45,10 @@ class ResponsesBuilder(Builder):
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = str(event.get("type"))
         if kind in ("response.created", "response.in_progress", "response.queued"):
-            self._top = copy.deepcopy(dict(event.get("response") or {}))
+            self._top = dict(event.get("response") or {})
             return []
         if kind in _FINAL:
-            self._final = copy.deepcopy(dict(event["response"]))
+            self._final = dict(event["response"])
             self.finished = True
             out = self.end_all({})
             return [*out, Finish(None, None)]
@@ -67,22 +67,22 @@ class ResponsesBuilder(Builder):
         item = self._items[at]
         if kind == "response.content_part.added":
             content = item.setdefault("content", [])
-            _place(content, event["content_index"], copy.deepcopy(dict(event["part"])))
+            _place(content, _at(event, "content_index"), dict(event["part"]))
             if item.get("type") == "message":
-                _, out = self.start((at, event["content_index"]), "text")
+                _, out = self.start((at, _at(event, "content_index")), "text")
                 return out
             return []
         if kind == "response.content_part.done":
-            _place(item.setdefault("content", []), event["content_index"], dict(event["part"]))
-            return self.end((at, event["content_index"]), self._message_with(item, event))
+            _place(item.setdefault("content", []), _at(event, "content_index"), dict(event["part"]))
+            return self.end((at, _at(event, "content_index")), self._message_with(item, event))
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             field = "text" if kind == "response.output_text.delta" else "refusal"
-            part = _entry(item, "content", event["content_index"], field)
+            part = _entry(item, "content", _at(event, "content_index"), field)
             append(part, field, event["delta"])
-            index, out = self.start((at, event["content_index"]), "text")
+            index, out = self.start((at, _at(event, "content_index")), "text")
             return [*out, TextDelta(index, event["delta"])]
         if kind == "response.output_text.annotation.added":
-            part = _entry(item, "content", event["content_index"], "text")
+            part = _entry(item, "content", _at(event, "content_index"), "text")
             part.setdefault("annotations", []).append(event["annotation"])
             return []
         if kind == "response.function_call_arguments.delta":
@@ -95,21 +95,21 @@ class ResponsesBuilder(Builder):
             append(item, "input", event["delta"])
             return self._delta(at, ToolCallDelta, event["delta"])
         if kind == "response.reasoning_summary_part.added":
-            _place(item.setdefault("summary", []), event["summary_index"], dict(event["part"]))
+            _place(item.setdefault("summary", []), _at(event, "summary_index"), dict(event["part"]))
             return []
         if kind == "response.reasoning_summary_text.delta":
-            part = _entry(item, "summary", event["summary_index"], "text", "summary_text")
+            part = _entry(item, "summary", _at(event, "summary_index"), "text", "summary_text")
             append(part, "text", event["delta"])
             return self._delta(at, ReasoningDelta, event["delta"])
         if kind == "response.reasoning_text.delta":
-            part = _entry(item, "content", event["content_index"], "text", "reasoning_text")
+            part = _entry(item, "content", _at(event, "content_index"), "text", "reasoning_text")
             append(part, "text", event["delta"])
             return self._delta(at, ReasoningDelta, event["delta"])
         return []
 
     def _item(self, kind: str, event: Mapping[str, Any]) -> list[StreamEvent]:
-        at = event["output_index"]
-        item = copy.deepcopy(dict(event["item"]))
+        at = index_of(event["output_index"], "output_index")
+        item = _own(event["item"])
         self._items[at] = item
         if item.get("type") == "message":
             if kind.endswith(".done"):
@@ -154,6 +154,20 @@ class ResponsesBuilder(Builder):
 
     def wrap(self, blocks: list[Any]) -> dict[str, Any]:
         return {"model": self._top.get("model"), "output": blocks}
+
+
+def _at(event: Mapping[str, Any], key: str) -> int:
+    return index_of(event.get(key), key)
+
+
+def _own(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of an output item deep enough that filling it in changes nothing of the
+    caller's: its content and summary lists and their entries."""
+    owned = dict(item)
+    for key in ("content", "summary"):
+        if isinstance(owned.get(key), list):
+            owned[key] = [dict(e) if isinstance(e, Mapping) else e for e in owned[key]]
+    return owned
 
 
 def _without_holes(item: dict[str, Any]) -> dict[str, Any]:
