@@ -43,9 +43,24 @@ def interleave(draw: st.DrawFn, queues: list[list[Any]]) -> list[Any]:
 def anthropic_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     blocks: list[dict[str, Any]] = []
     for at in range(draw(st.integers(0, 4))):
-        kind = draw(st.sampled_from(["text", "thinking", "tool_use"]))
+        kind = draw(
+            st.sampled_from(
+                ["text", "thinking", "tool_use", "redacted_thinking", "server_tool_use"]
+            )
+        )
         if kind == "text":
             blocks.append({"type": "text", "text": draw(TEXT)})
+        elif kind == "redacted_thinking":
+            blocks.append({"type": "redacted_thinking", "data": draw(TEXT)})
+        elif kind == "server_tool_use":
+            blocks.append(
+                {
+                    "type": "server_tool_use",
+                    "id": f"srvtoolu_{at}",
+                    "name": "web_search",
+                    "input": {"query": draw(TEXT)},
+                }
+            )
         elif kind == "thinking":
             blocks.append({"type": "thinking", "thinking": draw(TEXT), "signature": draw(TEXT)})
         else:
@@ -86,6 +101,8 @@ def anthropic_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, A
                 {"type": "thinking_delta", "thinking": p} for p in pieces(draw, block["thinking"])
             ]
             deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":
+            start, deltas = block, []  # arrives whole
         else:
             start = {**block, "input": {}}
             deltas = [
