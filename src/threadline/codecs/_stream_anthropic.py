@@ -1,0 +1,156 @@
+"""Anthropic Messages SSE events (``message_start``, ``content_block_*``, ``message_delta``,
+``message_stop``, ``error``) rebuilt into a Messages API response."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from threadline.codecs._stream_base import (
+    Builder,
+    Finish,
+    PartKind,
+    Pieces,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    append,
+    document,
+    parse_object,
+)
+from threadline.errors import CodecError
+
+_KINDS: dict[str, PartKind] = {
+    "text": "text",
+    "thinking": "reasoning",
+    "redacted_thinking": "reasoning",
+    "tool_use": "tool_call",
+}
+_JSON_INPUT = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+
+class AnthropicBuilder(Builder):
+    provider = "anthropic"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._message: dict[str, Any] = {}
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._json: dict[int, Pieces | str] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        kind = event.get("type")
+        if kind == "message_start":
+            self._message = dict(_object(event, "message"))
+            self._message["content"] = []
+            return []
+        if kind == "content_block_start":
+            at = _index(event)
+            block = dict(_object(event, "content_block"))
+            self._blocks[at] = block
+            btype = block.get("type")
+            if btype in _JSON_INPUT:
+                self._json[at] = ""
+            _, out = self.start(
+                at, _KINDS.get(str(btype), "other"), block.get("id"), block.get("name")
+            )
+            index = self._open[at]
+            text = block.get("text") or block.get("thinking")
+            if isinstance(text, str) and text:
+                out.append((TextDelta if btype == "text" else ReasoningDelta)(index, text))
+            return out
+        if kind == "content_block_delta":
+            return self._delta(_index(event), _object(event, "delta"))
+        if kind == "content_block_stop":
+            at = _index(event)
+            return self.end(at, self._block(at, partial=False))
+        if kind == "message_delta":
+            delta = event.get("delta") or {}
+            for key in ("stop_reason", "stop_sequence"):
+                if key in delta:
+                    self._message[key] = delta[key]
+            usage = event.get("usage")
+            if isinstance(usage, Mapping):
+                merged = dict(self._message.get("usage") or {})
+                merged.update({k: v for k, v in usage.items() if v is not None})
+                self._message["usage"] = merged
+            return []
+        if kind == "message_stop":
+            self.finished = True
+            message = self.response()
+            return [Finish(message.get("stop_reason"), None)]
+        if kind == "error":
+            error = event.get("error") or {}
+            self.error = f"{error.get('type', 'error')}: {error.get('message', '')}"
+            return []
+        return []  # ping, and event types added later
+
+    def _delta(self, at: int, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        block = self._blocks.get(at)
+        index = self._open.get(at)
+        if block is None or index is None:
+            raise CodecError(f"anthropic stream: a delta for content block {at}, never started")
+        kind = delta.get("type")
+        if kind == "text_delta":
+            append(block, "text", delta["text"])
+            return [TextDelta(index, delta["text"])]
+        if kind == "thinking_delta":
+            append(block, "thinking", delta["thinking"])
+            return [ReasoningDelta(index, delta["thinking"])]
+        if kind == "signature_delta":
+            append(block, "signature", delta["signature"])
+            return []
+        if kind == "input_json_delta":
+            append(self._json, at, delta["partial_json"])
+            return [ToolCallDelta(index, delta["partial_json"])] if delta["partial_json"] else []
+        if kind == "citations_delta":
+            block["citations"] = [*(block.get("citations") or ()), delta["citation"]]
+            return []
+        return []
+
+    def _block(self, at: int, *, partial: bool) -> dict[str, Any]:
+        block = dict(self._blocks[at])
+        if at in self._json:
+            parsed = parse_object(str(self._json[at]))
+            if parsed is not None:
+                block["input"] = parsed
+            elif not partial:
+                label = block.get("id", at)
+                raise CodecError(
+                    f"anthropic stream: the input of tool call {label!r} is not a JSON object "
+                    f"(the stream was cut or corrupted)"
+                )
+            else:
+                block["input"] = {}
+        return block
+
+    def arguments(self) -> dict[str, str]:
+        return {str(self._blocks[at].get("id", at)): str(text) for at, text in self._json.items()}
+
+    def response(self, *, partial: bool = False) -> dict[str, Any]:
+        message = dict(self._message) or {"type": "message", "role": "assistant"}
+        message["content"] = [self._block(at, partial=partial) for at in sorted(self._blocks)]
+        return document(message)
+
+    def wrap(self, blocks: list[Any]) -> dict[str, Any]:
+        return {
+            "type": "message",
+            "role": "assistant",
+            "model": self._message.get("model"),
+            "content": blocks,
+        }
+
+
+def _object(event: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = event.get(key)
+    if not isinstance(value, Mapping):
+        raise CodecError(f"anthropic stream: a {event.get('type')} event without {key!r}")
+    return value
+
+
+def _index(event: Mapping[str, Any]) -> int:
+    value = event.get("index")
+    if type(value) is not int:
+        raise CodecError(f"anthropic stream: a {event.get('type')} event without an index")
+    return value

@@ -1,0 +1,200 @@
+"""Chat Completions chunks (OpenAI, and Mistral's, which share the shape) rebuilt into a chat
+completion: content and refusal text joined, tool calls assembled by their ``index``, the
+usage of the closing chunk (``stream_options={"include_usage": True}``) kept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from threadline.codecs._stream_base import (
+    Builder,
+    Finish,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    append,
+    document,
+    index_of,
+    text_of,
+)
+
+_TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
+
+
+class ChatBuilder(Builder):
+    def __init__(self, provider: str) -> None:
+        super().__init__()
+        self.provider = provider
+        self._top: dict[str, Any] = {}
+        self._message: dict[str, Any] = {"role": "assistant"}
+        self._content: list[dict[str, Any]] | None = None
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: str | None = None
+        self._usage: Any = None
+        self._finished_sent = False
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for key in _TOP:
+            if event.get(key) is not None:
+                self._top[key] = event[key]
+        if event.get("usage") is not None:
+            self._usage = event["usage"]
+        for choice in event.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue  # the first choice is the one decode_response reads
+            out.extend(self._delta(choice.get("delta") or {}))
+            if choice.get("finish_reason") is not None:
+                self._finish = choice["finish_reason"]
+                self.finished = True
+                out.extend(self.end_all(self._blocks()))
+        if (
+            self.finished
+            and not self._finished_sent
+            and (self._usage is not None or not event.get("choices") or self.provider == "mistral")
+        ):
+            self._finished_sent = True
+            out.append(Finish(self._finish, None))
+        return out
+
+    def close(self) -> list[StreamEvent]:
+        # No usage chunk came (``include_usage`` was not asked for): finish without it.
+        if self.finished and not self._finished_sent:
+            self._finished_sent = True
+            return [Finish(self._finish, None)]
+        return []
+
+    def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        content = delta.get("content")
+        if content == "" and "role" in delta and self._content is None:
+            # the opening delta says whether the reply has text (``""``) or none (``null``);
+            # a later empty piece (Mistral's closing chunk) says nothing
+            self._message.setdefault("content", "")
+        elif isinstance(content, str) and content and self._content is not None:
+            out.extend(self._chunk({"type": "text", "text": content}))  # after Mistral chunks
+        elif isinstance(content, str) and content:
+            index, out = self.start("content", "text")
+            append(self._message, "content", content)
+            out.append(TextDelta(index, content))
+        elif isinstance(content, list):
+            for chunk in content:
+                out.extend(self._chunk(chunk))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            index, started = self.start("refusal", "text")
+            out.extend(started)
+            append(self._message, "refusal", refusal)
+            out.append(TextDelta(index, refusal))
+        for call in delta.get("tool_calls") or ():
+            out.extend(self._call(call))
+        return out
+
+    def _chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+        """A Mistral content chunk: text, or thinking (whose own chunks hold text)."""
+        if self._content is None:
+            text = text_of(self._message.get("content"))
+            self._content = [{"type": "text", "text": text}] if text else []
+            self._message["content"] = self._content
+        kind = chunk.get("type")
+        last = self._content[-1] if self._content else None
+        if kind == "text":
+            index, out = self.start(
+                ("chunk", len(self._content) - (last is not None and last.get("type") == "text")),
+                "text",
+            )
+            if last is not None and last.get("type") == "text":
+                append(last, "text", chunk["text"])
+            else:
+                self._content.append({"type": "text", "text": chunk["text"]})
+            out.append(TextDelta(index, chunk["text"]))
+            return out
+        if kind == "thinking":
+            merge = last is not None and last.get("type") == "thinking"
+            index, out = self.start(("chunk", len(self._content) - merge), "reasoning")
+            if not merge:
+                self._content.append({**chunk, "thinking": []})
+                last = self._content[-1]
+            assert last is not None
+            for piece in chunk.get("thinking") or ():
+                texts = last["thinking"]
+                if texts and texts[-1].get("type") == "text" and piece.get("type") == "text":
+                    append(texts[-1], "text", piece["text"])
+                else:
+                    texts.append(dict(piece))
+                if piece.get("text"):
+                    out.append(ReasoningDelta(index, piece["text"]))
+            return out
+        self._content.append(dict(chunk))
+        _, out = self.start(("chunk", len(self._content) - 1), "other")
+        return out
+
+    def _call(self, call: Mapping[str, Any]) -> list[StreamEvent]:
+        at = index_of(call.get("index", len(self._calls)), "tool_calls[].index")
+        function = call.get("function") or {}
+        entry = self._calls.get(at)
+        if entry is None:
+            entry = {
+                "id": call.get("id"),
+                "type": call.get("type") or "function",
+                "function": {"name": function.get("name") or "", "arguments": ""},
+            }
+            self._calls[at] = entry
+        elif call.get("id"):
+            entry["id"] = call["id"]
+        if function.get("name") and not entry["function"]["name"]:
+            entry["function"]["name"] = function["name"]
+        index, out = self.start(("call", at), "tool_call", entry["id"], entry["function"]["name"])
+        arguments = function.get("arguments")
+        if isinstance(arguments, Mapping):  # Mistral may send the object whole
+            arguments = json.dumps(arguments)
+        if isinstance(arguments, str) and arguments:
+            append(entry["function"], "arguments", arguments)
+            out.append(ToolCallDelta(index, arguments))
+        return out
+
+    def _blocks(self) -> dict[Any, Any]:
+        blocks: dict[Any, Any] = {("call", at): call for at, call in self._calls.items()}
+        if "content" in self._message and self._content is None:
+            blocks["content"] = {"content": self._message["content"]}
+        if "refusal" in self._message:
+            blocks["refusal"] = {"refusal": self._message["refusal"]}
+        for at, chunk in enumerate(self._content or ()):
+            blocks[("chunk", at)] = {"content": [chunk]}
+        return blocks
+
+    def arguments(self) -> dict[str, str]:
+        return {
+            str(call["id"] or at): text_of(call["function"]["arguments"])
+            for at, call in self._calls.items()
+        }
+
+    def response(self, *, partial: bool = False) -> dict[str, Any]:
+        message = dict(self._message)
+        if "content" not in message:
+            message["content"] = None
+        if self._calls:
+            message["tool_calls"] = [
+                {**call, "id": call["id"] or f"call_{at}"}
+                for at, call in sorted(self._calls.items())
+            ]
+        response: dict[str, Any] = {
+            **self._top,
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
+        }
+        if self._usage is not None:
+            response["usage"] = self._usage
+        return document(response)
+
+    def wrap(self, blocks: list[Any]) -> dict[str, Any]:
+        block = blocks[0]
+        message: dict[str, Any] = {"role": "assistant"}
+        if "function" in block:
+            message["tool_calls"] = [block]
+        else:
+            message.update(block)
+        return {"model": self._top.get("model"), "choices": [{"index": 0, "message": message}]}

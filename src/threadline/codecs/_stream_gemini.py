@@ -1,0 +1,143 @@
+"""Gemini ``streamGenerateContent`` chunks (each a ``GenerateContentResponse``) rebuilt into
+one response: the first candidate's parts merged (a text piece joins the text part before it
+when both are text or both thought, until a ``thoughtSignature`` closes that part; a
+signature arriving alone, as on the last chunk, goes to the part before it), the latest
+``finishReason``, ``usageMetadata``, grounding and citation metadata, ``modelVersion`` and
+``responseId`` kept."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from threadline.codecs._stream_base import (
+    Builder,
+    Finish,
+    PartEnd,
+    PartKind,
+    Pieces,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    append,
+    document,
+    materialize,
+)
+
+_SIGNATURE = ("thoughtSignature", "thought_signature")
+_TOP_SKIP = {"candidates", "sdkHttpResponse", "sdk_http_response"}
+
+
+def _get(mapping: Mapping[str, Any], *names: str) -> Any:
+    for name in names:
+        if mapping.get(name) is not None:
+            return mapping[name]
+    return None
+
+
+class GeminiBuilder(Builder):
+    provider = "gemini"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._top: dict[str, Any] = {}
+        self._candidate: dict[str, Any] = {}
+        self._parts: list[dict[str, Any]] = []
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        if "error" in event and "candidates" not in event:
+            error = event.get("error") or {}
+            self.error = f"{error.get('status', 'error')}: {error.get('message', '')}"
+            return []
+        for key, value in event.items():
+            if key not in _TOP_SKIP and value is not None:
+                self._top[key] = value
+        out: list[StreamEvent] = []
+        candidates = event.get("candidates") or ()
+        candidate = next((c for c in candidates if c.get("index", 0) == 0), None)
+        if candidate is not None:
+            content = candidate.get("content") or {}
+            for piece in content.get("parts") or ():
+                out.extend(self._piece(dict(piece)))
+            for key, value in candidate.items():
+                if key not in ("content", "index") and value is not None:
+                    self._candidate[key] = value
+            if content.get("role") is not None:
+                self._candidate["role"] = content["role"]
+        feedback = _get(event, "promptFeedback", "prompt_feedback")
+        blocked = isinstance(feedback, Mapping) and _get(feedback, "blockReason", "block_reason")
+        reason = _get(self._candidate, "finishReason", "finish_reason")
+        if (reason is not None or blocked) and not self.finished:
+            self.finished = True
+            out.extend(self.end_all(dict(enumerate(self._parts))))
+            out.append(Finish(reason, None))
+        return out
+
+    def _piece(self, piece: dict[str, Any]) -> list[StreamEvent]:
+        last = self._parts[-1] if self._parts else None
+        signature = _get(piece, *_SIGNATURE)
+        text = piece.get("text")
+        alone = text is None and signature is not None and len(piece) == 1
+        if last is not None and alone and _get(last, *_SIGNATURE) is None:
+            last["thoughtSignature"] = signature
+            return []
+        thought = bool(piece.get("thought"))
+        if (
+            last is not None
+            and isinstance(text, str)
+            and isinstance(last.get("text"), (str, Pieces))
+            and bool(last.get("thought")) == thought
+            and _get(last, *_SIGNATURE) is None
+        ):
+            append(last, "text", text)
+            if signature is not None:
+                last["thoughtSignature"] = signature
+            index = self._open.get(len(self._parts) - 1)
+            if not text or index is None:
+                return []
+            return [(ReasoningDelta if thought else TextDelta)(index, text)]
+        out = self.end(len(self._parts) - 1, last) if last is not None else []
+        self._parts.append(piece)
+        kind: PartKind = "text"
+        name = None
+        call = _get(piece, "functionCall", "function_call")
+        if isinstance(text, str):
+            kind = "reasoning" if thought else "text"
+        elif isinstance(call, Mapping):
+            kind, name = "tool_call", call.get("name")
+        else:
+            kind = "other"
+        index, started = self.start(len(self._parts) - 1, kind, None, name)
+        out.extend(started)
+        if isinstance(text, str) and text:
+            out.append((ReasoningDelta if thought else TextDelta)(index, text))
+        return out
+
+    def end(self, key: Any, block: Any) -> list[StreamEvent]:
+        # A call with no id gets one hashed from the response id and its place among the
+        # parts, so the part is read in its place in the response so far.
+        index = self._open.pop(key, None)
+        if index is None:
+            return []
+        from threadline.errors import CodecError
+
+        response = self.response()
+        response["candidates"][0]["content"]["parts"] = materialize(self._parts[: key + 1])
+        try:
+            parts = self.decode(response).parts
+        except (CodecError, ValueError):
+            return [PartEnd(index, None)]
+        return [PartEnd(index, parts[key] if len(parts) == key + 1 else None)]
+
+    def response(self, *, partial: bool = False) -> dict[str, Any]:
+        candidate = {k: v for k, v in self._candidate.items() if k != "role"}
+        content = {"role": self._candidate.get("role", "model"), "parts": list(self._parts)}
+        response = {**self._top, "candidates": [{**candidate, "content": content, "index": 0}]}
+        return document(response)
+
+    def wrap(self, blocks: list[Any]) -> dict[str, Any]:
+        return {
+            "candidates": [{"content": {"role": "model", "parts": blocks}}],
+            "responseId": _get(self._top, "responseId", "response_id"),
+            "modelVersion": _get(self._top, "modelVersion", "model_version"),
+        }
