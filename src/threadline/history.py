@@ -239,8 +239,8 @@ class History:
         return log.token_total
 
     def usage(self) -> Usage:
-        """The sum of [`Message.usage`][threadline.Message.usage] over the messages held (not
-        those a window dropped): the tokens the model calls behind this history used."""
+        """The sum of [`Message.usage`][threadline.messages.Message.usage] over the messages
+        held (not those a window dropped): the tokens the calls behind this history used."""
         return total_usage(message.usage for message in self.snapshot())
 
     @property

@@ -11,11 +11,12 @@ says the same thing whichever provider reported it:
   and written to the prompt cache; ``reasoning_tokens`` the part of ``output_tokens`` spent on
   reasoning (a provider that does not report one leaves it 0).
 
-``decode_response`` writes it to the assistant message as JSON in ``metadata["usage"]`` (see
-[`Usage.to_dict`][threadline.Usage.to_dict]), beside the provider's own usage object under
-``metadata["<provider>.usage"]``; [`Message.usage`][threadline.Message.usage] reads it back and
-[`History.usage`][threadline.History.usage] sums a history. The table of which provider field
-feeds which count is in the docs ("Usage").
+``decode_response`` writes it to the assistant message as JSON in ``metadata["usage"]``
+(see [`Usage.to_dict`][threadline.usage.Usage.to_dict]), beside the provider's own usage
+object under ``metadata["<provider>.usage"]``;
+[`Message.usage`][threadline.messages.Message.usage] reads it back and
+[`History.usage`][threadline.history.History.usage] sums a history. The table of which
+provider field feeds which count is in the docs ("Usage").
 """
 
 from __future__ import annotations
