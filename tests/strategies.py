@@ -52,8 +52,16 @@ CODEC_METADATA_KEYS = (
 )
 """Every other part or message metadata key a codec or threadline itself reads or writes: a
 client may not set any of them, so ``sanitize_untrusted`` drops them by default."""
-RESPONSE_METADATA_KEYS = ("provider", "model", "response_id", "stop_reason", "usage")
-"""The message metadata every ``decode_response`` writes (dropped by default too)."""
+RESPONSE_METADATA_KEYS = (
+    "provider",
+    "model",
+    "response_id",
+    "stop_reason",
+    "usage",
+    *(f"{provider}.usage" for provider in ("anthropic", "openai", "gemini", "mistral", "bedrock")),
+)
+"""The message metadata every ``decode_response`` writes: the normalised usage and the
+provider's own under ``<provider>.usage`` (dropped by default too)."""
 
 # Text that exercises JSON escaping and non-ASCII, and is sometimes empty.
 texts = st.one_of(

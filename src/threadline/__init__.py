@@ -65,6 +65,7 @@ from threadline.messages import (
 from threadline.sealing import seal, verify, verify_prefix
 from threadline.serialization import dump_json, json_schema, load_json
 from threadline.tokens import TokenCounter, estimate_tokens
+from threadline.usage import Usage
 
 if _typing.TYPE_CHECKING:
     from threadline.codecs import decode, decode_response, encode
@@ -204,6 +205,7 @@ __all__ = [
     "UnknownProviderError",
     "UnsupportedContentError",
     "UnsupportedVersionError",
+    "Usage",
     "ValidationError",
     "__version__",
     "assemble",

@@ -26,6 +26,8 @@ from threadline.errors import ErrorDetail, ValidationError
 __all__ = [
     "ALL_FIELDS",
     "FROM_DATA",
+    "ROLE_PARTS_TEXT",
+    "WHERE_INSTEAD",
     "SerializedByItsClass",
     "StandardBase64",
     "is_media_type",
@@ -36,6 +38,26 @@ __all__ = [
     "refuse_replay_from_data",
     "use_id_factory",
 ]
+
+# The error text of `threadline.messages.Message`'s role check: which parts each role holds,
+# and where a part it cannot hold goes instead.
+ROLE_PARTS_TEXT: dict[str, str] = {
+    "system": "text parts",
+    "user": "text and file parts",
+    "assistant": "text, reasoning, tool_call, file, hook and provider tool parts",
+    "tool": "tool_result parts",
+    "internal": "hook and text parts",
+}
+WHERE_INSTEAD: dict[str, str] = {
+    "tool_call": "put tool calls on an assistant message",
+    "tool_result": "put tool results on a tool message",
+    "reasoning": "put reasoning on an assistant message",
+    "hook": "put hook parts on an internal or assistant message",
+    "file": "put files on a user or assistant message, or in a tool result's content",
+    "provider_tool_call": "put provider tool parts on an assistant message",
+    "provider_tool_result": "put provider tool parts on an assistant message",
+    "text": "text is not allowed here",
+}
 
 
 class StandardBase64:

@@ -51,11 +51,13 @@ from threadline._forking import Branching
 from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
 from threadline._plugins import PluginErrorHandler, Plugins
 from threadline._sequences import Clock, clock_for, history_input, leading_messages, read_message
+from threadline._usage_readers import total_usage
 from threadline.integrity import prepare_messages
 from threadline.limits import Limits, enforce_counts, enforce_limits, resolve_limits
 from threadline.messages import Message, ToolResultPart
 from threadline.serialization import dump_json, load_json
 from threadline.tokens import TokenCounter, content_chars
+from threadline.usage import Usage
 
 if TYPE_CHECKING:
     from threadline.context.base import Plugin
@@ -191,12 +193,11 @@ class History(Branching):
     def messages_for_model(self, mode: Literal["auto", "strict"] = "auto") -> list[Message]:
         """The history as a model should see it: plugins' transforms, then ``prepare_messages``.
 
-        Each plugin's ``transform`` (such as tool-result masking) runs in registration order on
-        the output of the one before; then [`prepare_messages`][] drops internal
-        messages and hook parts, answers dangling tool calls and moves misplaced results
-        (``auto``), or raises [`IntegrityError`][] (``strict``). The stored
-        history is not changed. A transform that raises is skipped (its input passes through)
-        and the error goes to ``on_plugin_error``.
+        Each plugin's ``transform`` (such as tool-result masking) runs in registration order on the
+        output of the one before; then [`prepare_messages`][] drops internal messages and hook
+        parts, answers dangling tool calls and moves misplaced results (``auto``), or raises
+        [`IntegrityError`][] (``strict``). The stored history is not changed. A transform that
+        raises is skipped (its input passes through) and the error goes to ``on_plugin_error``.
 
         Raises:
             threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
@@ -237,6 +238,11 @@ class History(Branching):
                 log.count_pending()
         return log.token_total
 
+    def usage(self) -> Usage:
+        """The sum of [`Message.usage`][threadline.messages.Message.usage] over the messages
+        held (not those a window dropped): the tokens the calls behind this history used."""
+        return total_usage(message.usage for message in self.snapshot())
+
     @property
     def plugins(self) -> tuple[Plugin, ...]:
         """The registered plugins, in registration order."""
@@ -274,10 +280,9 @@ class History(Branching):
             message: a [`Message`][], or a mapping of its fields (validated; a mapping
                 may not carry the ``threadline.blob`` metadata key, which only a store's
                 blob references hold).
-            limits: check ``message`` against these [`Limits`][] first, for a
-                mapping that came from outside (``Limits.untrusted()`` for a client's). ``None``
-                checks nothing beyond validation, which already refuses JSON values nested
-                deeper than 190 levels.
+            limits: check ``message`` against these [`Limits`][] first, for a mapping that came from
+                outside (``Limits.untrusted()`` for a client's). ``None`` checks nothing beyond
+                validation, which already refuses JSON values nested deeper than 190 levels.
 
         Raises:
             threadline.ValidationError: ``message`` is not a valid message, or (bound to a
@@ -362,8 +367,7 @@ class History(Branching):
         with nothing.
 
         Raises:
-            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
-                changes.
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing changes.
         """
         with self._lock:
             if self._binding is not None:
@@ -385,16 +389,14 @@ class History(Branching):
         Args:
             messages: the new contents: messages, or mappings of their fields (validated;
                 as in [`append`][], a mapping may not carry ``threadline.blob`` metadata).
-            limits: how much to take ([`Limits`][]); ``None`` means the
-                defaults. Checked before any mapping is validated; pass
-                ``Limits.untrusted()`` for mappings a client sent.
+            limits: how much to take ([`Limits`][]); ``None`` means the defaults. Checked before any
+                mapping is validated; pass ``Limits.untrusted()`` for mappings a client sent.
 
         Raises:
             threadline.LimitExceededError: ``messages`` exceed ``limits``; nothing changes.
             threadline.ValidationError: an item is not a valid message, or (bound to a
                 store) two items share an id; nothing changes.
-            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
-                changes.
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing changes.
         """
         limits = resolve_limits(limits)
         items = history_input(messages, "History.restore", self._clock, limits=limits)
@@ -431,9 +433,8 @@ class History(Branching):
     ) -> bool:
         """Ask every plugin with a ``reduce`` (such as a rolling summary) to shrink the history.
 
-        Plugins run in registration order; each sees what the one before left. The options
-        are passed on; what they mean is the plugin's (see
-        [`RollingSummary`][]).
+        Plugins run in registration order; each sees what the one before left. The options are
+        passed on; what they mean is the plugin's (see [`RollingSummary`][]).
 
         Args:
             max_tokens: reduce until the history fits this many tokens.
@@ -482,8 +483,7 @@ class History(Branching):
             TypeError: ``expected`` is not a sequence of messages.
             threadline.ValidationError: an item of ``replacement`` is not a valid message, or
                 (bound to a store) two messages of the result share an id; nothing changes.
-            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing
-                changes.
+            threadline.StoreError: the bound store ([`bind`][]) could not write; nothing changes.
         """
         old = leading_messages(expected)
         new = history_input(replacement, "History.replace_prefix", self._clock)

@@ -26,6 +26,8 @@ from threadline._bounded_json import Limits, parse_arguments
 from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, JsonValue
 from threadline._message_fields import (
     ALL_FIELDS,
+    ROLE_PARTS_TEXT,
+    WHERE_INSTEAD,
     SerializedByItsClass,
     StandardBase64,
     is_url,
@@ -38,8 +40,10 @@ from threadline._message_fields import (
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
+from threadline._usage_readers import message_usage
 from threadline._validation import RoleHints, register_part_tags, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
+from threadline.usage import Usage
 
 __all__ = [
     "AssistantPart",
@@ -416,23 +420,6 @@ _ALLOWED: dict[str, frozenset[type]] = {
     "tool": frozenset({ToolResultPart}),
     "internal": frozenset({HookPart, TextPart}),
 }
-_ALLOWED_TEXT = {
-    "system": "text parts",
-    "user": "text and file parts",
-    "assistant": "text, reasoning, tool_call, file, hook and provider tool parts",
-    "tool": "tool_result parts",
-    "internal": "hook and text parts",
-}
-_WHERE_INSTEAD = {
-    "tool_call": "put tool calls on an assistant message",
-    "tool_result": "put tool results on a tool message",
-    "reasoning": "put reasoning on an assistant message",
-    "hook": "put hook parts on an internal or assistant message",
-    "file": "put files on a user or assistant message, or in a tool result's content",
-    "provider_tool_call": "put provider tool parts on an assistant message",
-    "provider_tool_result": "put provider tool parts on an assistant message",
-    "text": "text is not allowed here",
-}
 
 
 class Message(RoleHints):
@@ -487,8 +474,8 @@ class Message(RoleHints):
                         "part_type": part.type,
                         "role": role,
                         "article": "an" if role in ("assistant", "internal") else "a",
-                        "allowed": _ALLOWED_TEXT[role],
-                        "hint": _WHERE_INSTEAD[part.type],
+                        "allowed": ROLE_PARTS_TEXT[role],
+                        "hint": WHERE_INSTEAD[part.type],
                     },
                 )
         return parts
@@ -514,6 +501,14 @@ class Message(RoleHints):
     def tool_results(self) -> tuple[ToolResultPart, ...]:
         """The message's tool results, in order."""
         return tuple(part for part in self.parts if type(part) is ToolResultPart)
+
+    @property
+    def usage(self) -> Usage | None:
+        """The tokens the model call that made this message used, from ``metadata["usage"]``
+        (which ``decode_response`` sets); ``None`` when there is none. Usage an older
+        threadline stored there in the provider's own shape is read by the ``provider`` named
+        in ``metadata`` (``None`` when none is named, or it cannot be read)."""
+        return message_usage(self.metadata)
 
     def with_metadata(self, mapping: Mapping[str, Any] | None = None, /, **kv: Any) -> Message:
         """Return a copy with ``mapping`` and ``kv`` merged into ``metadata``.

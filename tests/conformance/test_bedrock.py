@@ -112,10 +112,10 @@ REASONING_REPLY: dict[str, Any] = {
         }
     },
     "stopReason": "tool_use",
-    "usage": {
+    "usage": {  # inputTokens leaves the cache reads and writes out; totalTokens counts them
         "inputTokens": 512,
         "outputTokens": 87,
-        "totalTokens": 599,
+        "totalTokens": 855,
         "cacheReadInputTokens": 256,
         "cacheWriteInputTokens": 0,
     },
@@ -154,14 +154,13 @@ def test_decode_response_reads_what_boto3_returns_and_it_goes_back_out() -> None
         "response_id": "req-capture",
         "stop_reason": "tool_use",
         "usage": {
-            "inputTokens": 512,
-            "outputTokens": 87,
-            "totalTokens": 599,
-            "cacheReadInputTokens": 256,
-            "cacheWriteInputTokens": 0,
-            "input_tokens": 512,
+            "input_tokens": 768,
             "output_tokens": 87,
+            "cache_read_tokens": 256,
+            "cache_write_tokens": 0,
+            "reasoning_tokens": 0,
         },
+        "bedrock.usage": REASONING_REPLY["usage"],
     }
     history = [
         tl.user_message("Weather?"),

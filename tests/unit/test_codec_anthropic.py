@@ -481,7 +481,14 @@ def test_decode_response_reads_thinking_tool_use_and_usage() -> None:
             "model": model,
             "response_id": "msg_01XFDUDYJgAACzvnptvVoYEL",
             "stop_reason": "tool_use",
-            "usage": {
+            "usage": {  # input_tokens leaves out the cache: 2095 + 1800 read
+                "input_tokens": 3895,
+                "output_tokens": 503,
+                "cache_read_tokens": 1800,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 0,
+            },
+            "anthropic.usage": {
                 "input_tokens": 2095,
                 "output_tokens": 503,
                 "cache_creation_input_tokens": 0,
@@ -646,4 +653,5 @@ def test_usage_that_is_not_counts_is_a_codec_error(usage: Any, problem: str) -> 
 def test_usage_counts_may_be_null() -> None:
     usage = {"input_tokens": 3, "output_tokens": None, "cache_read_input_tokens": None}
     message = anthropic.decode_response({"id": "m", "content": [], "usage": usage})
-    assert message.metadata["usage"] == {"input_tokens": 3, "output_tokens": None}
+    assert message.usage == tl.Usage(input_tokens=3)
+    assert message.metadata["anthropic.usage"] == {"input_tokens": 3}

@@ -559,12 +559,13 @@ def test_decode_response_reads_reasoning_text_tool_use_and_usage() -> None:
         "response_id": "4c2b7a70-1f9e-4d0a-9c0e-3c1d2e5f6a7b",
         "stop_reason": "tool_use",
         "usage": {
-            "inputTokens": 120,
-            "outputTokens": 35,
-            "totalTokens": 155,
             "input_tokens": 120,
             "output_tokens": 35,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+            "reasoning_tokens": 0,
         },
+        "bedrock.usage": {"inputTokens": 120, "outputTokens": 35, "totalTokens": 155},
     }
 
 
@@ -660,7 +661,7 @@ def test_usage_that_is_not_counts_is_a_codec_error() -> None:
         "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
         "usage": {"inputTokens": 3, "outputTokens": None},
     }
-    assert bedrock.decode_response(document).metadata["usage"]["output_tokens"] is None
+    assert bedrock.decode_response(document).usage == tl.Usage(input_tokens=3)
     document["usage"] = {"inputTokens": 3, "outputTokens": "4"}
     with pytest.raises(CodecError, match=r"usage\.outputTokens: expected a count"):
         bedrock.decode_response(document)

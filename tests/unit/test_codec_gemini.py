@@ -416,13 +416,18 @@ def test_decode_response_reads_thoughts_signed_calls_and_usage() -> None:
             "model": "gemini-3-pro-preview",
             "response_id": "resp-123",
             "stop_reason": "STOP",
-            "usage": {
+            "usage": {  # the thoughts are output beside the candidates
+                "input_tokens": 100,
+                "output_tokens": 70,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 50,
+            },
+            "gemini.usage": {
                 "promptTokenCount": 100,
                 "candidatesTokenCount": 20,
                 "thoughtsTokenCount": 50,
                 "totalTokenCount": 170,
-                "input_tokens": 100,
-                "output_tokens": 70,
             },
         }
 
@@ -506,9 +511,10 @@ def test_usage_counts_may_be_null_or_absent() -> None:
         "candidates": [{"content": {"role": "model", "parts": [{"text": "x"}]}}],
         "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": None},
     }
-    usage = gemini.decode_response(document).metadata["usage"]
+    message = gemini.decode_response(document)
     # proto3 JSON leaves zero counts out: no candidates count means none were produced.
-    assert usage == {"promptTokenCount": 5, "input_tokens": 5, "output_tokens": 0}
+    assert message.usage == tl.Usage(input_tokens=5)
+    assert message.metadata["gemini.usage"] == {"promptTokenCount": 5}
     document["usageMetadata"] = {"prompt_token_count": "5"}
     with pytest.raises(CodecError, match=r"usageMetadata\.prompt_token_count: expected a count"):
         gemini.decode_response(document)

@@ -588,12 +588,13 @@ def test_decode_response_reads_thinking_text_tool_calls_and_usage() -> None:
             "response_id": "cmpl-e5cc70bb28c444948073e77776eb30ef",
             "stop_reason": "tool_calls",
             "usage": {
-                "prompt_tokens": 120,
-                "completion_tokens": 35,
-                "total_tokens": 155,
                 "input_tokens": 120,
                 "output_tokens": 35,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 0,
             },
+            "mistral.usage": {"prompt_tokens": 120, "completion_tokens": 35, "total_tokens": 155},
         }
 
 
@@ -663,7 +664,7 @@ def test_usage_that_is_not_counts_is_a_codec_error() -> None:
         "choices": [{"message": {"role": "assistant", "content": "hi"}}],
         "usage": {"prompt_tokens": 3, "completion_tokens": None},
     }
-    assert mistral.decode_response(document).metadata["usage"]["output_tokens"] is None
+    assert mistral.decode_response(document).usage == tl.Usage(input_tokens=3)
     document["usage"] = {"prompt_tokens": {"n": 3}}
     with pytest.raises(CodecError, match=r"usage\.prompt_tokens: expected a count"):
         mistral.decode_response(document)

@@ -447,13 +447,18 @@ def test_decode_response_reads_text_tool_calls_and_usage() -> None:
             "model": "gpt-4.1-2025-04-14",
             "response_id": "chatcmpl-abc123",
             "stop_reason": "tool_calls",
-            "usage": {
+            "usage": {  # prompt_tokens counts the cached ones too
+                "input_tokens": 120,
+                "output_tokens": 35,
+                "cache_read_tokens": 64,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 0,
+            },
+            "openai.usage": {
                 "prompt_tokens": 120,
                 "completion_tokens": 35,
                 "total_tokens": 155,
                 "prompt_tokens_details": {"cached_tokens": 64, "audio_tokens": 0},
-                "input_tokens": 120,
-                "output_tokens": 35,
             },
         }
 
@@ -584,11 +589,8 @@ def test_usage_counts_may_be_null() -> None:
     message = openai_chat.decode_response(
         completion({"prompt_tokens": 2, "completion_tokens": None})
     )
-    assert message.metadata["usage"] == {
-        "prompt_tokens": 2,
-        "input_tokens": 2,
-        "output_tokens": None,
-    }
+    assert message.usage == tl.Usage(input_tokens=2)
+    assert message.metadata["openai.usage"] == {"prompt_tokens": 2}
 
 
 def test_nan_read_from_response_text_is_a_codec_error() -> None:

@@ -527,6 +527,13 @@ def test_decode_response_reads_reasoning_calls_and_usage() -> None:
             "stop_reason": "completed",
             "usage": {
                 "input_tokens": 120,
+                "output_tokens": 35,
+                "cache_read_tokens": 64,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 20,
+            },
+            "openai.usage": {
+                "input_tokens": 120,
                 "input_tokens_details": {"cached_tokens": 64, "cache_write_tokens": 0},
                 "output_tokens": 35,
                 "output_tokens_details": {"reasoning_tokens": 20},

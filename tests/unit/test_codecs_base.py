@@ -46,6 +46,7 @@ from threadline.codecs._turns import (
     without_leading_turn,
 )
 from threadline.codecs.base import EncodeOptions
+from threadline.usage import Usage
 
 
 def turn(*ids: str) -> list[tl.Message]:
@@ -171,15 +172,14 @@ def test_data_urls() -> None:
         parse_data_url("data:image/png;base64,***", reader, "messages[2].url")
 
 
-def test_response_metadata_always_names_input_and_output_tokens() -> None:
+def test_response_metadata_keeps_normalised_usage_beside_the_providers_own() -> None:
     metadata = response_metadata(
         provider="openai",
         response_id="r1",
         model="m",
         stop_reason="stop",
-        usage={"prompt_tokens": 3, "completion_tokens": 4, "details": None},
-        input_tokens=3,
-        output_tokens=4,
+        usage=Usage(input_tokens=3, output_tokens=4),
+        raw_usage={"prompt_tokens": 3, "completion_tokens": 4, "details": None},
     )
     assert metadata == {
         "provider": "openai",
@@ -187,11 +187,13 @@ def test_response_metadata_always_names_input_and_output_tokens() -> None:
         "response_id": "r1",
         "stop_reason": "stop",
         "usage": {
-            "prompt_tokens": 3,
-            "completion_tokens": 4,
             "input_tokens": 3,
             "output_tokens": 4,
+            "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+            "reasoning_tokens": 0,
         },
+        "openai.usage": {"prompt_tokens": 3, "completion_tokens": 4},
     }
 
 

@@ -32,6 +32,7 @@ from threadline.messages import (
     TextPart,
     is_media_type,
 )
+from threadline.usage import Usage
 
 
 def as_json_document(response: Any, format_name: str) -> Any:
@@ -461,15 +462,14 @@ def response_metadata(
     response_id: str | None,
     model: str | None,
     stop_reason: str | None,
-    usage: Mapping[str, Any] | None,
-    input_tokens: int | None,
-    output_tokens: int | None,
+    usage: Usage | None,
+    raw_usage: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """The message metadata every ``decode_response`` writes, under the same keys everywhere.
 
-    ``provider``, ``model``, ``response_id``, ``stop_reason`` (the provider's own value) and
-    ``usage``: the provider's usage object (nulls left out) with ``input_tokens`` and
-    ``output_tokens`` always present, whatever the provider calls them.
+    ``provider``, ``model``, ``response_id``, ``stop_reason`` (the provider's own value),
+    ``usage``: the normalised [`Usage`][threadline.Usage] as JSON (``Usage.to_dict``), and
+    ``<provider>.usage``: the provider's own usage object, nulls left out.
     """
     metadata: dict[str, Any] = {"provider": provider}
     if model is not None:
@@ -478,11 +478,10 @@ def response_metadata(
         metadata["response_id"] = response_id
     if stop_reason is not None:
         metadata["stop_reason"] = stop_reason
-    if usage is not None or input_tokens is not None or output_tokens is not None:
-        counts = strip_nulls(dict(usage or {}))
-        counts["input_tokens"] = input_tokens
-        counts["output_tokens"] = output_tokens
-        metadata["usage"] = counts
+    if usage is not None:
+        metadata["usage"] = usage.to_dict()
+    if raw_usage is not None:
+        metadata[f"{provider}.usage"] = strip_nulls(dict(raw_usage))
     return metadata
 
 

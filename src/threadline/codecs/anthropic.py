@@ -47,6 +47,7 @@ from typing import Any
 from typing_extensions import assert_never
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline._usage_readers import read_usage
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
     decode_base64,
@@ -828,9 +829,8 @@ def _decode_response(response: Any) -> Message:
         response_id=reader.optional_str(document, "id", ""),
         model=model,
         stop_reason=reader.optional_str(document, "stop_reason", ""),
-        usage=usage,
-        input_tokens=reader.optional_count(usage, "input_tokens", "usage"),
-        output_tokens=reader.optional_count(usage, "output_tokens", "usage"),
+        usage=read_usage("anthropic", usage, reader),
+        raw_usage=usage,
     )
     stop_sequence = reader.optional_str(document, "stop_sequence", "")
     if stop_sequence is not None:

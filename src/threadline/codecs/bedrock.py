@@ -53,6 +53,7 @@ from typing import Any
 from typing_extensions import assert_never
 
 from threadline._json import EMPTY, freeze_json_map
+from threadline._usage_readers import read_usage
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
@@ -835,9 +836,8 @@ def _decode_response(response: Any) -> Message:
         response_id=request_id if isinstance(request_id, str) else None,
         model=None,
         stop_reason=reader.optional_str(document, "stopReason", ""),
-        usage=usage,
-        input_tokens=reader.optional_count(usage, "inputTokens", "usage"),
-        output_tokens=reader.optional_count(usage, "outputTokens", "usage"),
+        usage=read_usage("bedrock", usage, reader),
+        raw_usage=usage,
     )
     return response_message(parts, path, metadata)
 

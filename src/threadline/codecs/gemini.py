@@ -50,6 +50,7 @@ from typing import Any
 from typing_extensions import assert_never
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline._usage_readers import read_usage
 from threadline.codecs._media import decode_base64, encode_base64
 from threadline.codecs._notes import escape_notes, note, unwrap_notes
 from threadline.codecs._policies import (
@@ -946,20 +947,13 @@ def _decode_response(response: Any, *, choice: int) -> Message:
     if usage is not None:
         usage = reader.expect_object(usage, "usageMetadata")
         reader.check_json(usage, "usageMetadata")
-    output_tokens = input_tokens = None
-    if usage is not None:  # proto3 JSON leaves out a count of 0
-        candidates_tokens = _count(usage, "candidatesTokenCount", "candidates_token_count", reader)
-        thoughts = _count(usage, "thoughtsTokenCount", "thoughts_token_count", reader)
-        output_tokens = (candidates_tokens or 0) + (thoughts or 0)
-        input_tokens = _count(usage, "promptTokenCount", "prompt_token_count", reader) or 0
     metadata = response_metadata(
         provider=PROVIDER,
         response_id=response_id,
         model=model,
         stop_reason=stop_reason if isinstance(stop_reason, str) else None,
-        usage=usage,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
+        usage=read_usage("gemini", usage, reader, "usageMetadata"),
+        raw_usage=usage,
     )
     metadata.update(extra)
     return response_message(parts, f"{at}.content", metadata)
@@ -972,14 +966,6 @@ _CANDIDATE_METADATA = (
 """What a candidate says about its sources, kept in the message's metadata: Google Search
 grounding (queries, chunks, supports) and recitation citations (``citations`` or, in the
 SDK's dump, ``citationSources``)."""
-
-
-def _count(usage: Mapping[str, Any] | None, camel: str, snake: str, reader: Reader) -> int | None:
-    """A token count of ``usageMetadata``, by its REST (camelCase) or SDK (snake_case) name."""
-    if usage is None:
-        return None
-    key = camel if usage.get(camel) is not None else snake
-    return reader.optional_count(usage, key, "usageMetadata")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any
 from typing_extensions import assert_never
 
 from threadline._json import EMPTY, freeze_json_map
+from threadline._usage_readers import read_usage
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
     data_url,
@@ -629,9 +630,8 @@ def _decode_response(response: Any, *, choice: int) -> Message:
         response_id=reader.optional_str(document, "id", ""),
         model=reader.optional_str(document, "model", ""),
         stop_reason=reader.optional_str(picked, "finish_reason", at),
-        usage=usage,
-        input_tokens=reader.optional_count(usage, "prompt_tokens", "usage"),
-        output_tokens=reader.optional_count(usage, "completion_tokens", "usage"),
+        usage=read_usage("openai_chat", usage, reader),
+        raw_usage=usage,
     )
     return response_message(parts, f"{at}.message", metadata)
 

@@ -44,6 +44,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 from typing_extensions import assert_never
 
 from threadline._json import freeze_json_map
+from threadline._usage_readers import read_usage
 from threadline.codecs._media import (
     UNKNOWN_IMAGE,
     data_url,
@@ -954,9 +955,8 @@ def _decode_response(response: Any) -> Message:
         response_id=reader.optional_str(document, "id", ""),
         model=model,
         stop_reason=stop_reason or reader.optional_str(document, "status", ""),
-        usage=usage,
-        input_tokens=reader.optional_count(usage, "input_tokens", "usage"),
-        output_tokens=reader.optional_count(usage, "output_tokens", "usage"),
+        usage=read_usage("openai_responses", usage, reader),
+        raw_usage=usage,
     )
     return response_message(parts, "output", metadata)
 

@@ -1,0 +1,211 @@
+"""Each wire format's usage object read as a [`Usage`][threadline.Usage]: which raw field feeds
+which normalised count (the table in docs/usage.md says the same, with its sources).
+
+``decode_response`` of every codec calls [`read_usage`][] with its ``Reader``, so a malformed
+count is a ``CodecError`` naming its path. [`message_usage`][] reads a message's
+``metadata["usage"]`` back: the normalised JSON that ``decode_response`` writes, or the
+provider-shaped object older versions wrote there, read by the ``provider`` the message's
+metadata names (``None`` when it names none, or the object cannot be read).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn, Protocol
+
+from threadline.errors import CodecError
+from threadline.usage import Usage
+
+__all__ = ["message_usage", "read_usage", "total_usage"]
+
+_COUNTS = frozenset(field.name for field in dataclasses.fields(Usage))
+
+
+class CountReader(Protocol):
+    """What the readers need of a codec's ``Reader``."""
+
+    def optional_count(self, obj: Mapping[str, Any] | None, key: str, path: str) -> int | None: ...
+
+    def fail(self, path: str, problem: str) -> NoReturn: ...
+
+
+class _Counts:
+    """The counts of one usage object, by key path; a missing or ``null`` count is 0."""
+
+    __slots__ = ("_path", "_raw", "_reader")
+
+    def __init__(self, raw: Mapping[str, Any], path: str, reader: CountReader) -> None:
+        self._raw = raw
+        self._path = path
+        self._reader = reader
+
+    def get(self, *keys: str) -> int | None:
+        obj: Any = self._raw
+        path = self._path
+        for key in keys[:-1]:
+            obj = obj.get(key)
+            path = f"{path}.{key}" if path else key
+            if obj is None:
+                return None
+            if not isinstance(obj, Mapping):
+                self._reader.fail(path, "expected an object of token counts")
+        return self._reader.optional_count(obj, keys[-1], path)
+
+    def __call__(self, *keys: str) -> int:
+        return self.get(*keys) or 0
+
+    def first(self, *paths: tuple[str, ...]) -> int:
+        """The first of several spellings of one count that is present."""
+        for keys in paths:
+            value = self.get(*keys)
+            if value is not None:
+                return value
+        return 0
+
+
+def _anthropic(count: _Counts) -> Usage:
+    # input_tokens leaves out the cache: the input is the three together.
+    read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    return Usage(
+        input_tokens=count("input_tokens") + read + written,
+        output_tokens=count("output_tokens"),
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+        reasoning_tokens=count("output_tokens_details", "thinking_tokens"),
+    )
+
+
+def _openai_chat(count: _Counts) -> Usage:
+    # prompt_tokens counts every prompt token; the details say which were cached.
+    return Usage(
+        input_tokens=count("prompt_tokens"),
+        output_tokens=count("completion_tokens"),
+        cache_read_tokens=count("prompt_tokens_details", "cached_tokens"),
+        cache_write_tokens=count("prompt_tokens_details", "cache_write_tokens"),
+        reasoning_tokens=count("completion_tokens_details", "reasoning_tokens"),
+    )
+
+
+def _openai_responses(count: _Counts) -> Usage:
+    return Usage(
+        input_tokens=count("input_tokens"),
+        output_tokens=count("output_tokens"),
+        cache_read_tokens=count("input_tokens_details", "cached_tokens"),
+        cache_write_tokens=count("input_tokens_details", "cache_write_tokens"),
+        reasoning_tokens=count("output_tokens_details", "reasoning_tokens"),
+    )
+
+
+def _gemini(count: _Counts) -> Usage:
+    # REST JSON names (camelCase) or the SDK's dump (snake_case). promptTokenCount includes
+    # the cached content but not the tool-use prompt; candidatesTokenCount leaves out the
+    # thoughts (totalTokenCount is the sum of all four).
+    def either(camel: str, snake: str) -> int:
+        return count.first((camel,), (snake,))
+
+    thoughts = either("thoughtsTokenCount", "thoughts_token_count")
+    return Usage(
+        input_tokens=either("promptTokenCount", "prompt_token_count")
+        + either("toolUsePromptTokenCount", "tool_use_prompt_token_count"),
+        output_tokens=either("candidatesTokenCount", "candidates_token_count") + thoughts,
+        cache_read_tokens=either("cachedContentTokenCount", "cached_content_token_count"),
+        reasoning_tokens=thoughts,
+    )
+
+
+def _mistral(count: _Counts) -> Usage:
+    # prompt_tokens counts every prompt token; cached ones are reported under three spellings.
+    return Usage(
+        input_tokens=count("prompt_tokens"),
+        output_tokens=count("completion_tokens"),
+        cache_read_tokens=count.first(
+            ("prompt_tokens_details", "cached_tokens"),
+            ("num_cached_tokens",),
+            ("prompt_token_details", "cached_tokens"),
+        ),
+    )
+
+
+def _bedrock(count: _Counts) -> Usage:
+    # inputTokens leaves out the cache, as Anthropic's input_tokens does.
+    read, written = count("cacheReadInputTokens"), count("cacheWriteInputTokens")
+    return Usage(
+        input_tokens=count("inputTokens") + read + written,
+        output_tokens=count("outputTokens"),
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+_READERS: dict[str, Callable[[_Counts], Usage]] = {
+    "anthropic": _anthropic,
+    "openai_chat": _openai_chat,
+    "openai_responses": _openai_responses,
+    "gemini": _gemini,
+    "mistral": _mistral,
+    "bedrock": _bedrock,
+}
+
+
+def read_usage(
+    format_name: str, raw: Mapping[str, Any] | None, reader: CountReader, path: str = "usage"
+) -> Usage | None:
+    """The [`Usage`][threadline.Usage] of the usage object ``raw`` of the wire format
+    ``format_name`` (a codec name), its counts read with ``reader`` (which raises on a count
+    that is not a non-negative integer, naming its path under ``path``); ``None`` when
+    ``raw`` is."""
+    if raw is None:
+        return None
+    return _READERS[format_name](_Counts(raw, path, reader))
+
+
+class _LenientReader:
+    """A ``CountReader`` for stored metadata: any bad value makes the whole object unreadable."""
+
+    def optional_count(self, obj: Mapping[str, Any] | None, key: str, path: str) -> int | None:
+        value = None if obj is None else obj.get(key)
+        if value is None:
+            return None
+        if type(value) is not int or value < 0:
+            raise CodecError(path)
+        return value
+
+    def fail(self, path: str, problem: str) -> NoReturn:
+        raise CodecError(path)
+
+
+def _legacy_format(provider: object, raw: Mapping[str, Any]) -> str | None:
+    """The wire format of a provider-shaped usage object written under ``metadata["usage"]``
+    by threadline before [`Usage`][threadline.Usage]: by the message's ``provider``, and for
+    ``openai`` (both of its APIs) by the object's own keys."""
+    if provider == "openai":
+        return "openai_chat" if "prompt_tokens" in raw else "openai_responses"
+    if isinstance(provider, str) and provider in _READERS:
+        return provider
+    return None
+
+
+def message_usage(metadata: Mapping[str, Any]) -> Usage | None:
+    """The [`Usage`][threadline.Usage] of a message's ``metadata`` (see the module docstring)."""
+    stored = metadata.get("usage")
+    if not isinstance(stored, Mapping):
+        return None
+    if all(key in _COUNTS and type(n) is int and n >= 0 for key, n in stored.items()):
+        return Usage(**stored)  # the normalised JSON (Usage.to_dict)
+    format_name = _legacy_format(metadata.get("provider"), stored)
+    if format_name is None:
+        return None
+    try:
+        return read_usage(format_name, stored, _LenientReader())
+    except CodecError:
+        return None
+
+
+def total_usage(usages: Iterable[Usage | None]) -> Usage:
+    """The sum of ``usages``, ``None`` skipped."""
+    total = Usage()
+    for usage in usages:
+        if usage is not None:
+            total = total + usage
+    return total
