@@ -177,7 +177,6 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
     produced the message: they follow the replay rule with the message's
     ``metadata["model"]`` as the model.
     """
-    resolved = resolve_indexed(message, index, options, CAPABILITIES)
     own_ids = _ids_allowed(message, options)
     heads = [
         position
@@ -185,7 +184,8 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
         if type(part) is ReasoningPart and part.provider == PROVIDER
     ]
     if not heads:
-        return _entries((part for _, part in resolved), keep_ids=own_ids)
+        return _entries(resolve(message, index, options, CAPABILITIES), keep_ids=own_ids)
+    resolved = resolve_indexed(message, index, options, CAPABILITIES)
     # Each segment's resolved parts: the ones before the first head, then one list per head.
     segments: list[list[tuple[int, Resolved]]] = [[] for _ in range(len(heads) + 1)]
     segment = 0
