@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from threadline.codecs import anthropic, bedrock, gemini, mistral, openai_chat
-from threadline.codecs._policies import Capabilities, Placeholder, resolve
+from threadline.codecs import anthropic, bedrock, gemini, mistral, openai_chat, openai_responses
+from threadline.codecs._policies import (
+    Capabilities,
+    Placeholder,
+    resolve,
+    resolve_indexed,
+    unanchored_reasoning,
+)
 from threadline.codecs.base import EncodeOptions
 
 
@@ -67,6 +73,45 @@ def test_raise_names_the_part_in_the_callers_list() -> None:
     assert (caught.value.message_index, caught.value.part_index) == (3, 1)
 
 
+def test_resolve_indexed_keeps_the_index_of_the_part_each_stands_for() -> None:
+    signed = tl.reasoning_part("why", signature="sig", provider="anthropic")
+    foreign = tl.reasoning_part("", summary=("one", "two"), provider="openai")
+    hook = tl.hook_part("ui", {"step": 1})
+    message = tl.assistant_message(signed, hook, foreign, _GIF, tl.text_part("ok"), id="a")
+    assert resolve_indexed(message, 0, _options(reasoning="text"), _CAPS) == [
+        (0, signed),
+        (2, tl.text_part("one")),
+        (2, tl.text_part("two")),
+        (3, Placeholder("[image/gif omitted: not supported by anthropic]")),
+        (4, tl.text_part("ok")),
+    ]
+    plain = tl.assistant_message(tl.text_part("a"), tl.text_part("b"), id="p")
+    assert resolve_indexed(plain, 0, _options(), _CAPS) == list(enumerate(plain.parts))
+
+
+def test_raise_names_the_first_refused_part() -> None:
+    message = tl.user_message(_GIF, tl.text_part("see"), _GIF, id="u")
+    with pytest.raises(tl.UnsupportedContentError) as caught:
+        resolve_indexed(message, 0, _options(unsupported="raise"), _CAPS)
+    assert caught.value.part_index == 0
+
+
+def test_unanchored_reasoning_is_sent_as_text_only_under_the_text_policy() -> None:
+    part = tl.reasoning_part("why", provider="openai", item_id="rs_1")
+    assert unanchored_reasoning(part, _options(reasoning="text")) == [tl.text_part("why")]
+    assert unanchored_reasoning(part, _options()) == []
+
+
+def test_responses_raise_names_the_first_refused_part_of_an_assistant_message() -> None:
+    first = tl.ProviderToolCallPart(id="s1", name="search", input={}, provider="gemini")
+    second = tl.ProviderToolCallPart(id="s2", name="search", input={}, provider="gemini")
+    reasoning = tl.reasoning_part("why", provider="openai", item_id="rs_1")
+    message = tl.assistant_message(first, reasoning, tl.text_part("ok"), second, id="a")
+    with pytest.raises(tl.UnsupportedContentError) as caught:
+        openai_responses.encode([tl.user_message("hi", id="u"), message], unsupported="raise")
+    assert (caught.value.message_index, caught.value.part_index) == (1, 0)
+
+
 def test_a_refused_file_in_a_tool_result_is_replaced_inside_the_result() -> None:
     result = tl.tool_result_part("c1", [tl.text_part("two files"), _PNG, _GIF])
     message = tl.tool_message(result, id="t")
@@ -92,7 +137,7 @@ def test_a_placeholder_stays_a_block_where_a_lone_text_would_be_a_string() -> No
         assert isinstance(user["content"], list), codec.__name__
 
 
-_FORMATS = (anthropic, bedrock, gemini, mistral, openai_chat)
+_FORMATS = (anthropic, bedrock, gemini, mistral, openai_chat, openai_responses)
 _POLICY_CALLS = {"reasoning_action", "downgrade_reasoning", "unsupported_part"}
 
 

@@ -304,48 +304,83 @@ def resolve(
         capabilities: what the format can carry.
 
     Raises:
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part is refused.
+        threadline.UnsupportedContentError: ``unsupported="raise"`` and the first part the
+            format refuses.
     """
-    parts = message.parts
-    # Most messages hold only parts every format carries as they are (text, tool calls, a text
-    # result in a tool message): hand them over unchanged, with no list built.
-    for part in parts:
+    if _carried_as_is(message):
+        return message.parts
+    return [part for _, part in _resolve_parts(message, index, options, capabilities)]
+
+
+def resolve_indexed(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> Sequence[tuple[int, Resolved]]:
+    """`resolve`, each part with the index in ``message.parts`` of the part it stands for:
+    the text parts of reasoning sent as text, a placeholder and an inlined file share the
+    index of the part they replace. For a format whose mapping depends on where a part was
+    (OpenAI Responses ties the item ids after a reasoning part to it)."""
+    if _carried_as_is(message):
+        return list(enumerate(message.parts))
+    return _resolve_parts(message, index, options, capabilities)
+
+
+def _carried_as_is(message: Message) -> bool:
+    """Whether every part is one every format carries as it is (text, tool calls, a text
+    result in a tool message), as most messages are: nothing to resolve, no list to build."""
+    for part in message.parts:
         if type(part) is TextPart or type(part) is ToolCallPart:
             continue
         if type(part) is ToolResultPart and message.role == "tool" and type(part.content) is str:
             continue
-        break
-    else:
-        return parts
-    out: list[Resolved] = []
-    for part_index, part in enumerate(parts):
+        return False
+    return True
+
+
+def _resolve_parts(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> list[tuple[int, Resolved]]:
+    out: list[tuple[int, Resolved]] = []
+    for part_index, part in enumerate(message.parts):
         if isinstance(part, TextPart):
-            out.append(part)
+            out.append((part_index, part))
         elif isinstance(part, HookPart):
             pass  # UI state: never sent
         elif isinstance(part, ReasoningPart):
             action = reasoning_action(part, options, replayable=capabilities.replayable(part))
             if action == "replay":
-                out.append(part)
+                out.append((part_index, part))
             elif action == "text":
-                out.extend(downgrade_reasoning(part))
+                out.extend((part_index, text) for text in downgrade_reasoning(part))
         elif (reason := capabilities.refuses(part, message, part_index)) is not None:
             if (
                 isinstance(part, FilePart)
                 and (inlined := inline_text_file(part, options)) is not None
             ):
-                out.append(inlined)
+                out.append((part_index, inlined))
                 continue
             replacement = unsupported_part(
                 part, message, (index, part_index), options, reason=reason
             )
             if replacement is not None:
-                out.append(Placeholder(replacement.text))
+                out.append((part_index, Placeholder(replacement.text)))
         elif isinstance(part, ToolResultPart):
-            out.append(_resolve_result(part, message, (index, part_index), options, capabilities))
+            result = _resolve_result(part, message, (index, part_index), options, capabilities)
+            out.append((part_index, result))
         else:
-            out.append(part)
+            out.append((part_index, part))
     return out
+
+
+def unanchored_reasoning(part: ReasoningPart, options: EncodeOptions) -> list[TextPart]:
+    """What replayable reasoning sends when nothing after it can name it as its producer.
+
+    A format may link a reasoning item to the output items it produced by their ids (OpenAI
+    Responses does, and refuses a reasoning item the next item of which carries no id): such
+    reasoning goes out only when followed by an output item with an id. Otherwise it is
+    reasoning the format cannot replay, and the reasoning policy decides as for any other:
+    its text under ``reasoning="text"``, nothing else.
+    """
+    return downgrade_reasoning(part) if options.reasoning == "text" else []
 
 
 def _resolve_result(

@@ -36,12 +36,8 @@ model, ``openai.item_id`` on text and tool-call parts, usage and the response id
 from __future__ import annotations
 
 import dataclasses
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from functools import partial
 from typing import Any, Literal, NamedTuple, TypeAlias
-
-from typing_extensions import assert_never
 
 from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
@@ -54,13 +50,16 @@ from threadline.codecs._media import (
     parse_data_url,
 )
 from threadline.codecs._policies import (
-    NOT_IN_USER_MESSAGES,
-    downgrade_reasoning,
+    Capabilities,
+    Placeholder,
+    ProviderToolPart,
+    Resolved,
+    carried,
     for_model,
-    inline_text_file,
     is_one_of,
-    reasoning_action,
-    unsupported_part,
+    resolve,
+    resolve_indexed,
+    unanchored_reasoning,
 )
 from threadline.codecs._reading import (
     Reader,
@@ -95,10 +94,8 @@ from threadline.codecs.base import (
 from threadline.limits import Limits, parse_arguments
 from threadline.messages import (
     FilePart,
-    HookPart,
     Message,
     ProviderToolCallPart,
-    ProviderToolResultPart,
     ReasoningPart,
     TextPart,
     ToolCallPart,
@@ -175,11 +172,11 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
     segment are what that reasoning produced. A reasoning item that is not sent takes the item
     ids of its segment with it (the API rejects an ``fc_...`` or ``msg_...`` item whose
     reasoning item is missing), and a reasoning item is sent only when the next item sent is
-    an output item with an id (the API matches the item a reasoning item produced by id).
-    Segments are decided last to first, because a segment that sends nothing leaves its
-    reasoning item followed by the next segment's first item. Item ids no reasoning item
-    heads are opaque state of the model that produced the message: they follow the replay
-    rule with the message's ``metadata["model"]`` as the model.
+    an output item with an id (`unanchored_reasoning`). Segments are decided last to first,
+    because a segment that sends nothing leaves its reasoning item followed by the next
+    segment's first item. Item ids no reasoning item heads are opaque state of the model that
+    produced the message: they follow the replay rule with the message's
+    ``metadata["model"]`` as the model.
     """
     own_ids = _ids_allowed(message, options)
     heads = [
@@ -188,38 +185,59 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
         if type(part) is ReasoningPart and part.provider == PROVIDER
     ]
     if not heads:
-        return _segment(message, index, 0, len(message.parts), options, keep_ids=own_ids)
-    head_set = frozenset(heads)
-    bounds = [0, *heads, len(message.parts)]
+        return _entries(resolve(message, index, options, CAPABILITIES), keep_ids=own_ids)
+    resolved = resolve_indexed(message, index, options, CAPABILITIES)
+    # Each segment's resolved parts: the ones before the first head, then one list per head.
+    segments: list[list[tuple[int, Resolved]]] = [[] for _ in range(len(heads) + 1)]
+    segment = 0
+    for position, part in resolved:
+        while segment < len(heads) and position >= heads[segment]:
+            segment += 1
+        segments[segment].append((position, part))
     # The first entry sent after the segment being decided: all a decision looks at. The
     # segments are joined once at the end (prepending each would cost N squared over N).
     following: _Entry | None = None
     decided: list[list[_Entry]] = []  # last segment first
-    for start, end in reversed(list(itertools.pairwise(bounds))):
-        if start == end:
-            continue
-        head = message.parts[start]
-        if start in head_set:
-            assert isinstance(head, ReasoningPart)
-            body_start = start + 1
-            action = reasoning_action(head, options, replayable=_has_item_id(head))
-            if action == "replay":
-                body = _segment(message, index, body_start, end, options, keep_ids=True)
-                after = body[0] if body else following
-                if after is not None and _produced_by_reasoning(after):
-                    segment = [_Entry("reasoning", head), *body]
-                    following = segment[0]
-                    decided.append(segment)
-                    continue
-                action = "text" if options.reasoning == "text" else "drop"
-            segment = [_Entry("text", text) for text in _readable(head)] if action == "text" else []
-            segment.extend(_segment(message, index, body_start, end, options, keep_ids=False))
+    for number in range(len(heads), -1, -1):
+        parts = segments[number]
+        if number == 0:
+            entries = _entries((part for _, part in parts), keep_ids=own_ids)
+        elif parts and parts[0][0] == heads[number - 1] and type(parts[0][1]) is ReasoningPart:
+            head = parts[0][1]
+            body = _entries((part for _, part in parts[1:]), keep_ids=True)
+            after = body[0] if body else following
+            if after is not None and _produced_by_reasoning(after):
+                entries = [_Entry("reasoning", head), *body]
+            else:
+                entries = _entries(unanchored_reasoning(head, options), keep_ids=False)
+                entries.extend(entry._replace(item_id=None) for entry in body)
         else:
-            segment = _segment(message, index, start, end, options, keep_ids=own_ids)
-        if segment:
-            following = segment[0]
-        decided.append(segment)
+            entries = _entries((part for _, part in parts), keep_ids=False)
+        if entries:
+            following = entries[0]
+        decided.append(entries)
     return [entry for segment in reversed(decided) for entry in segment]
+
+
+def _entries(parts: Iterable[Resolved], *, keep_ids: bool) -> list[_Entry]:
+    """The entries ``parts`` (as `resolve` keeps them) send, with their item ids when
+    ``keep_ids``."""
+    out: list[_Entry] = []
+    for part in parts:
+        if isinstance(part, Placeholder):
+            out.append(_Entry("text", TextPart(text=part.text)))
+        elif isinstance(part, TextPart):
+            if part.text:
+                out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ToolCallPart):
+            out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, ProviderToolCallPart):
+            out.append(_Entry("hosted", part))
+        else:
+            # a replayed reasoning part heads its segment; files, results and other provider
+            # tool parts are refused on an assistant message
+            raise AssertionError(f"resolve keeps no {part.type} part inside a segment")
+    return out
 
 
 def _ids_allowed(message: Message, options: EncodeOptions) -> bool:
@@ -239,46 +257,6 @@ def _produced_by_reasoning(entry: _Entry) -> bool:
     return entry.kind == "hosted" or (entry.kind != "reasoning" and entry.item_id is not None)
 
 
-def _readable(part: ReasoningPart) -> list[TextPart]:
-    return [text for text in downgrade_reasoning(part) if text.text]
-
-
-def _segment(
-    message: Message,
-    index: int,
-    start: int,
-    end: int,
-    options: EncodeOptions,
-    *,
-    keep_ids: bool,
-) -> list[_Entry]:
-    out: list[_Entry] = []
-    for part_index in range(start, end):
-        part = message.parts[part_index]
-        if isinstance(part, TextPart):
-            if part.text:
-                out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
-        elif isinstance(part, ToolCallPart):
-            out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
-        elif isinstance(part, ReasoningPart):
-            # another provider's (the plan takes OpenAI's): never replayed here
-            if reasoning_action(part, options, replayable=False) == "text":
-                out.extend(_Entry("text", text) for text in _readable(part))
-        elif isinstance(part, ProviderToolCallPart) and _hosted_type(part) is not None:
-            out.append(_Entry("hosted", part))
-        elif isinstance(part, HookPart):
-            pass  # UI state: never sent
-        elif isinstance(
-            part, (FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
-        ):
-            replacement = _unsupported(part, message, (index, part_index), options)
-            if replacement is not None:
-                out.append(_Entry("text", replacement))
-        else:
-            assert_never(part)
-    return out
-
-
 def _item_id(part: TextPart | ToolCallPart) -> str | None:
     value = part.metadata.get(ITEM_ID) if part.metadata else None
     return value if isinstance(value, str) and value else None
@@ -294,23 +272,21 @@ def _hosted_type(part: ProviderToolCallPart) -> str | None:
     return item_type
 
 
-def _unsupported(
-    part: object, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> TextPart | None:
-    if isinstance(part, FilePart):
-        inlined = inline_text_file(part, options)
-        if inlined is not None:
-            return inlined
-        reason = (
-            "assistant messages take no files"
-            if message.role == "assistant"
-            else "Responses takes PNG, JPEG, GIF and WebP images and PDFs, by bytes or URL"
-        )
-    elif isinstance(part, ProviderToolCallPart):
-        reason = "only OpenAI's own hosted tool calls can be sent back to OpenAI"
-    else:
-        reason = "the Responses API has no place for this part"
-    return unsupported_part(part, message, position, options, reason=reason)
+def _carries_provider_tool(part: ProviderToolPart, before: Sequence[object]) -> bool:
+    return isinstance(part, ProviderToolCallPart) and _hosted_type(part) is not None
+
+
+CAPABILITIES = Capabilities(
+    replayable=_has_item_id,
+    carries_file=lambda part, role: role != "assistant" and _file_kind(part) is not None,
+    file_reasons={
+        "assistant": "assistant messages take no files",
+        "user": "Responses takes PNG, JPEG, GIF and WebP images and PDFs, by bytes or URL",
+    },
+    no_place="the Responses API has no place for this part",
+    carries_provider_tool=_carries_provider_tool,
+    provider_tool_reason="only OpenAI's own hosted tool calls can be sent back to OpenAI",
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,11 +343,9 @@ def encode(
         if role == "assistant":
             _assistant_items(_plan(message, index, options), ids, items)
         elif role == "tool":
-            for part_index, part in enumerate(message.parts):
+            for part in resolve(message, index, options, CAPABILITIES):
                 if type(part) is ToolResultPart:
-                    items.append(
-                        _output_item(part, ids, custom, message, (index, part_index), options)
-                    )
+                    items.append(_output_item(part, ids, custom))
         elif role == "user" or role == "system":
             item = _input_message(message, index, options)
             if item is not None:
@@ -405,21 +379,13 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"type": "message", "role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part_index, part in enumerate(parts):
-        if isinstance(part, TextPart):
+    for part in resolve(message, index, options, CAPABILITIES):
+        if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "input_text", "text": part.text})
         elif isinstance(part, FilePart):
-            block = _file_block(part)
-            if block is None:
-                replacement = _unsupported(part, message, (index, part_index), options)
-                if replacement is not None:
-                    content.append({"type": "input_text", "text": replacement.text})
-            else:
-                content.append(block)
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            pass  # never on a user or system message: Message checks parts per role
+            content.append(carried(_file_block(part)))
         else:
-            assert_never(part)
+            raise AssertionError(f"resolve keeps no {part.type} part on a {message.role} message")
     if not content:
         return None
     return {"type": "message", "role": message.role, "content": content}
@@ -547,12 +513,7 @@ def _hosted_item(part: ProviderToolCallPart) -> dict[str, Any]:
 
 
 def _output_item(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    custom: frozenset[str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
+    part: ToolResultPart, ids: Mapping[str, str], custom: frozenset[str]
 ) -> dict[str, Any]:
     item_type = "custom_tool_call_output" if part.call_id in custom else "function_call_output"
     item: dict[str, Any] = {"type": item_type, "call_id": ids.get(part.call_id, part.call_id)}
@@ -564,14 +525,8 @@ def _output_item(
     for entry in content:
         if isinstance(entry, TextPart):
             output.append({"type": "input_text", "text": entry.text})
-            continue
-        block = _file_block(entry)
-        if block is None:
-            replacement = _unsupported(entry, message, position, options)
-            if replacement is not None:
-                output.append({"type": "input_text", "text": replacement.text})
         else:
-            output.append(block)
+            output.append(carried(_file_block(entry)))
     if not output:
         item["output"] = TOOL_ERROR_PREFIX if part.is_error else ""
         return item
@@ -1018,21 +973,17 @@ def normalize_for_round_trip(
         if role == "assistant":
             parts = _assistant_read_back(_plan(message, index, options), ids)
         elif role == "tool":
-            for part_index, part in enumerate(message.parts):
+            for part in resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
-                    position = (index, part_index)
-                    parts.append(_result_read_back(part, ids, message, position, options))
+                    parts.append(_result_read_back(part, ids))
         elif role in ("user", "system"):
-            for part_index, part in enumerate(message.parts):
-                if isinstance(part, TextPart):
+            for part in resolve(message, index, options, CAPABILITIES):
+                if isinstance(part, (Placeholder, TextPart)):
                     parts.append(TextPart(text=part.text))
                 elif isinstance(part, FilePart):
-                    position = (index, part_index)
-                    parts.extend(_file_read_back(part, message, position, options))
-                elif isinstance(part, NOT_IN_USER_MESSAGES):
-                    pass  # never on a user or system message: Message checks parts per role
+                    parts.append(_file_read_back(part))
                 else:
-                    assert_never(part)
+                    raise AssertionError(f"resolve keeps no {part.type} part on a {role} message")
         if parts:
             out.append(message.model_copy(update={"parts": tuple(parts)}))
     return name_results_after_calls(out)
@@ -1113,36 +1064,27 @@ def _entry_read_back(entry: _Entry, ids: Mapping[str, str], phase: str | None) -
     )
 
 
-def _file_read_back(
-    part: FilePart, message: Message, position: tuple[int, int], options: EncodeOptions
-) -> list[TextPart | FilePart]:
+def _file_read_back(part: FilePart) -> FilePart:
+    """A file `resolve` kept, as ``decode`` reads it back."""
     kind = _file_kind(part)
-    if kind is None:
-        replacement = _unsupported(part, message, position, options)
-        return [] if replacement is None else [replacement]
     if kind == "image":
         detail = _detail(part)
         metadata = freeze_json_map({DETAIL: detail} if detail != "auto" else None)
         if part.url is not None:
             media_type = image_type_from_url(part.url)
-            return [FilePart(media_type=media_type, url=part.url, metadata=metadata)]
-        return [FilePart(media_type=part.media_type, data=part.data, metadata=metadata)]
+            return FilePart(media_type=media_type, url=part.url, metadata=metadata)
+        return FilePart(media_type=part.media_type, data=part.data, metadata=metadata)
+    if kind is None:
+        raise AssertionError(f"resolve kept a {part.media_type} file the format refuses")
     if part.url is not None:
         media_type = media_type_from_url(part.url, "application/pdf")
-        return [FilePart(media_type=media_type, url=part.url, filename=part.filename)]
+        return FilePart(media_type=media_type, url=part.url, filename=part.filename)
     filename = part.filename or DEFAULT_PDF_FILENAME
-    return [FilePart(media_type=part.media_type, data=part.data, filename=filename)]
+    return FilePart(media_type=part.media_type, data=part.data, filename=filename)
 
 
-def _result_read_back(
-    part: ToolResultPart,
-    ids: Mapping[str, str],
-    message: Message,
-    position: tuple[int, int],
-    options: EncodeOptions,
-) -> ToolResultPart:
-    read_file = partial(_file_read_back, message=message, position=position, options=options)
-    result = read_back_result(part, ids, read_file)
+def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
+    result = read_back_result(part, ids, lambda file: [_file_read_back(file)])
     content = result.content
     if (
         part.is_error
