@@ -184,8 +184,7 @@ class StreamAssembler:
             message = self.message()
         except (CodecError, ValueError):
             return finish
-        usage = message.metadata.get("usage")
-        return Finish(message.metadata.get("stop_reason"), usage)
+        return Finish(message.metadata.get("stop_reason"), message.usage)
 
     def message(self, *, partial: bool = False) -> Message:
         """The assembled assistant message.

@@ -180,7 +180,7 @@ def test_neutral_events_tell_what_arrived() -> None:
     }
     ends = [e for e in seen if isinstance(e, PartEnd)]
     assert [e.part for e in ends] == list(assembler.message().parts)
-    assert seen[-1] == Finish("tool_use", assembler.message().metadata["usage"])
+    assert seen[-1] == Finish("tool_use", assembler.message().usage)
 
 
 @pytest.mark.parametrize("provider", sorted(RECORDED))
@@ -190,7 +190,7 @@ def test_chat_neutral_parts_end_with_the_message_parts(provider: str) -> None:
     ends = [e.part for e in seen if isinstance(e, PartEnd)]
     assert ends == list(assembler.message().parts)
     assert isinstance(seen[-1], Finish)
-    assert seen[-1].usage == assembler.message().metadata["usage"]
+    assert seen[-1].usage == assembler.message().usage
 
 
 @pytest.mark.parametrize("provider", sorted(RECORDED))

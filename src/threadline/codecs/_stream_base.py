@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from threadline.errors import CodecError
 from threadline.messages import Message, Part
+from threadline.usage import Usage
 
 PartKind: TypeAlias = Literal["text", "reasoning", "tool_call", "other"]
 """What a streamed part is: text, reasoning, a tool call, or another block (a server tool
@@ -82,8 +83,9 @@ class Finish:
 
     stop_reason: str | None
     """The provider's own stop reason (``end_turn``, ``stop``, ``tool_calls``...)."""
-    usage: Mapping[str, Any] | None
-    """The usage the message records in ``metadata["usage"]``, when the stream reported it."""
+    usage: Usage | None
+    """The call's tokens ([`Usage`][threadline.Usage], the message's ``usage``), when the
+    stream reported them."""
 
 
 StreamEvent: TypeAlias = PartStart | TextDelta | ReasoningDelta | ToolCallDelta | PartEnd | Finish
