@@ -79,3 +79,15 @@ def test_a_defined_name_shaped_like_a_minted_one_still_moves_the_history_name(
     text = repr(body)
     assert text.count(clash.name) == 1  # the definition only
     assert "files/read" not in text
+
+
+@pytest.mark.parametrize("provider", FORMATS)
+def test_no_two_places_in_one_body_share_a_dict(provider: str) -> None:
+    twin = dataclasses.replace(LOOKUP, name="lookup_again")
+    body = encode(loop(), provider=provider, tools=[LOOKUP, twin])
+    text = repr(body)
+    tools = body["toolConfig"]["tools"] if provider == "bedrock" else body["tools"]
+    if provider == "gemini":
+        tools = tools[0]["functionDeclarations"]
+    tools[0].clear()
+    assert repr(body).count("Look a word up.") == text.count("Look a word up.") - 1

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import marshal
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -224,7 +225,7 @@ def _refuse(provider: str, choice: str, why: str) -> UnsupportedContentError:
 
 
 _LISTS: dict[tuple[Any, ...], bytes] = {}
-"""The JSON of each tool list built, by shape and definitions (the newest ``_LISTS_KEPT``)."""
+"""Each tool list built, serialized, by shape and definitions (the newest ``_LISTS_KEPT``)."""
 _LISTS_KEPT = 256
 
 
@@ -236,18 +237,23 @@ def _listed(
     """``build`` over ``request.tools``: a fresh list each call, built once per shape,
     definitions and wire names (an agent loop sends the same tools every turn).
 
-    The list is kept as JSON text and read back, so a caller mutating the body it got never
-    changes the next one. The key holds each definition's schema text as well: two equal
-    definitions whose schemas list their keys in another order are sent each as written.
+    The list is kept serialized and read back, so a caller mutating the body it got never
+    changes the next one. ``marshal`` reads it back in about half the time JSON parsing takes
+    (the bytes are this process's own, never outside data): what it stores is a JSON round
+    trip of the built list, in which no two places share a dict or a list (equal strings,
+    which no one can mutate, are one object, and marshal writes each once). The key holds each
+    definition's schema text as well: two equal definitions whose schemas list their keys in
+    another order are sent each as written.
     """
     key = (shape, *((tool, tool._text, request.wire_name(tool.name)) for tool in request.tools))
-    text = _LISTS.get(key)
-    if text is None:
+    kept = _LISTS.get(key)
+    if kept is None:
         text = pydantic_core.to_json([build(tool, request) for tool in request.tools])
+        kept = marshal.dumps(pydantic_core.from_json(text))
         if len(_LISTS) >= _LISTS_KEPT:
             _LISTS.pop(next(iter(_LISTS)), None)
-        _LISTS[key] = text
-    listed: list[dict[str, Any]] = pydantic_core.from_json(text)
+        _LISTS[key] = kept
+    listed: list[dict[str, Any]] = marshal.loads(kept)
     return listed
 
 
