@@ -224,37 +224,37 @@ def _refuse(provider: str, choice: str, why: str) -> UnsupportedContentError:
     )
 
 
-_LISTS: dict[tuple[Any, ...], bytes] = {}
-"""Each tool list built, serialized, by shape and definitions (the newest ``_LISTS_KEPT``)."""
-_LISTS_KEPT = 256
+if TYPE_CHECKING:
+    Builder = Callable[[ToolDefinition, ToolRequest], dict[str, Any]]
+    """One tool in one provider's shape, with its wire name."""
 
 
-def _listed(
-    shape: str,
-    request: ToolRequest,
-    build: Callable[[ToolDefinition, ToolRequest], dict[str, Any]],
-) -> list[dict[str, Any]]:
+def _listed(request: ToolRequest, build: Builder) -> list[dict[str, Any]]:
     """``build`` over ``request.tools``: a fresh list each call, built once per shape,
     definitions and wire names (an agent loop sends the same tools every turn).
 
-    The list is kept serialized and read back, so a caller mutating the body it got never
-    changes the next one. ``marshal`` reads it back in about half the time JSON parsing takes
-    (the bytes are this process's own, never outside data): what it stores is a JSON round
-    trip of the built list, in which no two places share a dict or a list (equal strings,
-    which no one can mutate, are one object, and marshal writes each once). The key holds each
-    definition's schema text as well: two equal definitions whose schemas list their keys in
-    another order are sent each as written.
+    The key holds each definition's schema text as well: two equal definitions whose schemas
+    list their keys in another order are sent each as written.
     """
-    key = (shape, *((tool, tool._text, request.wire_name(tool.name)) for tool in request.tools))
-    kept = _LISTS.get(key)
-    if kept is None:
-        text = pydantic_core.to_json([build(tool, request) for tool in request.tools])
-        kept = marshal.dumps(pydantic_core.from_json(text))
-        if len(_LISTS) >= _LISTS_KEPT:
-            _LISTS.pop(next(iter(_LISTS)), None)
-        _LISTS[key] = kept
-    listed: list[dict[str, Any]] = marshal.loads(kept)
+    key = tuple((tool, tool._text, request.wire_name(tool.name)) for tool in request.tools)
+    listed: list[dict[str, Any]] = marshal.loads(_kept(build, key))
     return listed
+
+
+@functools.lru_cache(maxsize=256)
+def _kept(build: Builder, key: tuple[tuple[ToolDefinition, str, str], ...]) -> bytes:
+    """The tool list for ``key`` (definition, schema text, wire name), serialized.
+
+    It is kept serialized and read back, so a caller mutating the body it got never changes
+    the next one. ``marshal`` reads it back in about half the time JSON parsing takes (the
+    bytes are this process's own, never outside data): what it stores is a JSON round trip
+    of the built list, in which no two places share a dict or a list (equal strings, which
+    no one can mutate, are one object, and marshal writes each once).
+    """
+    tools = tuple(tool for tool, _, _ in key)
+    request = ToolRequest(tools, None, {tool.name: wire for tool, _, wire in key})
+    text = pydantic_core.to_json([build(tool, request) for tool in tools])
+    return marshal.dumps(pydantic_core.from_json(text))
 
 
 # -- One function per format ------------------------------------------------------------------
@@ -273,7 +273,7 @@ def mistral(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
 def _chat_like(request: ToolRequest, *, required: str) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     if request.tools:
-        fields["tools"] = _listed("chat", request, _chat_tool)
+        fields["tools"] = _listed(request, _chat_tool)
     choice = request.choice
     if choice in ("auto", "none"):
         fields["tool_choice"] = choice
@@ -299,7 +299,7 @@ def openai_responses(request: ToolRequest, body: Mapping[str, Any]) -> dict[str,
     """
     fields: dict[str, Any] = {}
     if request.tools:
-        fields["tools"] = _listed("openai_responses", request, _responses_tool)
+        fields["tools"] = _listed(request, _responses_tool)
     choice = request.choice
     if choice in CHOICES:
         fields["tool_choice"] = choice
@@ -318,7 +318,7 @@ def anthropic(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """``tools`` + ``tool_choice`` of the Messages API (``required`` is ``{"type": "any"}``)."""
     fields: dict[str, Any] = {}
     if request.tools:
-        fields["tools"] = _listed("anthropic", request, _anthropic_tool)
+        fields["tools"] = _listed(request, _anthropic_tool)
     choice = request.choice
     if choice in ("auto", "none"):
         fields["tool_choice"] = {"type": choice}
@@ -347,7 +347,7 @@ def gemini(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """
     fields: dict[str, Any] = {}
     if request.tools:
-        fields["tools"] = [{"functionDeclarations": _listed("gemini", request, _gemini_tool)}]
+        fields["tools"] = [{"functionDeclarations": _listed(request, _gemini_tool)}]
     choice = request.choice
     if choice in _GEMINI_MODES:
         fields["toolConfig"] = {"functionCallingConfig": {"mode": _GEMINI_MODES[choice]}}
@@ -378,7 +378,7 @@ def bedrock(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
         threadline.UnsupportedContentError: ``tool_choice="none"``: Converse has no such
             choice (leave the tools out instead).
     """
-    specs = _listed("bedrock", request, _bedrock_tool) if request.tools else []
+    specs = _listed(request, _bedrock_tool) if request.tools else []
     if not specs:
         specs = [
             {"toolSpec": {"name": name, "inputSchema": {"json": dict(ANY_OBJECT)}}}
