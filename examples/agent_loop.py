@@ -9,7 +9,7 @@ of the tool calls, the way a deploy or an out-of-memory kill ends a real agent. 
 resumes from the store: the history ends in an assistant turn whose calls have no results, which
 every provider would refuse with a 400. ``messages_for_model()`` (``prepare_messages``) answers
 the dangling calls, the loop finishes, and the payloads for OpenAI Chat and Anthropic are
-printed. Last, the whole history round-trips through the neutral JSON format.
+printed, with the tools (built by ``tool_from_function``) in each provider's own shape. Last, the whole history round-trips through the neutral JSON format.
 
 Run it with ``python examples/agent_loop.py``. The database is ``threadline.db`` in a temporary
 directory that is removed at the end, so nothing is left behind.
@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import threadline as tl
@@ -33,14 +33,29 @@ import threadline as tl
 
 
 def get_weather(city: str) -> str:
+    """Get today's weather in a city.
+
+    Args:
+        city: The city, in English.
+    """
     return {"Lisbon": "22°C, sunny", "Oslo": "4°C, rain"}.get(city, "unknown")
 
 
 def get_flights(origin: str, destination: str) -> str:
+    """Find the cheapest flight between two cities.
+
+    Args:
+        origin: The city to fly from.
+        destination: The city to fly to.
+    """
     return json.dumps({"from": origin, "to": destination, "cheapest": "EUR 89", "stops": 0})
 
 
-TOOLS: dict[str, Callable[..., str]] = {"get_weather": get_weather, "get_flights": get_flights}
+# One definition per tool, in no provider's format: the name, the description and a JSON Schema
+# of the arguments come from the function's signature and docstring. encode(tools=...) writes
+# them in each provider's own shape.
+TOOLS = [tl.tool_from_function(get_weather), tl.tool_from_function(get_flights)]
+BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 # -- a fake model: decides from the history what to do next ------------------------------------
@@ -78,7 +93,7 @@ def run_tools(message: tl.Message) -> tl.Message:
     results = []
     for call in message.tool_calls:
         try:
-            output = TOOLS[call.name](**call.arguments)
+            output = BY_NAME[call.name](**call.arguments)  # a definition runs its function
             results.append(tl.tool_result_part(call.id, output, name=call.name))
         except Exception as error:  # a failing tool becomes an error result the model can read
             results.append(tl.tool_result_part(call.id, str(error), name=call.name, is_error=True))
@@ -167,11 +182,17 @@ def run(database: str) -> None:
     history.append(run_tools(turn))
     history.append(fake_model(history.snapshot()))
 
-    print("\n== the same history for two providers")
+    print("\n== the same history and tools for two providers")
     for provider in ("openai_chat", "anthropic"):
-        payload = tl.encode(history.messages_for_model(), provider=provider)
+        payload = tl.encode(
+            history.messages_for_model(), provider=provider, tools=TOOLS, tool_choice="auto"
+        )
+        tools = payload.pop("tools")
         print(f"-- {provider}:")
         print(json.dumps(payload, indent=1, ensure_ascii=False))
+        print("tools (one per line):")
+        for tool in tools:
+            print(" ", json.dumps(tool, ensure_ascii=False))
 
     reloaded = tl.History().bind(tl.SQLiteStore(database), CONVERSATION)
     assert reloaded.snapshot() == history.snapshot(), "the store holds every message"
