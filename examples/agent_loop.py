@@ -9,7 +9,8 @@ of the tool calls, the way a deploy or an out-of-memory kill ends a real agent. 
 resumes from the store: the history ends in an assistant turn whose calls have no results, which
 every provider would refuse with a 400. ``messages_for_model()`` (``prepare_messages``) answers
 the dangling calls, the loop finishes, and the payloads for OpenAI Chat and Anthropic are
-printed, with the tools (built by ``tool_from_function``) in each provider's own shape. Last, the whole history round-trips through the neutral JSON format.
+printed, with the tools (built by ``tool_from_function``) in each provider's own shape. Last,
+the whole history round-trips through the neutral JSON format.
 
 Run it with ``python examples/agent_loop.py``. The database is ``threadline.db`` in a temporary
 directory that is removed at the end, so nothing is left behind.
