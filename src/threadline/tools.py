@@ -324,13 +324,16 @@ def tool_from_function(
 
     if not callable(fn):
         raise TypeError(f"tool_from_function takes a function, not {type(fn).__name__}")
-    tool_name = name if name is not None else getattr(_unwrapped(fn), "__name__", "")
-    if not isinstance(tool_name, str) or not tool_name.isidentifier():
-        raise ValidationError(
-            f"cannot make a tool of {fn!r}: its name {tool_name!r} is not a tool name; pass "
-            "name='...'",
-            [ErrorDetail("name", "pass name='...'", "tool_name")],
-        )
+    if name is None:  # an explicit name is checked as ToolDefinition checks every name
+        tool_name = getattr(_unwrapped(fn), "__name__", "")
+        if not isinstance(tool_name, str) or not tool_name.isidentifier():
+            raise ValidationError(
+                f"cannot make a tool of {fn!r}: its name {tool_name!r} is not a tool name; "
+                "pass name='...'",
+                [ErrorDetail("name", "pass name='...'", "tool_name")],
+            )
+    else:
+        tool_name = name
     signature = _checked_signature(fn)
     try:
         hints = _hints(fn)

@@ -495,3 +495,16 @@ class TestDocstrings:
         assert parse_docstring(None).description == ""
         assert parse_docstring("   ").parameters == {}
         assert parse_docstring("Just prose.").description == "Just prose."
+
+
+def test_an_explicit_name_is_checked_as_a_definition_checks_names() -> None:
+    """``name=`` may be any name a definition takes (a dotted one too; codecs map it at the
+    wire); only a function's own ``__name__`` must be an identifier."""
+
+    def lookup(city: str) -> str:
+        """Look up a city."""
+        return city
+
+    assert tl.tool_from_function(lookup, name="weather.current").name == "weather.current"
+    with pytest.raises(tl.ValidationError, match="name"):
+        tl.tool_from_function(lookup, name="")
