@@ -55,7 +55,12 @@ class PostgresSource:
         async with self._store._connection():
             pass  # the tables exist (or are created) before the first read
         connection = await self._connect()
-        await connection.execute(f"LISTEN {self._store._sql.channel}")
+        try:
+            await connection.execute(f"LISTEN {self._store._sql.channel}")
+        except BaseException:  # killed between connecting and listening: not left open
+            with contextlib.suppress(psycopg.Error):
+                await connection.close()
+            raise
         self._connection = connection
         return connection
 
@@ -64,25 +69,34 @@ class PostgresSource:
         known = self._known
         sql = self._store._sql
         params = {"cid": self._conversation_id, "n": known[1] if known else _UNKNOWN}
+        tail: str | None = None  # the messages appended since ``known``, as JSON rows
+        payload: str | None = None  # the whole conversation, when it was not only appended to
         async with connection.transaction():
             await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor = await connection.execute(sql.since, params)
             row = await cursor.fetchone()
             assert row is not None  # an aggregate always returns one row
-            version, count, head, whole, tail = int(row[0]), int(row[1]), row[2], row[3], row[4]
-            if known is None:
-                self._known = (version, count, whole)
-                if after is None or after == version:
-                    return Since(version)
-            elif version == known[0]:
+            version, count, head, whole = int(row[0]), int(row[1]), row[2], row[3]
+            if known is not None and version == known[0]:
                 return Since(version)
-            elif count >= known[1] and head == known[2]:
-                self._known = (version, count, whole)
-                return Since(version, [(version, await self._messages(f"[{tail}]", tail))])
-            self._known = (version, count, whole)
-            cursor = await connection.execute(sql.load, (self._conversation_id,))
-            payload = json_array(await cursor.fetchone())
-        return Since(version, whole=await self._messages(payload, payload))
+            appended = known is not None and count >= known[1] and head == known[2]
+            rewritten = not appended and (known is not None or after not in (None, version))
+            if appended:
+                tail = row[4]
+            elif rewritten:
+                cursor = await connection.execute(sql.load, (self._conversation_id,))
+                payload = json_array(await cursor.fetchone())
+        # The watch moves on only once the whole read succeeded: when the connection dies in
+        # the middle (a kill landing on the commit), the next read starts from the same place,
+        # so the batch this one lost comes then, not never.
+        if appended:
+            since = Since(version, [(version, await self._messages(f"[{tail}]", tail))])
+        elif rewritten:
+            since = Since(version, whole=await self._messages(payload, payload))
+        else:
+            since = Since(version)
+        self._known = (version, count, whole)
+        return since
 
     async def _messages(self, payload: str | None, rows: str | None) -> list[Message]:
         store = self._store

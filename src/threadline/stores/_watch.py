@@ -128,6 +128,7 @@ class Watch:
 
     async def __anext__(self) -> list[Message]:
         pause = 0.05
+        lost = False  # a connection was lost: what changed meanwhile may never be notified
         while True:
             if self._ready:
                 self._version, batch = self._ready.popleft()
@@ -135,10 +136,12 @@ class Watch:
             if self._closed:
                 raise StopAsyncIteration
             try:
-                if self._started:
+                if self._started and not lost:
                     await self._source.wait()
+                lost = False
                 since = await self._source.read(self._after if not self._started else None)
             except self._source.transient:
+                lost = True  # so read again first, once reconnected
                 await self._source.close()
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, _MAX_PAUSE)
