@@ -9,7 +9,7 @@ runs what the full tier adds to the quick one: the full-tier-only tests and ever
 test (again, with the ``ci`` profile). ``.ci/run`` runs the quick tier as a newcomer would, timed
 against the README's promise, then ``rest``, so together they are the full tier.
 
-Profiles: ``dev`` (the default, quick: 20 examples) and ``ci`` (200, chosen when ``CI`` or
+Profiles: ``dev`` (the default, quick: 10 examples) and ``ci`` (200, chosen when ``CI`` or
 ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
 """
 
@@ -33,7 +33,7 @@ from tests.support import (
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
 settings.register_profile(
-    "dev", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 # CI is derandomized: a run that passes here passes there, and a failure reproduces exactly.
 # The explain phase is off: on a failure it can trace for minutes before reporting.
