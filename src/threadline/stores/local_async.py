@@ -25,6 +25,8 @@ twin on the same file or directory share conversations.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import functools
 import os
 import weakref
@@ -172,11 +174,16 @@ class _ThreadedTwin(_AsyncTwin[_S]):
     async def _call(self, method: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
         if self._closed:
             raise StoreError(f"{self!r} is closed")
-        loop = asyncio.get_running_loop()
-        # Cancelling the await cancels a call still waiting for a thread (it never runs) and
-        # leaves a running one to finish: a write is whole or absent, never cut.
-        call = functools.partial(method, *args, **kwargs)
-        return await loop.run_in_executor(self._executor, call)
+        # Cancelling the await cancels a call still waiting for a thread (it never runs); a
+        # running one is left to finish, and the cancellation is raised once it has: a write is
+        # whole or absent, never cut, and settled when the caller hears it was cancelled.
+        future = self._executor.submit(functools.partial(method, *args, **kwargs))
+        try:
+            return await asyncio.shield(asyncio.wrap_future(future))
+        except asyncio.CancelledError:
+            if not future.cancel():
+                await _settled(future)
+            raise
 
     async def aclose(self) -> None:
         """Let the writes in flight finish, then close the connections; later calls raise
@@ -189,6 +196,17 @@ class _ThreadedTwin(_AsyncTwin[_S]):
     def _shut_down(self) -> None:
         self._executor.shutdown(wait=True)
         _close(self._store)
+
+
+async def _settled(future: concurrent.futures.Future[Any]) -> None:
+    """Wait until a call already running in a worker thread is done, however often the waiting
+    task is cancelled meanwhile (its outcome is the caller's no more: it was cancelled)."""
+    waiter = asyncio.wrap_future(future)
+    while not waiter.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([waiter])  # never raises the call's error, never cancels it
+    if not waiter.cancelled():
+        waiter.exception()  # retrieved, so asyncio does not log it as never retrieved
 
 
 def _close(store: object) -> None:
