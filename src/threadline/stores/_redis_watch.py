@@ -88,6 +88,7 @@ class RedisSource:
         self._store = store
         self._conversation_id = conversation_id
         self._keys: list[str] = store._keys(conversation_id)
+        self._log = store._log_key(conversation_id)
         self._version: int | None = None
 
     async def read(self, after: int | None) -> Since:
@@ -125,7 +126,7 @@ class RedisSource:
 
     async def wait(self) -> None:
         await self._store._client.xread(
-            {self._keys[5]: f"{self._version or 0}-0"}, count=1, block=BLOCK_MS
+            {self._log: f"{self._version or 0}-0"}, count=1, block=BLOCK_MS
         )
 
     async def close(self) -> None:

@@ -207,8 +207,12 @@ class _RedisStoreBase(JsonRows):
             self._index,
             _make_key(self.prefix, "ver", conversation_id),
             self._parent_key(conversation_id),
-            _make_key(self.prefix, "log", conversation_id),
+            self._log_key(conversation_id),
         ]
+
+    def _log_key(self, conversation_id: str) -> str:
+        """The conversation's log stream (``KEYS[6]`` of the scripts), which a watch reads."""
+        return _make_key(self.prefix, "log", conversation_id)
 
     def _parent_key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "parent", conversation_id)
