@@ -1,0 +1,20 @@
+"""Adapters to the agent frameworks people already use.
+
+Each adapter is its own module, imported only when asked for (``import threadline`` imports
+none of them, and none imports its framework until it is imported itself):
+
+- [`threadline.interop.pydantic_ai`][threadline.interop.pydantic_ai]: ``to_pydantic_ai`` /
+  ``from_pydantic_ai`` for pydantic-ai ``ModelMessage`` lists
+  (``pip install "threadline[pydantic-ai]"``);
+- [`threadline.interop.langchain`][threadline.interop.langchain]: ``to_langchain`` /
+  ``from_langchain`` for LangChain ``BaseMessage`` lists and ``ThreadlineChatMessageHistory``
+  (``pip install "threadline[langchain]"``);
+- [`threadline.interop.openai_agents`][threadline.interop.openai_agents]:
+  ``ThreadlineSession``, an OpenAI Agents SDK ``Session`` over any threadline store
+  (``pip install "threadline[openai-agents]"``);
+- [`threadline.interop.vercel`][threadline.interop.vercel]: ``from_ui_messages`` /
+  ``to_ui_messages`` for the Vercel AI SDK's ``UIMessage`` JSON (no extra needed).
+
+The law every adapter keeps: ``from_x(to_x(m))`` has the same content as ``m`` for everything
+both sides carry; what one side cannot carry is listed on the adapter's docs page and tested.
+"""
