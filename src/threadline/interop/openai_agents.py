@@ -1,0 +1,362 @@
+"""An OpenAI Agents SDK ``Session`` over any threadline store: [`ThreadlineSession`][].
+
+An Agents SDK app keeps its conversation in a ``Session``: ``Runner.run(agent, input,
+session=...)`` reads the history with ``get_items`` before the first model call and saves the
+turn's input and output items with ``add_items``. ``ThreadlineSession(store, session_id)`` is
+that session over a threadline store (SQLite, JSONL, Redis, PostgreSQL, memory, or your own),
+so the app gets crash-safe storage and integrity repair, and the history is threadline
+[`Message`][threadline.Message] objects that the other codecs, `History` and the CLI read.
+
+How items map to messages:
+
+- ``add_items`` reads each item with the OpenAI Responses codec
+  ([`threadline.codecs.openai_responses`][]): user, system and developer messages become
+  ``user`` / ``system`` messages; consecutive assistant items (output messages, reasoning,
+  function calls, hosted tool calls) become one ``assistant`` message and consecutive tool
+  outputs one ``tool`` message. Items of one ``add_items`` call are grouped; a new call starts
+  a new message.
+- The codec does not carry everything an item holds (``status``, ``logprobs``, unknown fields),
+  and the SDK compares the items it reads back with the ones it saved. So the first part
+  read from an item keeps the item itself in ``metadata["openai_agents.item"]``, and the other
+  parts read from the same item (an output message with several texts) are marked
+  ``metadata["openai_agents.continued"]``. ``get_items`` returns those items exactly as
+  they were added.
+- An item the codec cannot read (a computer, shell or patch call or output, an image given by
+  ``file_id``, an ``item_reference``) is not dropped: it is carried whole, as a provider tool
+  call part (``provider="openai_agents"``, ``name`` its type, ``input`` the item) on an
+  assistant message, or as a placeholder text part for a user or system message.
+- ``get_items`` prepares the history with [`prepare_messages`][threadline.prepare_messages]
+  (``integrity="auto"``) first: a crash in the middle of a tool call leaves a call without its
+  output, and the model API refuses such a history, so the call gets a synthetic failed
+  output. Parts repair made or changed, and parts written by other threadline code (a
+  `History` on the same conversation), are written with the codec's ``encode``.
+
+``limit`` counts items, not messages: ``get_items(limit=n)`` is the last ``n`` items of the
+whole (prepared) history, as the SDK's own sessions return them; one message may be several
+items. ``pop_item`` removes and returns the latest item that is stored (a synthetic output
+repair adds is not stored, so it is the call before it), with the store's
+``expected_version`` so that a concurrent write is never lost (it reloads and tries again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from threadline._binding import is_async_store, load_versioned, takes_versions
+from threadline.codecs import openai_responses
+from threadline.errors import CodecError, ConflictError, ValidationError
+from threadline.integrity import prepare_messages
+from threadline.interop._missing import missing
+from threadline.messages import Message, Part, ProviderToolCallPart, TextPart
+from threadline.stores.base import validate_conversation_id
+
+try:
+    from agents.memory.session_settings import SessionSettings, resolve_session_limit
+except ImportError as error:  # pragma: no cover - the extra is installed in the test run
+    raise missing("OpenAI Agents SDK", "agents", "openai-agents", error) from error
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+
+__all__ = ["CONTINUED", "ITEM", "PROVIDER", "ThreadlineSession"]
+
+ITEM = "openai_agents.item"
+"""Part metadata: the Agents SDK item the part was read from, as it was added."""
+CONTINUED = "openai_agents.continued"
+"""Part metadata: ``True`` on the parts after the first that were read from one item."""
+PROVIDER = "openai_agents"
+"""The ``provider`` of the provider tool call part that carries an item the codec cannot read."""
+
+IntegrityMode = Literal["auto", "strict", "off"]
+
+_ATTEMPTS = 100  # conflicting writes a pop_item outlasts before it gives up
+_REQUIRED = ("load", "append", "replace", "delete")
+
+
+class ThreadlineSession:
+    """An Agents SDK ``Session`` (``agents.memory.Session``) over a threadline store.
+
+    Args:
+        store: any threadline store, blocking (run in a worker thread) or async (awaited).
+        session_id: the conversation id in the store (see
+            [`CONVERSATION_ID_PATTERN`][threadline.stores.base.CONVERSATION_ID_PATTERN]).
+        session_settings: the SDK's settings; its ``limit`` is the default of ``get_items``.
+        integrity: ``auto`` repairs the history ``get_items`` returns
+            ([`prepare_messages`][threadline.prepare_messages]), ``strict`` raises
+            [`IntegrityError`][threadline.IntegrityError] instead, ``off`` returns it as stored.
+
+    Raises:
+        threadline.ValidationError: ``session_id`` is not a valid conversation id.
+        TypeError: ``store`` lacks a store method.
+        ValueError: ``integrity`` is not one of its choices.
+    """
+
+    session_id: str
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        store: object,
+        session_id: str,
+        *,
+        session_settings: SessionSettings | None = None,
+        integrity: IntegrityMode = "auto",
+    ) -> None:
+        missing_methods = [name for name in _REQUIRED if not callable(getattr(store, name, None))]
+        if missing_methods:
+            raise TypeError(
+                f"ThreadlineSession needs a threadline store (Store or AsyncStore); "
+                f"{type(store).__name__} has no {', '.join(missing_methods)}"
+            )
+        if integrity not in ("auto", "strict", "off"):
+            raise ValueError(
+                f'integrity must be "auto" (repair), "strict" (raise) or "off", not {integrity!r}'
+            )
+        self.session_id = validate_conversation_id(session_id)
+        self.session_settings = session_settings
+        self.store = store
+        self.integrity: IntegrityMode = integrity
+        self._async = is_async_store(store)
+        self._versioned = takes_versions(store)
+
+    def __repr__(self) -> str:
+        return f"ThreadlineSession({self.store!r}, {self.session_id!r})"
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The history as input items, oldest first; with ``limit``, the latest ``limit`` items.
+
+        Raises:
+            threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair
+                (a tool output whose call is not in the history, under ``auto``).
+        """
+        limit = resolve_session_limit(limit, self.session_settings)
+        messages: list[Message] = await self._call("load", self.session_id)
+        items = items_of(messages, self.integrity)
+        if limit is not None:
+            items = items[-limit:] if limit > 0 else []
+        return cast("list[TResponseInputItem]", items)
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Store ``items`` at the end of the history, all of them or none.
+
+        Raises:
+            threadline.ValidationError: an item is not a JSON object (the message names
+                ``items[i]``) or holds a value a message cannot.
+        """
+        messages = messages_of(cast("Sequence[object]", items))
+        if messages:
+            await self._call("append", self.session_id, messages)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove the latest stored item and return it; ``None`` when the session is empty.
+
+        Raises:
+            threadline.ConflictError: other writers changed the conversation during each of
+                100 attempts.
+        """
+        for _ in range(_ATTEMPTS):
+            messages, version = await self._load_versioned()
+            popped = pop_latest(messages)
+            if popped is None:
+                return None
+            item, rest = popped
+            try:
+                if version is None:
+                    await self._call("replace", self.session_id, rest)
+                else:
+                    await self._call("replace", self.session_id, rest, expected_version=version)
+            except ConflictError:
+                continue  # another writer moved first: pop from what it left
+            return cast("TResponseInputItem", item)
+        raise ConflictError(
+            f"pop_item on session {self.session_id!r} lost to other writers {_ATTEMPTS} times",
+            conversation_id=self.session_id,
+        )
+
+    async def clear_session(self) -> None:
+        """Delete the conversation."""
+        await self._call("delete", self.session_id)
+
+    async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        method: Callable[..., Any] = getattr(self.store, name)
+        if self._async:
+            return await method(*args, **kwargs)
+        return await asyncio.to_thread(method, *args, **kwargs)
+
+    async def _load_versioned(self) -> tuple[list[Message], int | None]:
+        if not self._async:
+            return await asyncio.to_thread(load_versioned, self.store, self.session_id)
+        if not self._versioned:
+            return await self._call("load", self.session_id), None
+        for _ in range(_ATTEMPTS):
+            before = await self._call("version", self.session_id)
+            loaded: list[Message] = await self._call("load", self.session_id)
+            if before == await self._call("version", self.session_id):
+                return loaded, before
+        raise ConflictError(
+            f"could not load session {self.session_id!r} at one version: other writers "
+            f"changed it during each of {_ATTEMPTS} loads",
+            conversation_id=self.session_id,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# items -> messages
+
+
+def messages_of(items: Sequence[object]) -> list[Message]:
+    """The messages ``add_items`` stores for ``items``: consecutive assistant items make one
+    message, consecutive outputs one, and each part keeps its item (module docstring).
+
+    Raises:
+        threadline.ValidationError: an item is not a JSON object, or holds a value a message
+            cannot (the message names ``items[i]``).
+    """
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
+        raise ValidationError(f"add_items takes a list of input items, not {type(items).__name__}")
+    runs: list[tuple[str, list[Part]]] = []
+    for index, raw in enumerate(items):
+        item = _as_item(raw, index)
+        role, parts = _read_item(item, index)
+        if runs and role in ("assistant", "tool") and runs[-1][0] == role:
+            runs[-1][1].extend(parts)
+        else:
+            runs.append((role, parts))
+    return [Message(role=cast(Any, role), parts=tuple(parts)) for role, parts in runs]
+
+
+def _as_item(raw: object, index: int) -> dict[str, Any]:
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    dump = getattr(raw, "model_dump", None)
+    if callable(dump):  # an SDK model object instead of its dict
+        dumped = dump(mode="json", exclude_unset=True)
+        if isinstance(dumped, dict):
+            return dumped
+    raise ValidationError(
+        f"items[{index}] is a {type(raw).__name__}; an input item is a JSON object "
+        "(a dict, as RunResult.to_input_list() gives)"
+    )
+
+
+def _read_item(item: dict[str, Any], index: int) -> tuple[str, list[Part]]:
+    """``(role, parts)`` of one item, the first part keeping the item."""
+    try:
+        decoded = openai_responses.decode([item])
+    except CodecError:
+        decoded = []
+    try:
+        if len(decoded) == 1:
+            message = decoded[0]
+            head, *rest = message.parts
+            parts: list[Part] = [head.with_metadata({ITEM: item})]
+            parts.extend(part.with_metadata({CONTINUED: True}) for part in rest)
+            return message.role, parts
+        return _carried(item)
+    except ValidationError as error:
+        raise ValidationError(f"items[{index}]: {error}", error.errors) from error
+
+
+def _carried(item: dict[str, Any]) -> tuple[str, list[Part]]:
+    """An item the codec cannot read, carried whole (never dropped)."""
+    item_type = item.get("type")
+    kind = item_type if isinstance(item_type, str) and item_type else "message"
+    role = item.get("role")
+    if kind == "message" and role in ("user", "system", "developer"):
+        text = TextPart(text=f"[{kind} item kept for the OpenAI Agents SDK]", metadata={ITEM: item})
+        return ("user" if role == "user" else "system"), [text]
+    identity = item.get("id") or item.get("call_id")
+    part = ProviderToolCallPart(
+        id=identity if isinstance(identity, str) and identity else f"item_{uuid.uuid4().hex}",
+        name=kind,
+        input=item,
+        provider=PROVIDER,
+        metadata={ITEM: item},
+    )
+    return "assistant", [part]
+
+
+# ---------------------------------------------------------------------------------------------
+# messages -> items
+
+
+def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> list[Any]:
+    """The input items ``get_items`` returns for stored ``messages`` (module docstring).
+
+    Raises:
+        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
+    """
+    prepared = list(messages) if integrity == "off" else prepare_messages(messages, integrity)
+    stored = {id(part) for message in messages for part in message.parts}
+    out: list[Any] = []
+    for message in prepared:
+        others: list[Part] = []
+        head_kept = False
+        for part in message.parts:
+            unchanged = id(part) in stored
+            item = part.metadata.get(ITEM)
+            if unchanged and isinstance(item, Mapping):
+                out.extend(_encoded(message, others))
+                others = []
+                out.append(_plain(item))
+                head_kept = True
+            elif unchanged and head_kept and part.metadata.get(CONTINUED) is True:
+                continue  # its item went out with the first part read from it
+            else:
+                others.append(part)
+                head_kept = False
+        out.extend(_encoded(message, others))
+    return out
+
+
+def _encoded(message: Message, parts: list[Part]) -> list[Any]:
+    """The items the codec writes for ``parts`` of ``message``."""
+    if not parts:
+        return []
+    alone = message.model_copy(update={"parts": tuple(parts)})
+    items: list[Any] = openai_responses.encode([alone], integrity="off")["input"]
+    return items
+
+
+def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy the caller may change (stored metadata is read-only and shared)."""
+    return {key: copy.deepcopy(value) for key, value in item.items()}
+
+
+def pop_latest(messages: Sequence[Message]) -> tuple[dict[str, Any], list[Message]] | None:
+    """``(latest item, the messages without it)``, or ``None`` when nothing is left.
+
+    The latest item is the one the last stored part was read from (its first part and the
+    parts continuing it go together); a last part with no item of its own is written with the
+    codec, and one the codec writes as nothing (reasoning it cannot send) goes with the item
+    before it.
+    """
+    rest = list(messages)
+    while rest:
+        last = rest.pop()
+        parts = list(last.parts)
+        while parts:
+            end = len(parts)
+            start = end - 1
+            part = parts[start]
+            if part.metadata.get(CONTINUED) is True:
+                while start > 0 and not isinstance(parts[start].metadata.get(ITEM), Mapping):
+                    start -= 1
+            head = parts[start].metadata.get(ITEM)
+            item: dict[str, Any] | None
+            if isinstance(head, Mapping):
+                item = _plain(head)
+            else:
+                start = end - 1
+                written = _encoded(last, [parts[start]])
+                item = written[-1] if written else None
+            del parts[start:end]
+            if item is not None:
+                if parts:
+                    rest.append(last.model_copy(update={"parts": tuple(parts)}))
+                return item, rest
+    return None

@@ -1,0 +1,1 @@
+"""Tests of the adapters to agent frameworks (threadline.interop)."""

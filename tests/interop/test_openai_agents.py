@@ -1,0 +1,380 @@
+"""``ThreadlineSession``: the Agents SDK ``Session`` protocol, a ``Runner`` over it, items kept
+exactly, integrity repair of what ``get_items`` returns, ``limit`` and ``pop_item``."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import REQUIRE_ALL
+from threadline import (
+    Message,
+    ProviderToolCallPart,
+    TextPart,
+    ToolCallPart,
+    assistant_message,
+    user_message,
+)
+from threadline.codecs import openai_responses
+from threadline.errors import ConflictError, IntegrityError, ValidationError
+from threadline.stores import AsyncSQLiteStore, MemoryStore, SQLiteStore
+
+try:
+    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
+    from agents.memory import Session, SessionSettings
+    from agents.models.interface import Model
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+except ImportError:  # pragma: no cover - the test extra installs it
+    if REQUIRE_ALL:
+        raise
+    pytest.skip("openai-agents is not installed (pip install -e .[test])", allow_module_level=True)
+
+from threadline.interop.openai_agents import CONTINUED, ITEM, PROVIDER, ThreadlineSession
+
+pytestmark = pytest.mark.requires_sdk
+
+ITEMS: list[dict[str, Any]] = [
+    {"role": "user", "content": "What is 1 + 2?"},
+    {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
+    {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "add",
+        "arguments": '{"a": 1, "b": 2}',
+        "status": "completed",
+    },
+    {"type": "function_call_output", "call_id": "call_1", "output": "3"},
+    {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [
+            {"type": "output_text", "text": "It is", "annotations": [], "logprobs": []},
+            {"type": "output_text", "text": " 3.", "annotations": []},
+        ],
+    },
+]
+
+
+def fresh() -> list[Any]:
+    """A copy of ``ITEMS`` to add (the SDK's item types are TypedDicts)."""
+    return copy.deepcopy(ITEMS)
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+def test_it_is_an_agents_sdk_session() -> None:
+    session = ThreadlineSession(MemoryStore(), "s1")
+    assert isinstance(session, Session)
+    typed: Session = session  # mypy checks the protocol structurally
+    assert typed.session_id == "s1"
+    assert typed.session_settings is None
+
+
+def test_import_threadline_imports_no_adapter_or_framework() -> None:
+    code = (
+        "import sys, threadline, threadline.interop; "
+        "bad = [m for m in sys.modules if m == 'agents' or m.startswith('agents.') "
+        "or m == 'threadline.interop.openai_agents']; print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_items_come_back_exactly_and_the_store_holds_typed_messages() -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()))
+    assert run(session.get_items()) == ITEMS
+    messages = store.load("s1")
+    assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
+    assert [p.type for p in messages[1].parts] == ["reasoning", "tool_call"]
+    call = messages[1].parts[1]
+    assert isinstance(call, ToolCallPart)
+    assert call.arguments == {"a": 1, "b": 2}
+    texts = messages[3].parts
+    assert [p.text for p in texts if isinstance(p, TextPart)] == ["It is", " 3."]
+    assert texts[0].metadata[ITEM] == ITEMS[4]
+    assert texts[1].metadata[CONTINUED] is True
+
+
+def test_returned_items_are_the_callers_to_change() -> None:
+    session = ThreadlineSession(MemoryStore(), "s1")
+    run(session.add_items(fresh()))
+    first = run(session.get_items())
+    first[4]["content"][0]["text"] = "changed"
+    assert run(session.get_items()) == ITEMS
+
+
+def test_limit_counts_items_not_messages() -> None:
+    session = ThreadlineSession(MemoryStore(), "s1")
+    run(session.add_items(fresh()))
+    assert run(session.get_items(limit=2)) == ITEMS[-2:]
+    assert run(session.get_items(limit=0)) == []
+    assert run(session.get_items(limit=99)) == ITEMS
+    limited = ThreadlineSession(session.store, "s1", session_settings=SessionSettings(limit=3))
+    assert run(limited.get_items()) == ITEMS[-3:]
+    assert run(limited.get_items(limit=1)) == ITEMS[-1:]
+
+
+def test_pop_item_returns_the_items_latest_first_then_none() -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()))
+    popped = [run(session.pop_item()) for _ in ITEMS]
+    assert popped == ITEMS[::-1]
+    assert run(session.pop_item()) is None
+    assert store.load("s1") == []
+
+
+def test_pop_item_splits_a_message_at_the_item() -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()[:3]))
+    assert run(session.pop_item()) == ITEMS[2]
+    assert [p.type for p in store.load("s1")[-1].parts] == ["reasoning"]
+    assert run(session.get_items()) == ITEMS[:2]
+
+
+def test_pop_item_after_a_concurrent_write_pops_the_newer_item() -> None:
+    class Racing(MemoryStore):
+        """Another writer appends between this session's load and its replace, once."""
+
+        raced = False
+
+        def replace(self, conversation_id: str, messages: Any, **kwargs: Any) -> None:
+            if not self.raced:
+                self.raced = True
+                self.append(conversation_id, [user_message("late")])
+            super().replace(conversation_id, messages, **kwargs)
+
+    store = Racing()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()))
+    popped = run(session.pop_item())
+    assert popped["role"] == "user"
+    assert run(session.get_items()) == ITEMS
+
+
+def test_pop_item_gives_up_on_a_conversation_others_keep_changing() -> None:
+    class AlwaysRacing(MemoryStore):
+        def replace(self, conversation_id: str, messages: Any, **kwargs: Any) -> None:
+            self.append(conversation_id, [user_message("late")])
+            super().replace(conversation_id, messages, **kwargs)
+
+    session = ThreadlineSession(AlwaysRacing(), "s1")
+    run(session.add_items([{"role": "user", "content": "hi"}]))
+    with pytest.raises(ConflictError, match="pop_item"):
+        run(session.pop_item())
+
+
+def test_a_dangling_call_gets_a_synthetic_output_the_api_accepts() -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()[:3]))  # crashed inside the tool
+    items = run(session.get_items())
+    assert items[:3] == ITEMS[:3]
+    assert items[3]["type"] == "function_call_output"
+    assert items[3]["call_id"] == "call_1"
+    assert items[3]["output"].startswith("[tool error]")
+    assert len(store.load("s1")) == 2  # repair is on the way out; the store is as written
+    assert run(ThreadlineSession(store, "s1", integrity="off").get_items()) == ITEMS[:3]
+    with pytest.raises(IntegrityError):
+        run(ThreadlineSession(store, "s1", integrity="strict").get_items())
+    assert run(session.pop_item()) == ITEMS[2]  # the stored item, not the synthetic output
+
+
+def test_history_written_by_threadline_is_encoded_with_the_codec() -> None:
+    store = MemoryStore()
+    messages = [
+        user_message("hello"),
+        assistant_message(TextPart(text="hi"), ToolCallPart(id="c9", name="f", arguments={})),
+    ]
+    store.append("s1", messages)
+    session = ThreadlineSession(store, "s1")
+    expected = openai_responses.encode(messages)["input"]
+    assert run(session.get_items()) == expected
+    assert run(session.pop_item()) == expected[2]
+    assert run(session.pop_item()) == expected[1]
+    assert run(session.get_items()) == expected[:1]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "computer_call_output", "call_id": "cc_1", "output": {"type": "x"}},
+        {"type": "item_reference", "id": "msg_old"},
+        {"role": "user", "content": [{"type": "input_image", "file_id": "file-1"}]},
+    ],
+)
+def test_an_item_the_codec_cannot_read_is_carried_whole(item: Any) -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(copy.deepcopy([item])))
+    assert run(session.get_items()) == [item]
+    [message] = store.load("s1")
+    part = message.parts[0]
+    assert part.metadata[ITEM] == item
+    if message.role == "assistant":
+        assert isinstance(part, ProviderToolCallPart)
+        assert part.provider == PROVIDER
+    assert run(session.pop_item()) == item
+
+
+def test_bad_input_names_the_item_and_the_fix() -> None:
+    session = ThreadlineSession(MemoryStore(), "s1")
+    with pytest.raises(ValidationError, match=r"items\[1\].*JSON object"):
+        run(session.add_items([{"role": "user", "content": "hi"}, 5]))  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match=r"items\[0\]"):
+        run(session.add_items([{"role": "user", "content": "x", "extra": {1, 2}}]))  # type: ignore[list-item]
+    with pytest.raises(ValidationError, match="list of input items"):
+        run(session.add_items({"role": "user", "content": "hi"}))  # type: ignore[arg-type]
+    assert run(session.get_items()) == []
+    with pytest.raises(ValidationError, match="conversation id"):
+        ThreadlineSession(MemoryStore(), "a/b")
+    with pytest.raises(TypeError, match="threadline store"):
+        ThreadlineSession(object(), "s1")
+    with pytest.raises(ValueError, match="integrity"):
+        ThreadlineSession(MemoryStore(), "s1", integrity="maybe")  # type: ignore[arg-type]
+
+
+def test_clear_session_deletes_the_conversation() -> None:
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items([{"role": "user", "content": "hi"}]))
+    run(session.clear_session())
+    assert run(session.get_items()) == []
+    assert store.list_conversations() == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Runner.run with a fake model
+
+
+class CannedModel(Model):
+    """A model that answers with canned outputs and records the input of every call."""
+
+    def __init__(self, outputs: list[list[Any]]) -> None:
+        self.outputs = outputs
+        self.inputs: list[Any] = []
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> ModelResponse:
+        self.inputs.append(input)
+        return ModelResponse(output=self.outputs.pop(0), usage=Usage(), response_id=None)
+
+    def stream_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: Any,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> AsyncIterator[Any]:
+        raise NotImplementedError("the tests do not stream")
+
+
+def said(text: str, item_id: str) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id=item_id,
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
+
+
+@function_tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_runner_continues_a_conversation_with_a_tool_round(tmp_path: Path, kind: str) -> None:
+    store: Any = SQLiteStore(tmp_path / "s.db")
+    if kind == "async":
+        store = AsyncSQLiteStore(tmp_path / "a.db")
+    call = ResponseFunctionToolCall(
+        type="function_call",
+        id="fc_1",
+        call_id="call_1",
+        name="add",
+        arguments='{"a": 1, "b": 2}',
+        status="completed",
+    )
+    model = CannedModel([[call], [said("1 + 2 = 3.", "msg_1")], [said("You're welcome.", "msg_2")]])
+    agent = Agent(name="calculator", instructions="Add.", model=model, tools=[add])
+    config = RunConfig(tracing_disabled=True)
+
+    async def both_runs() -> tuple[Any, Any]:
+        session = ThreadlineSession(store, "chat-1")
+        first = await Runner.run(agent, "What is 1 + 2?", session=session, run_config=config)
+        # a new session object over the same store: the conversation continues from disk
+        again = ThreadlineSession(store, "chat-1")
+        second = await Runner.run(agent, "Thanks!", session=again, run_config=config)
+        return first, second
+
+    first, second = run(both_runs())
+    assert first.final_output == "1 + 2 = 3."
+    assert second.final_output == "You're welcome."
+    seen = model.inputs[2]  # what the model got on the second run: the whole conversation
+    kinds = [(item.get("type", "message"), item.get("role")) for item in seen]
+    assert kinds == [
+        ("message", "user"),
+        ("function_call", None),
+        ("function_call_output", None),
+        ("message", "assistant"),
+        ("message", "user"),
+    ]
+    assert seen[2]["output"] == "3"
+    loaded: list[Message] = run(store.load("chat-1")) if kind == "async" else store.load("chat-1")
+    if kind == "async":
+        run(store.aclose())
+    else:
+        store.close()
+    assert [m.role for m in loaded] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    assert isinstance(loaded[1].parts[0], ToolCallPart)
+    assert loaded[1].parts[0].arguments == {"a": 1, "b": 2}
