@@ -378,3 +378,17 @@ def test_runner_continues_a_conversation_with_a_tool_round(tmp_path: Path, kind:
     ]
     assert isinstance(loaded[1].parts[0], ToolCallPart)
     assert loaded[1].parts[0].arguments == {"a": 1, "b": 2}
+
+
+def test_one_turn_added_in_two_calls_keeps_its_order() -> None:
+    first: Any = {"type": "function_call", "call_id": "c0", "name": "f", "arguments": "{}"}
+    second: Any = {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}
+    outputs: list[Any] = [
+        {"type": "function_call_output", "call_id": "c0", "output": "a"},
+        {"type": "function_call_output", "call_id": "c1", "output": "b"},
+    ]
+    session = ThreadlineSession(MemoryStore(), "s1")
+    run(session.add_items([{"role": "user", "content": "go"}, copy.deepcopy(first)]))
+    run(session.add_items(copy.deepcopy([second, outputs[0]])))
+    run(session.add_items(copy.deepcopy([outputs[1]])))
+    assert run(session.get_items()) == [{"role": "user", "content": "go"}, first, second, *outputs]

@@ -290,7 +290,8 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
     """
-    prepared = list(messages) if integrity == "off" else prepare_messages(messages, integrity)
+    joined = _joined(messages)
+    prepared = joined if integrity == "off" else prepare_messages(joined, integrity)
     stored = {id(part) for message in messages for part in message.parts}
     out: list[Any] = []
     for message in prepared:
@@ -311,6 +312,30 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
                 head_kept = False
         out.extend(_encoded(message, others))
     return out
+
+
+def _joined(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with each assistant (or tool) message that ``add_items`` stored right
+    after another one it stored joined to it: one turn's items added in two calls are one
+    turn, as the codec reads them (integrity would otherwise move outputs between calls)."""
+    runs: list[tuple[Message, list[Part]]] = []
+    for message in messages:
+        if runs and message.role in ("assistant", "tool") and runs[-1][0].role == message.role:
+            before = runs[-1][1]
+            if _from_item(before[-1]) and _from_item(message.parts[0]):
+                before.extend(message.parts)
+                continue
+        runs.append((message, list(message.parts)))
+    return [
+        message
+        if len(parts) == len(message.parts)
+        else message.model_copy(update={"parts": tuple(parts)})
+        for message, parts in runs
+    ]
+
+
+def _from_item(part: Part) -> bool:
+    return ITEM in part.metadata or CONTINUED in part.metadata
 
 
 def _encoded(message: Message, parts: list[Part]) -> list[Any]:

@@ -1,0 +1,169 @@
+"""``ThreadlineSession`` round trips over generated histories.
+
+Native side: a generated Agents SDK item history (user, system and developer messages, output
+messages with the fields the codec does not carry, reasoning, function and custom tool calls
+with their outputs, items the codec cannot read), added in random batches, comes back from
+``get_items`` exactly, ``limit`` is its tail, and ``pop_item`` returns it latest first.
+threadline side: a generated conversation stored by threadline reads as the Responses codec
+encodes it, and those items, added to another session, read back the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.strategies import conversations, json_objects, names, texts
+from tests.support import REQUIRE_ALL
+from threadline import Message
+from threadline.codecs import openai_responses
+from threadline.stores import MemoryStore
+
+try:
+    from threadline.interop.openai_agents import ThreadlineSession
+except ImportError:  # pragma: no cover - the test extra installs it
+    if REQUIRE_ALL:
+        raise
+    pytest.skip("openai-agents is not installed (pip install -e .[test])", allow_module_level=True)
+
+pytestmark = pytest.mark.requires_sdk
+
+statuses = st.sampled_from(["completed", "in_progress", "incomplete"])
+
+
+@st.composite
+def extras(draw: st.DrawFn) -> dict[str, Any]:
+    """Fields an SDK item may hold that the codec does not read back."""
+    out: dict[str, Any] = {}
+    if draw(st.booleans()):
+        out["status"] = draw(statuses)
+    return out
+
+
+@st.composite
+def input_messages(draw: st.DrawFn) -> dict[str, Any]:
+    role = draw(st.sampled_from(["user", "system", "developer"]))
+    content: Any = draw(texts)
+    if draw(st.booleans()):
+        content = [
+            {"type": "input_text", "text": draw(texts)} for _ in range(draw(st.integers(1, 3)))
+        ]
+    item: dict[str, Any] = {"role": role, "content": content}
+    if draw(st.booleans()):
+        item["type"] = "message"
+    return item
+
+
+@st.composite
+def output_messages(draw: st.DrawFn, number: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.integers(0, 4)) == 0:
+            content.append({"type": "refusal", "refusal": draw(texts)})
+            continue
+        block: dict[str, Any] = {"type": "output_text", "text": draw(texts), "annotations": []}
+        if draw(st.booleans()):
+            block["logprobs"] = []
+        content.append(block)
+    return {
+        "id": f"msg_{number}",
+        "type": "message",
+        "role": "assistant",
+        "content": content,
+        **draw(extras()),
+    }
+
+
+@st.composite
+def item_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A well-formed item history: every call answered by the outputs after it."""
+    items: list[dict[str, Any]] = []
+    for turn in range(draw(st.integers(0, 4))):
+        items.append(draw(input_messages()))
+        if draw(st.booleans()):
+            reasoning: dict[str, Any] = {
+                "type": "reasoning",
+                "id": f"rs_{turn}",
+                "summary": [{"type": "summary_text", "text": draw(texts)}],
+            }
+            if draw(st.booleans()):
+                reasoning["encrypted_content"] = draw(st.text(min_size=1, max_size=20))
+            items.append(reasoning)
+        calls = []
+        for number in range(draw(st.integers(0, 3))):
+            call_id = f"call_{turn}_{number}"
+            if draw(st.integers(0, 3)) == 0:
+                call = {"type": "custom_tool_call", "call_id": call_id, "name": draw(names)}
+                call["input"] = draw(texts)
+            else:
+                arguments = draw(json_objects)
+                call = {"type": "function_call", "call_id": call_id, "name": draw(names)}
+                call["arguments"] = json.dumps(arguments)
+            call["id"] = f"fc_{turn}_{number}"
+            call.update(draw(extras()))
+            calls.append(call)
+        items.extend(calls)
+        for call in calls:
+            kind = "custom_tool_call_output" if call["type"] == "custom_tool_call" else None
+            items.append(
+                {
+                    "type": kind or "function_call_output",
+                    "call_id": call["call_id"],
+                    "output": draw(texts),
+                }
+            )
+        if draw(st.integers(0, 4)) == 0:
+            items.append({"type": "computer_call_output", "call_id": f"cc_{turn}", "output": {}})
+        items.append(draw(output_messages(turn)))
+    return items
+
+
+@st.composite
+def batches(draw: st.DrawFn, items: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """``items`` cut into consecutive batches, as a run's turns add them."""
+    cuts = sorted(draw(st.sets(st.integers(1, max(1, len(items) - 1)), max_size=3)))
+    bounds = [0, *[cut for cut in cuts if cut < len(items)], len(items)]
+    return [items[start:end] for start, end in itertools.pairwise(bounds) if end > start]
+
+
+@given(st.data())
+def test_items_come_back_exactly(data: st.DataObject) -> None:
+    items = data.draw(item_histories())
+    session = ThreadlineSession(MemoryStore(), "s")
+
+    async def check() -> None:
+        for batch in data.draw(batches(items)):
+            await session.add_items(copy.deepcopy(batch))  # type: ignore[arg-type]
+        assert await session.get_items() == items
+        limit = data.draw(st.integers(0, len(items) + 1))
+        assert await session.get_items(limit=limit) == (items[-limit:] if limit else [])
+        popped = []
+        while (item := await session.pop_item()) is not None:
+            popped.append(item)
+        assert popped == items[::-1]
+
+    asyncio.run(check())
+
+
+@given(conversations(replay=False))
+def test_threadline_history_reads_as_the_codec_encodes_it(messages: list[Message]) -> None:
+    store = MemoryStore()
+    if messages:
+        store.append("s", messages)
+    first = ThreadlineSession(store, "s")
+    second = ThreadlineSession(MemoryStore(), "s")
+
+    async def check() -> None:
+        items = await first.get_items()
+        assert items == openai_responses.encode(messages)["input"]
+        await second.add_items(copy.deepcopy(items))
+        assert await second.get_items() == items
+
+    asyncio.run(check())
