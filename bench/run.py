@@ -72,6 +72,7 @@ OPTIONAL_MODULES = (
     "httpx",
     "pydantic_ai",
     "langchain_core",
+    "agents",
 )
 LAZY_MODULES = ("threadline.codecs", "threadline.stores", "threadline.context")
 
@@ -981,6 +982,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")
         bench_memory(report, corpora[size] if size in corpora else corpus(size))
+    if wanted("interop_openai_agents"):
+        progress("interop: ThreadlineSession against the Agents SDK's SQLiteSession")
+        from interop_openai_agents import bench_interop_openai_agents
+
+        bench_interop_openai_agents(report, samples, min_time)
     if wanted("import"):
         progress("import threadline")
         bench_import(report)
