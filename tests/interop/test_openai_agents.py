@@ -25,7 +25,8 @@ from threadline import (
     user_message,
 )
 from threadline.codecs import openai_responses
-from threadline.errors import ConflictError, IntegrityError, ValidationError
+from threadline.errors import ConflictError, IntegrityError, LimitExceededError, ValidationError
+from threadline.limits import Limits
 from threadline.stores import AsyncSQLiteStore, MemoryStore, SQLiteStore
 
 try:
@@ -456,3 +457,11 @@ def test_a_session_on_a_server_store(kind: str, request: pytest.FixtureRequest) 
 
     with store:
         run(check())
+
+
+def test_limits_bound_each_item() -> None:
+    session = ThreadlineSession(MemoryStore(), "s1", limits=Limits(max_string=10))
+    with pytest.raises(LimitExceededError):
+        run(session.add_items([{"role": "user", "content": "x" * 11}]))
+    run(session.add_items([{"role": "user", "content": "x" * 10}]))
+    assert run(session.get_items()) == [{"role": "user", "content": "x" * 10}]

@@ -50,6 +50,7 @@ from threadline.codecs import openai_responses
 from threadline.errors import CodecError, ConflictError, ValidationError
 from threadline.integrity import prepare_messages
 from threadline.interop._missing import missing
+from threadline.limits import Limits
 from threadline.messages import Message, Part, ProviderToolCallPart, TextPart
 from threadline.stores.base import validate_conversation_id
 
@@ -87,6 +88,8 @@ class ThreadlineSession:
         integrity: ``auto`` repairs the history ``get_items`` returns
             ([`prepare_messages`][threadline.prepare_messages]), ``strict`` raises
             [`IntegrityError`][threadline.IntegrityError] instead, ``off`` returns it as stored.
+        limits: how much of each item ``add_items`` reads
+            ([`Limits`][threadline.Limits]); ``None`` means the defaults.
 
     Raises:
         threadline.ValidationError: ``session_id`` is not a valid conversation id.
@@ -104,6 +107,7 @@ class ThreadlineSession:
         *,
         session_settings: SessionSettings | None = None,
         integrity: IntegrityMode = "auto",
+        limits: Limits | None = None,
     ) -> None:
         missing_methods = [name for name in _REQUIRED if not callable(getattr(store, name, None))]
         if missing_methods:
@@ -119,6 +123,7 @@ class ThreadlineSession:
         self.session_settings = session_settings
         self.store = store
         self.integrity: IntegrityMode = integrity
+        self.limits = limits
         self._async = is_async_store(store)
         self._versioned = takes_versions(store)
 
@@ -145,8 +150,9 @@ class ThreadlineSession:
         Raises:
             threadline.ValidationError: an item is not a JSON object (the message names
                 ``items[i]``) or holds a value a message cannot.
+            threadline.LimitExceededError: an item exceeds ``limits``.
         """
-        messages = messages_of(cast("Sequence[object]", items))
+        messages = messages_of(cast("Sequence[object]", items), self.limits)
         if messages:
             await self._call("append", self.session_id, messages)
 
@@ -207,7 +213,7 @@ class ThreadlineSession:
 # items -> messages
 
 
-def messages_of(items: Sequence[object]) -> list[Message]:
+def messages_of(items: Sequence[object], limits: Limits | None = None) -> list[Message]:
     """The messages ``add_items`` stores for ``items``: consecutive assistant items make one
     message, consecutive outputs one, and each part keeps its item (module docstring).
 
@@ -220,7 +226,7 @@ def messages_of(items: Sequence[object]) -> list[Message]:
     runs: list[tuple[str, list[Part]]] = []
     for index, raw in enumerate(items):
         item = _as_item(raw, index)
-        role, parts = _read_item(item, index)
+        role, parts = _read_item(item, index, limits)
         if runs and role in ("assistant", "tool") and runs[-1][0] == role:
             runs[-1][1].extend(parts)
         else:
@@ -242,10 +248,10 @@ def _as_item(raw: object, index: int) -> dict[str, Any]:
     )
 
 
-def _read_item(item: dict[str, Any], index: int) -> tuple[str, list[Part]]:
+def _read_item(item: dict[str, Any], index: int, limits: Limits | None) -> tuple[str, list[Part]]:
     """``(role, parts)`` of one item, the first part keeping the item."""
     try:
-        decoded = openai_responses.decode([item])
+        decoded = openai_responses.decode([item], limits=limits)
     except CodecError:
         decoded = []
     try:
