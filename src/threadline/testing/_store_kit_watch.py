@@ -235,8 +235,8 @@ async def check_async_watch(
             kit closes it (``aclose`` or ``close``) after each check.
 
     Raises:
-        threadline.testing.ConformanceError: (an ``AssertionError``) the watch broke a
-            promise; the message names the check, the store and what differed.
+        threadline.testing.ConformanceError: (an ``AssertionError``) naming the check that
+            failed, the store and what its watch yielded.
     """
     for check in _CHECKS:
         made = store_factory()
