@@ -44,6 +44,8 @@ import floors  # noqa: E402
 import fresh as fresh_child  # noqa: E402
 import hostile  # noqa: E402
 import peers  # noqa: E402
+import stores_peers  # noqa: E402
+import stores_servers  # noqa: E402
 from timing import Stat, measure, timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
@@ -978,6 +980,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("sqlite"):
         progress("SQLiteStore")
         bench_sqlite(report, corpora, sorted({100, max(sizes)}), samples, min_time)
+    if wanted("stores_peers"):
+        progress("SQLite stores: threadline, LangChain, OpenAI Agents SDK")
+        stores_peers.bench_stores_peers(report, Row, 10_000, samples, min_time)
+    if wanted("stores_servers"):
+        progress("Redis/PostgreSQL appends per second, 8 processes")
+        stores_servers.bench_stores_servers(report, Row, 8, 1.0 if args.quick else 3.0)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")

@@ -5,12 +5,12 @@ history's lock. Bound with `History.abind`, writes are queued in order under the
 `Binding.flush` sends them. Either way the binding knows the conversation's message ids, so a bound
 history refuses a message whose id is taken before anything is written.
 
-A blocking binding also knows the conversation's version (when the store has ``version``) and
-writes with ``expected_version``, so two workers bound to one conversation never drift apart:
-when another writer moved first, ``on_conflict="raise"`` raises
-`ConflictError` and changes nothing, and ``on_conflict="reload"`` takes the
-other writer's messages into the history first (events for them, in order), then writes its
-own again.
+A binding also knows the conversation's version (when the store has ``version``) and writes
+with ``expected_version`` (an async one when it flushes), so two workers bound to one
+conversation never drift apart: when another writer moved first, ``on_conflict="raise"``
+raises `ConflictError` and changes nothing, and ``on_conflict="reload"`` takes the other
+writer's messages into the history first (events for them, in order), then writes its own
+again.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Binding",
     "OnConflict",
+    "aload_versioned",
     "bind_async",
     "bind_blocking",
     "check_on_conflict",
@@ -162,7 +163,10 @@ class Binding:
             assert self.version is not None
             self.version += 1
             return
-        raise ConflictError(
+        raise self._gave_up()
+
+    def _gave_up(self) -> ConflictError:
+        return ConflictError(
             f"gave up writing to conversation {self.conversation_id!r} in {self.store!r}: "
             f"other writers changed it first {_ATTEMPTS} times in a row",
             conversation_id=self.conversation_id,
@@ -171,14 +175,19 @@ class Binding:
         )
 
     def _landed(
-        self, messages: Sequence[Message], loaded: list[Message], version: int | None
+        self,
+        messages: Sequence[Message],
+        loaded: list[Message],
+        version: int | None,
+        stored: int | None = None,
     ) -> bool:
         """Whether the only write since ``version`` is the append of ``messages`` (sent
-        before, its reply lost: a write that raised may still have been stored)."""
+        before, its reply lost: a write that raised may still have been stored); ``stored``:
+        how many messages the store held at ``self.version`` (``self.length`` when blocking)."""
         if self.version is None or version != self.version + 1:
             return False
-        tail = loaded[self.length :]
-        return len(loaded) == self.length + len(messages) and tail == list(messages)
+        held = self.length if stored is None else stored
+        return len(loaded) == held + len(messages) and loaded[held:] == list(messages)
 
     def _reload(self, loaded: list[Message], version: int | None) -> None:
         """Take what other writers stored since ``version`` into the history (its lock held).
@@ -199,19 +208,22 @@ class Binding:
         self.length = len(loaded)
         self.version = version
 
-    async def flush(self, lock: threading.RLock) -> None:
+    async def flush(self, lock: threading.RLock, deliver: Callable[[], None]) -> None:
         """Send the queued writes in order; the queue is read and popped under ``lock``.
 
         Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued
         before it unnecessary, so they are skipped. A write is popped only once the store
         acknowledged it: one that fails (or is cancelled) stays queued, with everything after
-        it, for the next flush.
+        it, for the next flush. Each write expects the version last seen (when the store has
+        versions); on a conflict, see `_conflicted` (``deliver`` sends a reload's events).
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).
+            threadline.ConflictError: another writer moved first and ``on_conflict`` is
+                ``"raise"``, or others kept moving first (the writes stay queued).
         """
         async with self.flushing:
-            while True:
+            for _ in range(_ATTEMPTS):
                 with lock:
                     queue = list(self.queue)
                 if not queue:
@@ -225,19 +237,101 @@ class Binding:
                         for _ in range(last_replace):
                             self.queue.popleft()
                     continue
-                kind, messages = queue[0]
-                if kind == "replace":
-                    await self.store.replace(self.conversation_id, messages)
-                    sent = 1
-                else:
-                    sent = 1
-                    while sent < len(queue) and queue[sent][0] == "append":
-                        sent += 1
+                kind, batch = queue[0]
+                sent = 1
+                while kind == "append" and sent < len(queue) and queue[sent][0] == "append":
+                    sent += 1
+                if kind == "append":
                     batch = [message for _, part in queue[:sent] for message in part]
-                    await self.store.append(self.conversation_id, batch)
+                expected = self.version
+                write = self.store.append if kind == "append" else self.store.replace
+                try:
+                    if expected is None:
+                        await write(self.conversation_id, batch)
+                    else:
+                        await write(self.conversation_id, batch, expected_version=expected)
+                except ConflictError:
+                    loaded, version = await aload_versioned(self.store, self.conversation_id)
+                    with lock:
+                        self._conflicted(kind, batch, loaded, version)
+                    deliver()
+                    continue
                 with lock:
                     for _ in range(sent):
                         self.queue.popleft()
+                    if expected is not None and self.version is not None:
+                        # A follow task may have seen this write already.
+                        self.version = max(self.version, expected + 1)
+            raise self._gave_up()
+
+    def _sent(self, count: int | None) -> None:
+        """Pop the first ``count`` queued messages (``None``: the queued replace)."""
+        if count is None:
+            self.queue.popleft()
+            return
+        while count:
+            kind, part = self.queue.popleft()
+            if len(part) > count:
+                self.queue.appendleft((kind, part[count:]))
+                return
+            count -= len(part)
+
+    def _conflicted(
+        self,
+        kind: Literal["append", "replace"],
+        batch: list[Message],
+        loaded: list[Message],
+        version: int | None,
+    ) -> None:
+        """Under the lock, after a queued write met a conflict: pop it when it is stored
+        already (its reply was lost), raise (``"raise"``), or take the other writers' messages
+        in before the unsent ones (``"reload"``) and leave the queue to be sent again.
+
+        A reload puts the stored messages before the ones this history shows but has not sent,
+        so it is a ``restore`` of ``loaded`` plus those; a queued ``replace`` wins over what
+        others wrote, so it only takes the new version.
+
+        Raises:
+            threadline.ConflictError: ``on_conflict="raise"`` (nothing changed).
+        """
+        pending = [m for queued, part in self.queue if queued == "append" for m in part]
+        stored = self.length - len(pending)
+        if self.version is not None and version == self.version + 1:
+            # One write since: this history's own, sent by an earlier flush whose reply was
+            # lost, when it holds the batch's first messages (a queued append may have grown).
+            whole = len(batch) if len(loaded) == len(batch) else 0
+            count = len(loaded) - stored if kind == "append" else whole
+            if 0 < count <= len(batch) and loaded[len(loaded) - count :] == batch[:count]:
+                self._sent(count if kind == "append" else None)
+                self.version = version
+                return
+        if self.on_conflict == "raise":
+            raise ConflictError(
+                f"conversation {self.conversation_id!r} in {self.store!r} moved from version "
+                f"{self.version} to {version} before this history's queued writes were sent "
+                '(on_conflict="raise"): nothing was written and they stay queued; bind a new '
+                'History to take up the stored conversation, or bind with on_conflict="reload"',
+                conversation_id=self.conversation_id,
+                expected=self.version or 0,
+                actual=version or 0,
+            )
+        self.version = version
+        if any(queued == "replace" for queued, _ in self.queue):
+            return  # a replace is queued (now, or since the read): it wins over what is stored
+        taken = {message.id for message in loaded}
+        rest = [message for message in pending if message.id not in taken]
+        kept = [[m for m in part if m.id not in taken] for _, part in self.queue]
+        self.queue.clear()  # what is stored already is not sent again
+        self.queue.extend(("append", part) for part in kept if part)
+        mine = [message.id for message in pending]
+        known = len(loaded) >= stored and all(
+            m.id in self.ids and m.id not in mine for m in loaded[:stored]
+        )
+        unchanged = known and [m.id for m in loaded[stored:] + rest] == mine
+        if self.reloaded is not None and not unchanged:
+            self.reloaded([*loaded, *rest], True)
+        self.ids = taken | {message.id for message in rest}
+        self.length = len(loaded) + len(rest)
 
 
 def load_versioned(store: Any, conversation_id: str) -> tuple[list[Message], int | None]:
@@ -258,6 +352,26 @@ def load_versioned(store: Any, conversation_id: str) -> tuple[list[Message], int
         after = store.version(conversation_id)
         if before == after:
             return loaded, after
+    raise ConflictError(
+        f"could not load conversation {conversation_id!r} from {store!r} at one version: "
+        f"other writers changed it during each of {_ATTEMPTS} loads",
+        conversation_id=conversation_id,
+    )
+
+
+async def aload_versioned(store: Any, conversation_id: str) -> tuple[list[Message], int | None]:
+    """The async twin of `load_versioned`.
+
+    Raises:
+        threadline.ConflictError: other writers kept changing the conversation meanwhile.
+    """
+    if not takes_versions(store):
+        return list(await store.load(conversation_id)), None
+    for _ in range(_ATTEMPTS):
+        before = await store.version(conversation_id)
+        loaded: list[Message] = list(await store.load(conversation_id))
+        if before == await store.version(conversation_id):
+            return loaded, before
     raise ConflictError(
         f"could not load conversation {conversation_id!r} from {store!r} at one version: "
         f"other writers changed it during each of {_ATTEMPTS} loads",
@@ -330,53 +444,74 @@ def bind_blocking(
                     if policy == "raise":
                         raise
                     continue  # another worker started it first: load theirs instead
-            history._binding = Binding(
-                store,
-                conversation_id,
-                asynchronous=False,
-                messages=start,
-                version=version,
-                on_conflict=policy,
-                reloaded=lambda items, whole: apply_reloaded(history, items, whole),
-            )
-            if following:
-                start_following(history)
+            _install(history, store, conversation_id, start, version, policy, following, False)
         history._deliver()
         return
 
 
-async def bind_async(history: Any, store: Any, conversation_id: str, follow: object) -> None:
-    """The work of `History.abind` (see there)."""
+async def bind_async(
+    history: Any, store: Any, conversation_id: str, on_conflict: object, follow: object
+) -> None:
+    """The work of `History.abind` (see there); raises as `bind_blocking` does."""
+    policy = check_on_conflict(on_conflict)
     refuse_store_kind(store, asynchronous=True)
     refuse_rebinding(history._binding)
     following = check_follow(store, follow)
-    loaded = await store.load(conversation_id)
-    if loaded:
-        measured = history._log.measure_all(loaded)
-        with history._lock:
-            refuse_rebinding(history._binding)
-            history._replace_all(loaded, *measured, write=False)
-            history._binding = Binding(store, conversation_id, asynchronous=True, messages=loaded)
-            if following:
-                start_following(history)
-        history._deliver()
-        return
+    loaded, version = await aload_versioned(store, conversation_id)
     while True:
+        if loaded:
+            measured = history._log.measure_all(loaded)
+            with history._lock:
+                refuse_rebinding(history._binding)
+                history._replace_all(loaded, *measured, write=False)
+                _install(history, store, conversation_id, loaded, version, policy, following, True)
+            history._deliver()
+            return
         # Write the current messages as the start; if another task mutated the history
         # while that write was awaited, write again, so that nothing escapes the store.
         current = history.snapshot()
         if current:
             refuse_taken_ids(current, set(), conversation_id)
-            await store.replace(conversation_id, list(current))
+            try:
+                if version is None:
+                    await store.replace(conversation_id, list(current))
+                else:
+                    await store.replace(conversation_id, list(current), expected_version=version)
+                    version += 1
+            except ConflictError:
+                if policy == "raise":
+                    raise
+                loaded, version = await aload_versioned(store, conversation_id)
+                continue  # another worker started it first: load theirs instead
         with history._lock:
             refuse_rebinding(history._binding)
             if history._log.version == current.version:
-                history._binding = Binding(
-                    store, conversation_id, asynchronous=True, messages=current
-                )
-                if following:
-                    start_following(history)
+                _install(history, store, conversation_id, current, version, policy, following, True)
                 return
+
+
+def _install(
+    history: Any,
+    store: Any,
+    conversation_id: str,
+    messages: Sequence[Message],
+    version: int | None,
+    policy: OnConflict,
+    following: bool,
+    asynchronous: bool,
+) -> None:
+    """Under the history's lock: bind it, and start following when asked."""
+    history._binding = Binding(
+        store,
+        conversation_id,
+        asynchronous=asynchronous,
+        messages=messages,
+        version=version,
+        on_conflict=policy,
+        reloaded=lambda items, whole: apply_reloaded(history, items, whole),
+    )
+    if following:
+        start_following(history)
 
 
 def refuse_rebinding(binding: Binding | None) -> None:

@@ -648,30 +648,37 @@ class History(Branching):
         bind_blocking(self, store, conversation_id, on_conflict, follow)
         return self
 
-    async def abind(self, store: AsyncStore, conversation_id: str, *, follow: bool = False) -> Self:
+    async def abind(
+        self,
+        store: AsyncStore,
+        conversation_id: str,
+        *,
+        on_conflict: OnConflict = "raise",
+        follow: bool = False,
+    ) -> Self:
         """The async twin of [`bind`][]: persist this history in an async ``store``.
 
-        Loads (or writes the current messages as the conversation's start) like [`bind`][],
-        awaiting the store. From then on mutations are applied in memory at once and their
-        writes are queued, in order; [`flush`][] sends them. Call ``await history.flush()``
-        after each step of your loop (or before answering a request). Trims are not written.
-        Message ids are kept unique as with [`bind`][]: a message whose id is taken is
-        refused when it is appended, not when it is flushed.
+        Loads (or writes the current messages as the start) like [`bind`][], awaiting the store.
+        Then mutations apply in memory at once and their writes are queued, in order, for
+        [`flush`][] (call it after each step of your loop), which writes with the version last
+        seen. When another writer moved first, ``on_conflict="raise"`` makes ``flush`` raise
+        [`ConflictError`][], writing nothing (the writes stay queued); ``"reload"`` takes the
+        stored messages in before the unsent ones (a ``restore`` event), then sends them. Trims
+        are not written. A message whose id is taken is refused when appended (as by [`bind`][]).
 
         Args:
             store: an [`AsyncStore`][threadline.AsyncStore].
             conversation_id: the conversation's id in the store.
-            follow: apply what other writers store, as for [`bind`][] (the writes of this
-                history come back through the watch and are skipped by id).
+            on_conflict: ``"raise"`` or ``"reload"``, as above.
+            follow: apply what other writers store, as for [`bind`][].
 
         Raises:
-            RuntimeError: the history is bound already.
+            RuntimeError, ValueError, threadline.ValidationError: as for [`bind`][].
             TypeError: ``store`` is a blocking store (use [`bind`][]).
-            threadline.ValidationError: the store refuses ``conversation_id``, or the history
-                (written as the conversation's start) holds two messages with one id.
+            threadline.ConflictError: (``"raise"``) another worker wrote the start first.
             threadline.StoreError: the store could not load or write; the history is not bound.
         """
-        await bind_async(self, store, conversation_id, follow)
+        await bind_async(self, store, conversation_id, on_conflict, follow)
         return self
 
     async def flush(self) -> None:
@@ -679,22 +686,21 @@ class History(Branching):
         errors went to their handlers), then send the writes queued since ``abind``.
 
         Consecutive appends go as one ``append`` batch; a ``replace`` makes the writes queued before
-        it unnecessary, so they are skipped. If a write fails, its error is raised here and it stays
-        queued, with everything after it, for the next ``flush``: nothing is lost from memory, and
-        nothing reaches the store out of order. This holds when a flush is cancelled, or fails,
-        after the store applied the write but before it replied: the next flush sends the write
-        again, and the store skips the messages it holds already (their ids are taken, by the same
-        messages), so each is stored once, in order. Writes are never queued for an unbound history
-        or one bound with [`bind`][threadline.history.History.bind].
+        it unnecessary. A write that fails raises here and stays queued, with everything after it,
+        for the next ``flush``: nothing is lost from memory or reaches the store out of order, even
+        when a flush is cancelled after the store applied the write (the next flush finds it
+        stored, or the store skips the messages it holds by id). Nothing is queued unless bound
+        with [`abind`][].
 
         Raises:
             threadline.StoreError: the store could not write (the writes stay queued).
+            threadline.ConflictError: another writer moved first (see [`abind`][]).
         """
         await self._plugins.background.drain()
         binding = self._binding
         if binding is None or not binding.asynchronous:
             return
-        await binding.flush(self._lock)
+        await binding.flush(self._lock, self._deliver)
 
     async def unfollow(self) -> None:
         """Stop applying the store's changes (``follow=True``); the binding stays. Raises the

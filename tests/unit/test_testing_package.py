@@ -119,8 +119,10 @@ def test_testing_keeps_its_public_names() -> None:
     assert threadline.testing.__all__ == [
         "ConformanceError",
         "check_async_store",
+        "check_async_watch",
         "check_codec",
         "check_store",
+        "check_watch",
     ]
     assert threadline.testing.ConformanceError is errors.ConformanceError
     assert issubclass(errors.ConformanceError, AssertionError)

@@ -1,7 +1,8 @@
 """Conformance kits: run threadline's own contract suites against your extension.
 
 ``check_codec(module)`` holds a wire-format codec (ours or a third party's) to the codec contract;
-``check_store(factory)`` and ``check_async_store(factory)`` hold a store to the store contract. Each
+``check_store(factory)`` and ``check_async_store(factory)`` hold a store to the store contract, and
+``check_watch(factory, reopen)`` and ``check_async_watch(factory, reopen)`` its ``watch``. Each
 kit raises [`ConformanceError`][threadline.testing.ConformanceError] (an ``AssertionError``, so
 every test runner reports it as a failure) naming the law that broke, the input and the first
 difference. They need no test dependency::
@@ -40,5 +41,13 @@ from __future__ import annotations
 from threadline.errors import ConformanceError
 from threadline.testing._codec_kit import check_codec
 from threadline.testing._store_kit import check_async_store, check_store
+from threadline.testing._store_kit_watch import check_async_watch, check_watch
 
-__all__ = ["ConformanceError", "check_async_store", "check_codec", "check_store"]
+__all__ = [
+    "ConformanceError",
+    "check_async_store",
+    "check_async_watch",
+    "check_codec",
+    "check_store",
+    "check_watch",
+]
