@@ -179,6 +179,8 @@ def test_untrusted_decode_keeps_only_what_a_client_may_say() -> None:
         {"type": "data-progress", "data": [1, "two", None]},
         tool("input-streaming", input={"q": "par"}),
         tool("input-available", input={"q": "paris"}, title="Search"),
+        tool("input-available", input={}, output="stray", errorText="e", toolName="search"),
+        tool("output-error", input={}, output="stray", errorText="e", preliminary=False),
         tool("approval-requested", input={"q": "x"}, approval={"id": "ap_1"}),
         tool("approval-responded", input={"q": "x"}, approval={"id": "ap_1", "approved": True}),
         tool("output-denied", input={"q": "x"}, approval={"id": "ap_1", "approved": False}),
@@ -424,6 +426,31 @@ def test_forged_provider_state_is_stripped() -> None:
     assert (reasoning.signature, reasoning.encrypted, reasoning.provider) == (None, None, None)
     assert not reasoning.metadata
     assert isinstance(text, tl.TextPart)
+
+
+def test_a_sealed_history_survives_the_trip_through_the_browser() -> None:
+    from threadline.sealing import SealError, seal, verify_prefix
+
+    key = b"k" * 32
+    history = from_ui_messages(body(), trusted=True)
+    reply = tl.assistant_message("Take one.", metadata={"model": "m"})  # metadata stays here
+    sent = to_ui_messages([*history, reply])
+    token = seal(from_ui_messages(sent, trusted=True), key, conversation_id="chat_9f2c4e")
+    returned = [*sent, ui("user", {"type": "text", "text": "Thanks"}, id="u_3")]
+    sealed, added = verify_prefix(
+        from_ui_messages(json.dumps(returned), trusted=True),
+        token,
+        key,
+        conversation_id="chat_9f2c4e",
+    )
+    assert sealed == from_ui_messages(sent, trusted=True)
+    assert [m.id for m in added] == ["u_3"]
+    assert tl.sanitize_untrusted(added) == added
+    returned[1]["parts"][2]["output"] = {"temperature": 35}  # a forged tool output
+    with pytest.raises(SealError):
+        verify_prefix(
+            from_ui_messages(returned, trusted=True), token, key, conversation_id="chat_9f2c4e"
+        )
 
 
 def test_keep_metadata_keeps_the_ui_message_metadata() -> None:

@@ -41,8 +41,9 @@ from typing import Any, Final
 import pydantic
 
 from threadline._blob_marks import blob_mark_errors
+from threadline._validation import translate_errors
 from threadline.codecs._media import data_url, parse_data_url
-from threadline.codecs._reading import Reader, build_message
+from threadline.codecs._reading import Reader
 from threadline.errors import UnsupportedContentError, ValidationError
 from threadline.integrity import sanitize_untrusted
 from threadline.limits import Layout, Limits, enforce_counts, enforce_limits, resolve_limits
@@ -85,7 +86,6 @@ _TOOL_STATES: Final = frozenset(
         "output-denied",
     }
 )
-_DERIVED_STATES: Final = frozenset({"input-available", "output-available", "output-error"})
 _REASONING_STATE: Final = ("signature", "encrypted", "redacted", "provider", "model", "item_id")
 
 
@@ -186,8 +186,14 @@ def _read_message(raw: Any, path: str, reader: Reader) -> list[Message]:
         return []  # no parts, or only step-start: nothing to say
     out: list[Message] = []
     for number, (kind, parts) in enumerate(groups):
-        message = build_message(kind, parts, path, carried if number == 0 else None)
-        out.append(message.model_copy(update={"id": ui_id if number == 0 else f"{ui_id}.{number}"}))
+        fields: dict[str, Any] = {"role": kind, "parts": tuple(parts)}
+        fields["id"] = f"{ui_id}.{number}" if number else ui_id
+        if carried and not number:
+            fields["metadata"] = carried
+        try:
+            out.append(Message(**fields))
+        except pydantic.ValidationError as error:  # a value no message holds: name the UI path
+            raise translate_errors(error, f"cannot store the message at {path}") from None
     return out
 
 
@@ -338,16 +344,13 @@ def _file(block: Mapping[str, Any], path: str, reader: Reader) -> FilePart:
     )
 
 
-_TOOL_FIELDS: Final = (
-    "type",
-    "toolName",
-    "toolCallId",
-    "input",
-    "output",
-    "errorText",
-    "resultProviderMetadata",
-    "preliminary",
-)
+_TOOL_FIELDS: Final = {
+    # The fields a tool part's call and result are read from, by state; any other field is
+    # carried in the call's metadata, and resultProviderMetadata and preliminary in the result's.
+    "input-available": ("state",),
+    "output-available": ("state", "output", "resultProviderMetadata", "preliminary"),
+    "output-error": ("state", "errorText", "resultProviderMetadata", "preliminary"),
+}
 
 
 def _tool(
@@ -360,7 +363,9 @@ def _tool(
     status = reader.str_field(block, "state", path)
     if status not in _TOOL_STATES:
         reader.fail(f"{path}.state", f"unknown tool state {status!r} ({', '.join(_TOOL_STATES)})")
-    used = {*_TOOL_FIELDS, *(("state",) if status in _DERIVED_STATES else ())}
+    used = {"type", "toolCallId", "input", *_TOOL_FIELDS.get(status, ())}
+    if dynamic:
+        used.add("toolName")
     state, carried = _split(block, path, reader, used, "callProviderMetadata")
     if dynamic:
         carried[_CARRY + "type"] = kind
