@@ -322,6 +322,14 @@ def test_native_hook_parts_go_out_as_a_data_part_and_come_back() -> None:
         "data": {"name": "approval", "state": {"pending": True}, "metadata": {"k": 1}},
     }
     assert from_ui_messages(out, trusted=True)[0].parts == (hook,)
+    out[0]["parts"][1]["id"] = "d1"  # a field of the data part: carried
+    (back,) = from_ui_messages(out, trusted=True)[0].parts
+    assert isinstance(back, tl.HookPart)
+    assert back.metadata == {"k": 1, "vercel.id": "d1"}
+    assert to_ui_messages([tl.assistant_message(back)])[0]["parts"] == out[0]["parts"]
+    out[0]["parts"][1]["data"]["extra"] = 1
+    with pytest.raises(tl.CodecError, match=r"parts\[1\]\.data\.extra"):
+        from_ui_messages(out, trusted=True)
 
 
 def test_output_is_a_copy() -> None:

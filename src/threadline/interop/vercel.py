@@ -261,15 +261,7 @@ def _assistant_part(block: Mapping[str, Any], kind: str, path: str, reader: Read
     if kind == "reasoning":
         return _reasoning(block, path, reader)
     if kind == _NATIVE_HOOK:
-        value = reader.expect_object(reader.field(block, "data", path), f"{path}.data")
-        return reader.part(
-            HookPart,
-            block,
-            path,
-            name=reader.str_field(value, "name", f"{path}.data"),
-            state=reader.expect_object(reader.field(value, "state", f"{path}.data"), path),
-            metadata=reader.optional_object(value, "metadata", f"{path}.data") or {},
-        )
+        return _native_hook(block, path, reader)
     if kind.startswith("data-") or kind in ("source-url", "source-document"):
         state = {key: value for key, value in block.items() if key != "type"}
         return reader.part(HookPart, block, path, name=_CARRY + kind, state=state)
@@ -280,8 +272,28 @@ def _assistant_part(block: Mapping[str, Any], kind: str, path: str, reader: Read
     )
 
 
+def _native_hook(block: Mapping[str, Any], path: str, reader: Reader) -> HookPart:
+    """A hook part ``to_ui_messages`` wrote as a ``data-threadline-hook`` part: its other
+    fields (a data part's ``id``) are carried in its metadata."""
+    where = f"{path}.data"
+    value = reader.expect_object(reader.field(block, "data", path), where)
+    unknown = sorted(key for key in value if key not in ("name", "state", "metadata"))
+    if unknown:
+        reader.fail(f"{where}.{unknown[0]}", "expected only name, state and metadata")
+    _, carried = _split(block, path, reader, ("type", "data"), None)
+    metadata = reader.optional_object(value, "metadata", where) or {}
+    return reader.part(
+        HookPart,
+        block,
+        path,
+        name=reader.str_field(value, "name", where),
+        state=reader.expect_object(reader.field(value, "state", where), f"{where}.state"),
+        metadata={**metadata, **carried},
+    )
+
+
 def _split(
-    block: Mapping[str, Any], path: str, reader: Reader, used: Collection[str], key: str
+    block: Mapping[str, Any], path: str, reader: Reader, used: Collection[str], key: str | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(threadline state, carried metadata)`` of a part: its ``providerMetadata`` (``key``)
     entry ``"threadline"``, and every field outside ``used`` as ``vercel.<field>``."""
@@ -290,7 +302,7 @@ def _split(
     for name, value in block.items():
         if name in used:
             continue
-        if name == key and isinstance(value, Mapping) and _STATE in value:
+        if key is not None and name == key and isinstance(value, Mapping) and _STATE in value:
             state = dict(reader.expect_object(value[_STATE], f"{path}.{name}.{_STATE}"))
             rest = {k: v for k, v in value.items() if k != _STATE}
             if rest:
@@ -576,9 +588,9 @@ def _write_part(part: Part) -> dict[str, Any] | None:
         if part.name.startswith(_CARRY):
             return {"type": part.name[len(_CARRY) :], **_copy(dict(part.state))}
         data: dict[str, Any] = {"name": part.name, "state": _copy(dict(part.state))}
-        if part.metadata:
-            data["metadata"] = _copy(dict(part.metadata))
-        return {"type": _NATIVE_HOOK, "data": data}
+        out = {"type": _NATIVE_HOOK, "data": data}
+        _with_state(out, part.metadata, data, None)
+        return out
     return None  # tool parts are written with their results by _write_run
 
 
@@ -586,10 +598,11 @@ def _with_state(
     out: dict[str, Any],
     metadata: Mapping[str, Any],
     state: dict[str, Any],
-    key: str = "providerMetadata",
+    key: str | None = "providerMetadata",
 ) -> dict[str, Any]:
     """``out`` with the carried ``vercel.*`` fields of ``metadata`` and, under
-    ``key``'s ``"threadline"`` entry, ``state`` and the rest of ``metadata``."""
+    ``key``'s ``"threadline"`` entry, ``state`` and the rest of ``metadata`` (with ``key``
+    ``None``, the rest of ``metadata`` goes into ``state`` itself)."""
     own: dict[str, Any] = {}
     for name, value in metadata.items():
         if name == _JSON_OUTPUT:
@@ -600,7 +613,7 @@ def _with_state(
             own[name] = _copy(value)
     if own:
         state["metadata"] = own
-    if state:
+    if state and key is not None:
         carried = out.get(key)
         out[key] = {**(carried if isinstance(carried, dict) else {}), _STATE: state}
     return out
