@@ -998,6 +998,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("import"):
         progress("import threadline")
         bench_import(report)
+    if wanted("interop_vercel"):
+        progress("interop_vercel: 10,000 messages each way")
+        from interop_vercel import bench_interop_vercel
+
+        bench_interop_vercel(report, samples, min_time)
     meta = {
         "machine": machine(),
         "versions": {"threadline": tl.__version__, **peers.versions()},
