@@ -1,0 +1,335 @@
+"""What [`threadline.interop.pydantic_ai`][threadline.interop.pydantic_ai] keeps in metadata.
+
+pydantic-ai fields threadline has no slot for travel in threadline metadata under
+``"pydantic_ai.<field>"`` (`extras` / `restore`); threadline data pydantic-ai has no slot for
+travels in the pydantic-ai message's ``metadata["threadline"]`` (`stash_part` / `unstash_part`).
+User content (text, file URLs, binary content) is mapped here too, being shared by user prompts
+and tool returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+from collections.abc import Mapping
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+import pydantic
+import pydantic_core
+from pydantic_ai import messages as pai
+
+from threadline.errors import ErrorDetail, ValidationError
+from threadline.messages import FilePart, HookPart, Message, TextPart, ToolResultPart
+
+PREFIX = "pydantic_ai."
+"""Metadata keys holding pydantic-ai fields threadline has no slot for start with this."""
+STASH = "threadline"
+"""The key of a pydantic-ai message's ``metadata`` holding what only threadline has."""
+CARRIED = "pydantic_ai.part"
+"""The name of a hook part carrying a pydantic-ai part threadline has no type for."""
+EMPTY_MESSAGE = "pydantic_ai.empty"
+"""The name of a hook part standing for a pydantic-ai message with no parts."""
+
+CONTINUES = PREFIX + "continues"  # this message is part of the previous message's ModelRequest
+INSTRUCTIONS = PREFIX + "instructions"  # this system message is ModelRequest.instructions
+REQUEST = PREFIX + "request."  # ModelRequest fields, on the first message of its request
+ITEM_KIND = PREFIX + "item_kind"  # the user-content class, when the media type does not say
+NO_MEDIA_TYPE = PREFIX + "media_type_unknown"  # a FileUrl whose media type could not be told
+RETRY_FEEDBACK = PREFIX + "retry_feedback"  # this user message is a RetryFeedbackPart
+CONTENT = PREFIX + "content"  # a tool return's content that is not text or files
+ARGS = PREFIX + "args"  # tool-call args as the model sent them (a JSON string, or None)
+PROVIDER = PREFIX + "provider_name"  # a provider name threadline spells another way
+CONTENT_LIST = PREFIX + "content_list"  # a user prompt given as a list of one string
+
+JSON_BYTES = pydantic.ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+_GOOGLE = frozenset({"google", "google-gla", "google-vertex", "google-cloud"})
+_FACTORY = object()
+_REQUIRED = object()
+
+
+# -- pydantic-ai fields carried in metadata ------------------------------------------------------
+
+
+@cache
+def native_fields(cls: Any) -> tuple[tuple[str, object, Any], ...]:
+    """Each dataclass field of ``cls``: its name, and how to get its default."""
+    out: list[tuple[str, object, Any]] = []
+    for field in dataclasses.fields(cls):
+        if field.default is not dataclasses.MISSING:
+            out.append((field.name, field.default, None))
+        elif field.default_factory is not dataclasses.MISSING:
+            out.append((field.name, _FACTORY, field.default_factory))
+        else:
+            out.append((field.name, _REQUIRED, None))
+    return tuple(out)
+
+
+@cache
+def field_names(cls: Any) -> frozenset[str]:
+    return frozenset(name for name, _, _ in native_fields(cls))
+
+
+def jsonable(value: object) -> Any:
+    return pydantic_core.to_jsonable_python(value, bytes_mode="base64")
+
+
+def extras(obj: object, skip: frozenset[str], prefix: str = PREFIX) -> dict[str, Any]:
+    """The fields of ``obj`` not in ``skip`` that differ from their default, as JSON metadata."""
+    out: dict[str, Any] = {}
+    cls: Any = type(obj)
+    for name, default, factory in native_fields(cls):
+        if name in skip:
+            continue
+        value = getattr(obj, name)
+        if default is _FACTORY:
+            default = factory()
+        if default is not _REQUIRED and type(value) is type(default) and value == default:
+            continue
+        out[prefix + name] = jsonable(value)
+    return out
+
+
+@cache
+def field_adapter(cls: Any, name: str) -> pydantic.TypeAdapter[Any]:
+    annotation = typing.get_type_hints(cls, include_extras=True)[name]
+    try:
+        return pydantic.TypeAdapter(annotation, config=JSON_BYTES)
+    except pydantic.PydanticUserError:  # a type with a config of its own
+        return pydantic.TypeAdapter(annotation)
+
+
+def restore(
+    obj: Any, metadata: Mapping[str, Any], skip: frozenset[str], prefix: str = PREFIX
+) -> Any:
+    """``obj`` with the fields ``metadata`` carries for it (see `extras`) set back."""
+    cls: Any = type(obj)
+    names = field_names(cls)
+    for key, value in metadata.items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix) :]
+        if name in names and name not in skip:
+            try:
+                parsed = field_adapter(cls, name).validate_json(json.dumps(value))
+            except pydantic.ValidationError as error:
+                raise history_error(
+                    f"metadata[{key!r}]", f"not a valid {type(obj).__name__}.{name}: {error}"
+                ) from None
+            setattr(obj, name, parsed)
+    return obj
+
+
+def own_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata keys that are not carried pydantic-ai fields."""
+    return {key: value for key, value in metadata.items() if not key.startswith(PREFIX)}
+
+
+def history_error(path: str, message: str) -> ValidationError:
+    detail = ErrorDetail(path, message, "pydantic_ai")
+    return ValidationError(f"invalid pydantic-ai history: {detail}", [detail])
+
+
+@cache
+def part_adapter(kind: str) -> pydantic.TypeAdapter[Any]:
+    part_type: Any = pai.ModelRequestPart if kind == "request" else pai.ModelResponsePart
+    return pydantic.TypeAdapter(part_type, config=JSON_BYTES)
+
+
+def carry(part: object, kind: str) -> HookPart:
+    state = part_adapter(kind).dump_python(part, mode="json")
+    return HookPart(name=CARRIED, state={"part": state})
+
+
+def uncarry(part: HookPart, kind: str) -> Any:
+    return part_adapter(kind).validate_json(json.dumps(part.state["part"]))
+
+
+@cache
+def threadline_part_adapter() -> pydantic.TypeAdapter[Any]:
+    annotation: Any = Message.model_fields["parts"].annotation
+    return pydantic.TypeAdapter(annotation)
+
+
+def dump_part(part: object) -> Any:
+    return threadline_part_adapter().dump_python((part,), mode="json")[0]
+
+
+def load_part(data: object) -> Any:
+    return threadline_part_adapter().validate_python([data])[0]
+
+
+# -- providers ---------------------------------------------------------------------------------
+
+
+def provider_from(name: str | None, metadata: dict[str, Any]) -> str | None:
+    """threadline's name for a pydantic-ai provider (``google-gla`` is ``gemini``)."""
+    if name in _GOOGLE:
+        if name != "google-gla":
+            metadata[PROVIDER] = name
+        return "gemini"
+    return name
+
+
+def provider_to(name: str | None, metadata: Mapping[str, Any]) -> str | None:
+    carried = metadata.get(PROVIDER)
+    if isinstance(carried, str):
+        return carried
+    return "google-gla" if name == "gemini" else name
+
+
+# -- user content --------------------------------------------------------------------------------
+
+_URL_KINDS: dict[str, type[pai.FileUrl]] = {
+    "image-url": pai.ImageUrl,
+    "audio-url": pai.AudioUrl,
+    "video-url": pai.VideoUrl,
+    "document-url": pai.DocumentUrl,
+}
+SKIP_URL = frozenset({"url", "_media_type", "_identifier", "kind"})
+SKIP_BINARY = frozenset({"data", "media_type", "_identifier", "kind"})
+SKIP_TEXT_CONTENT = frozenset({"content", "kind"})
+
+
+def url_kind(media_type: str) -> str:
+    for kind in ("image", "audio", "video"):
+        if media_type.startswith(kind + "/"):
+            return f"{kind}-url"
+    return "document-url"
+
+
+def carry_identifier(item: pai.FileUrl | pai.BinaryContent, metadata: dict[str, Any]) -> None:
+    given = item._identifier
+    if given is not None and given != dataclasses.replace(item, _identifier=None).identifier:
+        metadata[PREFIX + "identifier"] = given
+
+
+def from_item(item: object) -> TextPart | FilePart | None:
+    """A user-content item as a threadline part; ``None`` when threadline has no part for it."""
+    if type(item) is str:
+        return TextPart(text=item)
+    metadata: dict[str, Any]
+    if type(item) is pai.TextContent:
+        metadata = {ITEM_KIND: item.kind, **extras(item, SKIP_TEXT_CONTENT)}
+        return TextPart(text=item.content, metadata=metadata)
+    if isinstance(item, pai.FileUrl):
+        metadata = extras(item, SKIP_URL)
+        carry_identifier(item, metadata)
+        try:
+            media_type = item.media_type
+        except ValueError:  # no media type given, and none to infer from the URL
+            media_type = "application/octet-stream"
+            metadata[NO_MEDIA_TYPE] = True
+        kind: str = getattr(item, "kind")  # noqa: B009 - declared by each FileUrl subclass
+        if url_kind(media_type) != kind:
+            metadata[ITEM_KIND] = kind
+        return FilePart(url=item.url, media_type=media_type, metadata=metadata)
+    if isinstance(item, pai.BinaryContent):
+        metadata = extras(item, SKIP_BINARY)
+        carry_identifier(item, metadata)
+        return FilePart(data=item.data, media_type=item.media_type, metadata=metadata)
+    return None
+
+
+def to_item(part: TextPart | FilePart) -> Any:
+    metadata = part.metadata
+    if type(part) is TextPart:
+        if metadata.get(ITEM_KIND) == "text-content":
+            return restore(pai.TextContent(part.text), metadata, SKIP_TEXT_CONTENT)
+        return part.text
+    assert type(part) is FilePart
+    identifier = metadata.get(PREFIX + "identifier")
+    if part.data is not None:
+        binary = pai.BinaryContent(part.data, media_type=part.media_type, identifier=identifier)
+        return pai.BinaryContent.narrow_type(restore(binary, metadata, SKIP_BINARY))
+    kind = metadata.get(ITEM_KIND)
+    cls = _URL_KINDS.get(
+        kind if isinstance(kind, str) else url_kind(part.media_type), pai.DocumentUrl
+    )
+    media_type = None if metadata.get(NO_MEDIA_TYPE) else part.media_type
+    url = cls(typing.cast(str, part.url), media_type=media_type, identifier=identifier)
+    return restore(url, metadata, SKIP_URL)
+
+
+# -- threadline-only data, kept in metadata["threadline"] ----------------------------------------
+
+
+def stash_part(part: Any, lost: Mapping[str, Any] = {}) -> dict[str, Any]:
+    """What of ``part`` pydantic-ai has no slot for: its own metadata, and ``lost`` fields."""
+    entry: dict[str, Any] = dict(lost)
+    own = own_metadata(part.metadata)
+    if own:
+        entry["metadata"] = own
+    if type(part) is FilePart and part.filename is not None:
+        entry["filename"] = part.filename
+    if type(part) is ToolResultPart and not isinstance(part.content, str):
+        items = {str(k): e for k, item in enumerate(part.content) if (e := stash_part(item))}
+        if items:
+            entry["content"] = items
+    return entry
+
+
+def unstash_part(part: Any, entry: object) -> Any:
+    if not isinstance(entry, Mapping) or not entry:
+        return part
+    fields = dict(entry)
+    own = fields.pop("metadata", None)
+    items = fields.pop("content", None)
+    if isinstance(own, Mapping):
+        fields["metadata"] = {**part.metadata, **own}
+    if (
+        isinstance(items, Mapping)
+        and type(part) is ToolResultPart
+        and not isinstance(part.content, str)
+    ):
+        fields["content"] = tuple(
+            unstash_part(item, items.get(str(k))) for k, item in enumerate(part.content)
+        )
+    if "summary" in fields and isinstance(fields["summary"], list):
+        fields["summary"] = tuple(fields["summary"])
+    try:
+        return dataclasses.replace(part, **fields)
+    except (TypeError, pydantic.ValidationError) as error:
+        raise history_error(
+            f"metadata[{STASH!r}]", f"does not fit a {part.type} part: {error}"
+        ) from None
+
+
+def stash_message(message: Message, parts: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    own = own_metadata(message.metadata)
+    if own:
+        entry["metadata"] = own
+    if parts:
+        entry["parts"] = parts
+    return entry
+
+
+def build_message(
+    role: str, parts: list[Any], metadata: dict[str, Any], created: datetime | None, entry: Any
+) -> Message:
+    if isinstance(entry, Mapping) and entry:
+        stashed = entry.get("parts")
+        if isinstance(stashed, Mapping):
+            parts = [unstash_part(part, stashed.get(str(j))) for j, part in enumerate(parts)]
+        own = entry.get("metadata")
+        if isinstance(own, Mapping):
+            metadata = {**metadata, **own}
+    return Message(role=role, parts=tuple(parts), metadata=metadata, created_at=created)  # type: ignore[arg-type]
+
+
+def split_native_metadata(metadata: object) -> tuple[dict[str, Any] | None, Any]:
+    """A pydantic-ai message's ``metadata`` without the stash, and the stash."""
+    if not isinstance(metadata, dict) or STASH not in metadata:
+        return metadata, None  # type: ignore[return-value]
+    rest = {key: value for key, value in metadata.items() if key != STASH}
+    return rest or None, metadata[STASH]
+
+
+def native_metadata(carried: object, stash: Mapping[str, Any]) -> dict[str, Any] | None:
+    metadata = dict(carried) if isinstance(carried, Mapping) else None
+    if stash:
+        metadata = {**(metadata or {}), STASH: dict(stash)}
+    return metadata
