@@ -46,7 +46,6 @@ CONTENT_LIST = PREFIX + "content_list"  # a user prompt given as a list of one s
 
 JSON_BYTES = pydantic.ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
 _GOOGLE = frozenset({"google", "google-gla", "google-vertex", "google-cloud"})
-_FACTORY = object()
 _REQUIRED = object()
 
 
@@ -54,22 +53,24 @@ _REQUIRED = object()
 
 
 @cache
-def native_fields(cls: Any) -> tuple[tuple[str, object, Any], ...]:
-    """Each dataclass field of ``cls``: its name, and how to get its default."""
-    out: list[tuple[str, object, Any]] = []
-    for field in dataclasses.fields(cls):
-        if field.default is not dataclasses.MISSING:
-            out.append((field.name, field.default, None))
-        elif field.default_factory is not dataclasses.MISSING:
-            out.append((field.name, _FACTORY, field.default_factory))
-        else:
-            out.append((field.name, _REQUIRED, None))
-    return tuple(out)
+def field_names(cls: Any) -> frozenset[str]:
+    return frozenset(field.name for field in dataclasses.fields(cls))
 
 
 @cache
-def field_names(cls: Any) -> frozenset[str]:
-    return frozenset(name for name, _, _ in native_fields(cls))
+def _defaults(cls: Any, skip: frozenset[str]) -> tuple[tuple[str, Any, Any], ...]:
+    """Each field of ``cls`` not in ``skip``: its name, default, and default factory."""
+    out: list[tuple[str, Any, Any]] = []
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        if field.default is not dataclasses.MISSING:
+            out.append((field.name, field.default, None))
+        elif field.default_factory is not dataclasses.MISSING:
+            out.append((field.name, None, field.default_factory))
+        else:
+            out.append((field.name, _REQUIRED, None))
+    return tuple(out)
 
 
 def jsonable(value: object) -> Any:
@@ -80,13 +81,14 @@ def extras(obj: object, skip: frozenset[str], prefix: str = PREFIX) -> dict[str,
     """The fields of ``obj`` not in ``skip`` that differ from their default, as JSON metadata."""
     out: dict[str, Any] = {}
     cls: Any = type(obj)
-    for name, default, factory in native_fields(cls):
-        if name in skip:
-            continue
+    for name, default, factory in _defaults(cls, skip):
         value = getattr(obj, name)
-        if default is _FACTORY:
+        if value is default:  # the common case: None, False, a shared literal
+            continue
+        if factory is not None:
             default = factory()
-        if default is not _REQUIRED and type(value) is type(default) and value == default:
+        same_kind = (type(value) is bool) == (type(default) is bool)  # 0 == False, but differs
+        if default is not _REQUIRED and same_kind and value == default:
             continue
         out[prefix + name] = jsonable(value)
     return out

@@ -36,6 +36,7 @@ from typing import Any
 import pydantic
 
 from threadline._message_fields import json_result_text
+from threadline._validation import translate_errors
 from threadline.errors import ValidationError
 from threadline.interop._missing import missing
 from threadline.messages import (
@@ -146,7 +147,9 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
         native = messages
     out: list[Message] = []
     for index, message in enumerate(native):
-        if isinstance(message, Mapping):
+        if not isinstance(message, (pai.ModelResponse, pai.ModelRequest)) and isinstance(
+            message, Mapping
+        ):
             message = _ModelMessages.validate_python([message])[0]
         try:
             if isinstance(message, pai.ModelResponse):
@@ -157,15 +160,20 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
                 raise history_error(
                     "", f"expected a ModelRequest or ModelResponse, got {type(message).__name__}"
                 )
+        except pydantic.ValidationError as error:
+            summary = f"invalid pydantic-ai message messages[{index}]"
+            raise translate_errors(error, summary) from None
         except ValidationError as error:
-            details = [
-                dataclasses.replace(d, path=f"messages[{index}].{d.path}".rstrip("."))
-                for d in error.errors
-            ]
-            raise ValidationError(
-                f"invalid pydantic-ai message messages[{index}]: {error}", details
-            ) from None
+            raise _placed(error, index, "invalid pydantic-ai message") from None
     return out
+
+
+def _placed(error: ValidationError, index: int, summary: str) -> ValidationError:
+    """``error`` with each path starting at ``messages[index]``."""
+    details = [
+        dataclasses.replace(d, path=f"messages[{index}].{d.path}".rstrip(".")) for d in error.errors
+    ]
+    return ValidationError(f"{summary}: " + "; ".join(map(str, details)), details)
 
 
 def _from_request(request: pai.ModelRequest) -> list[Message]:
@@ -208,7 +216,9 @@ def _from_request(request: pai.ModelRequest) -> list[Message]:
     if not out:
         hook = HookPart(name=EMPTY_MESSAGE, state={})
         out.append(build_message("internal", [hook], {}, None, None))
-    return [out[0].with_metadata(fields), *(m.with_metadata({CONTINUES: True}) for m in out[1:])]
+    if fields:
+        out[0] = out[0].with_metadata(fields)
+    return [out[0], *(m.with_metadata({CONTINUES: True}) for m in out[1:])]
 
 
 def _system_text(part: pai.SystemPromptPart, created: datetime) -> TextPart:
@@ -292,7 +302,9 @@ def _from_response(response: pai.ModelResponse) -> Message:
         if value is not None:
             metadata[key] = value
     usage = response.usage
-    if usage != RequestUsage():
+    carried = extras(usage, _USAGE_FIELDS)  # more than the five counts Usage holds
+    counts = (getattr(usage, name) for name in _USAGE_FIELDS)
+    if carried or any(counts):
         metadata["usage"] = Usage(
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
@@ -300,9 +312,8 @@ def _from_response(response: pai.ModelResponse) -> Message:
             cache_write_tokens=usage.cache_write_tokens,
             reasoning_tokens=usage.output_reasoning_tokens,
         ).to_dict()
-        rest = jsonable(usage)
-        if RequestUsage(**{k: getattr(usage, k) for k in _USAGE_FIELDS}) != usage:
-            metadata[PREFIX + "usage"] = rest
+        if carried:
+            metadata[PREFIX + "usage"] = jsonable(usage)
     calls = {
         part.tool_call_id: part.tool_name
         for part in response.parts
@@ -320,12 +331,14 @@ def _from_response(response: pai.ModelResponse) -> Message:
     return build_message("assistant", parts, metadata, response.timestamp, entry)
 
 
-_USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "output_reasoning_tokens",
+_USAGE_FIELDS = frozenset(
+    {
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "output_reasoning_tokens",
+    }
 )
 
 
@@ -468,13 +481,7 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[pai.ModelMessage]:
                 request = _Request(message)
             request.add(message, call_names, now)
         except ValidationError as error:
-            details = [
-                dataclasses.replace(d, path=f"messages[{index}].{d.path}".rstrip("."))
-                for d in error.errors
-            ]
-            raise ValidationError(
-                f"cannot convert messages[{index}] to pydantic-ai: {error}", details
-            ) from None
+            raise _placed(error, index, "cannot convert to pydantic-ai") from None
     if request is not None:
         out.append(request.build())
     return out
