@@ -981,6 +981,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")
         bench_memory(report, corpora[size] if size in corpora else corpus(size))
+    if wanted("interop_pydantic_ai"):
+        from interop_pydantic_ai import bench_interop_pydantic_ai
+
+        progress("interop_pydantic_ai: 10,000 messages each way")
+        bench_interop_pydantic_ai(report, samples, min_time)
     if wanted("import"):
         progress("import threadline")
         bench_import(report)

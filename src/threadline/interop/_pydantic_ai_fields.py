@@ -140,9 +140,9 @@ def part_adapter(kind: str) -> pydantic.TypeAdapter[Any]:
     return pydantic.TypeAdapter(part_type, config=JSON_BYTES)
 
 
-def carry(part: object, kind: str) -> HookPart:
+def carry(part: object, kind: str) -> dict[str, Any]:
     state = part_adapter(kind).dump_python(part, mode="json")
-    return HookPart(name=CARRIED, state={"part": state})
+    return {"type": "hook", "name": CARRIED, "state": {"part": state}}
 
 
 def uncarry(part: HookPart, kind: str) -> Any:
@@ -208,14 +208,19 @@ def carry_identifier(item: pai.FileUrl | pai.BinaryContent, metadata: dict[str, 
         metadata[PREFIX + "identifier"] = given
 
 
-def from_item(item: object) -> TextPart | FilePart | None:
+Part = dict[str, Any]
+"""A threadline part as the dict `Message` validates (conversion builds dicts: one validation
+of the whole history is much faster than building each part)."""
+
+
+def from_item(item: object) -> Part | None:
     """A user-content item as a threadline part; ``None`` when threadline has no part for it."""
     if type(item) is str:
-        return TextPart(text=item)
+        return {"type": "text", "text": item}
     metadata: dict[str, Any]
     if type(item) is pai.TextContent:
         metadata = {ITEM_KIND: item.kind, **extras(item, SKIP_TEXT_CONTENT)}
-        return TextPart(text=item.content, metadata=metadata)
+        return {"type": "text", "text": item.content, "metadata": metadata}
     if isinstance(item, pai.FileUrl):
         metadata = extras(item, SKIP_URL)
         carry_identifier(item, metadata)
@@ -227,11 +232,16 @@ def from_item(item: object) -> TextPart | FilePart | None:
         kind: str = getattr(item, "kind")  # noqa: B009 - declared by each FileUrl subclass
         if url_kind(media_type) != kind:
             metadata[ITEM_KIND] = kind
-        return FilePart(url=item.url, media_type=media_type, metadata=metadata)
+        return {"type": "file", "url": item.url, "media_type": media_type, "metadata": metadata}
     if isinstance(item, pai.BinaryContent):
         metadata = extras(item, SKIP_BINARY)
         carry_identifier(item, metadata)
-        return FilePart(data=item.data, media_type=item.media_type, metadata=metadata)
+        return {
+            "type": "file",
+            "data": item.data,
+            "media_type": item.media_type,
+            "metadata": metadata,
+        }
     return None
 
 
@@ -273,30 +283,21 @@ def stash_part(part: Any, lost: Mapping[str, Any] = {}) -> dict[str, Any]:
     return entry
 
 
-def unstash_part(part: Any, entry: object) -> Any:
+def unstash_part(part: dict[str, Any], entry: object) -> dict[str, Any]:
+    """``part`` (a dict) with what `stash_part` kept of it put back."""
     if not isinstance(entry, Mapping) or not entry:
         return part
     fields = dict(entry)
     own = fields.pop("metadata", None)
     items = fields.pop("content", None)
     if isinstance(own, Mapping):
-        fields["metadata"] = {**part.metadata, **own}
-    if (
-        isinstance(items, Mapping)
-        and type(part) is ToolResultPart
-        and not isinstance(part.content, str)
-    ):
-        fields["content"] = tuple(
-            unstash_part(item, items.get(str(k))) for k, item in enumerate(part.content)
-        )
-    if "summary" in fields and isinstance(fields["summary"], list):
-        fields["summary"] = tuple(fields["summary"])
-    try:
-        return dataclasses.replace(part, **fields)
-    except (TypeError, pydantic.ValidationError) as error:
-        raise history_error(
-            f"metadata[{STASH!r}]", f"does not fit a {part.type} part: {error}"
-        ) from None
+        fields["metadata"] = {**part.get("metadata", {}), **own}
+    content = part.get("content")
+    if isinstance(items, Mapping) and part["type"] == "tool_result" and isinstance(content, list):
+        fields["content"] = [
+            unstash_part(item, items.get(str(k))) for k, item in enumerate(content)
+        ]
+    return {**part, **fields}
 
 
 def stash_message(message: Message, parts: dict[str, Any]) -> dict[str, Any]:
@@ -310,8 +311,10 @@ def stash_message(message: Message, parts: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_message(
-    role: str, parts: list[Any], metadata: dict[str, Any], created: datetime | None, entry: Any
-) -> Message:
+    role: str, parts: list[Part], metadata: dict[str, Any], created: datetime | None, entry: Any
+) -> dict[str, Any]:
+    """A threadline message as the dict `Message` validates, with what the stash ``entry``
+    kept of it put back."""
     if isinstance(entry, Mapping) and entry:
         stashed = entry.get("parts")
         if isinstance(stashed, Mapping):
@@ -319,7 +322,7 @@ def build_message(
         own = entry.get("metadata")
         if isinstance(own, Mapping):
             metadata = {**metadata, **own}
-    return Message(role=role, parts=tuple(parts), metadata=metadata, created_at=created)  # type: ignore[arg-type]
+    return {"role": role, "parts": parts, "metadata": metadata, "created_at": created}
 
 
 def split_native_metadata(metadata: object) -> tuple[dict[str, Any] | None, Any]:

@@ -71,6 +71,7 @@ from threadline.interop._pydantic_ai_fields import (
     REQUEST,
     RETRY_FEEDBACK,
     SKIP_BINARY,
+    Part,
     build_message,
     carry,
     carry_identifier,
@@ -153,19 +154,25 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
             message = _ModelMessages.validate_python([message])[0]
         try:
             if isinstance(message, pai.ModelResponse):
-                out.append(_from_response(message))
+                converted = [_from_response(message)]
             elif isinstance(message, pai.ModelRequest):
-                out.extend(_from_request(message))
+                converted = _from_request(message)
             else:
                 raise history_error(
                     "", f"expected a ModelRequest or ModelResponse, got {type(message).__name__}"
                 )
+            # One validation per pydantic-ai message, of plain dicts: much faster than building
+            # each part, and an error still names the pydantic-ai message it came from.
+            out.extend(_MESSAGES.validate_python(converted))
         except pydantic.ValidationError as error:
             summary = f"invalid pydantic-ai message messages[{index}]"
-            raise translate_errors(error, summary) from None
+            raise translate_errors(error, summary, f"messages[{index}]->") from None
         except ValidationError as error:
             raise _placed(error, index, "invalid pydantic-ai message") from None
     return out
+
+
+_MESSAGES = pydantic.TypeAdapter(list[Message])
 
 
 def _placed(error: ValidationError, index: int, summary: str) -> ValidationError:
@@ -176,15 +183,15 @@ def _placed(error: ValidationError, index: int, summary: str) -> ValidationError
     return ValidationError(f"{summary}: " + "; ".join(map(str, details)), details)
 
 
-def _from_request(request: pai.ModelRequest) -> list[Message]:
+def _from_request(request: pai.ModelRequest) -> list[dict[str, Any]]:
     metadata, stash = split_native_metadata(request.metadata)
     entries: Mapping[str, Any] = stash if isinstance(stash, Mapping) else {}
     fields = extras(request, _SKIP_REQUEST, REQUEST)
     if metadata is not None:
         fields[REQUEST + "metadata"] = jsonable(metadata)
-    out: list[Message] = []
+    out: list[dict[str, Any]] = []
     if request.instructions is not None:
-        text = TextPart(text=request.instructions)
+        text = {"type": "text", "text": request.instructions}
         out.append(
             build_message("system", [text], {INSTRUCTIONS: True}, None, entries.get("instructions"))
         )
@@ -214,21 +221,23 @@ def _from_request(request: pai.ModelRequest) -> list[Message]:
         out.append(_from_request_part(part, entry))
         k += 1
     if not out:
-        hook = HookPart(name=EMPTY_MESSAGE, state={})
+        hook = {"type": "hook", "name": EMPTY_MESSAGE, "state": {}}
         out.append(build_message("internal", [hook], {}, None, None))
     if fields:
-        out[0] = out[0].with_metadata(fields)
-    return [out[0], *(m.with_metadata({CONTINUES: True}) for m in out[1:])]
+        out[0]["metadata"] = {**out[0]["metadata"], **fields}
+    for message in out[1:]:
+        message["metadata"] = {**message["metadata"], CONTINUES: True}
+    return out
 
 
-def _system_text(part: pai.SystemPromptPart, created: datetime) -> TextPart:
+def _system_text(part: pai.SystemPromptPart, created: datetime) -> Part:
     metadata = extras(part, _SKIP_SYSTEM)
     if part.timestamp != created:
         metadata[PREFIX + "timestamp"] = jsonable(part.timestamp)
-    return TextPart(text=part.content, metadata=metadata)
+    return {"type": "text", "text": part.content, "metadata": metadata}
 
 
-def _from_request_part(part: object, entry: object) -> Message:
+def _from_request_part(part: object, entry: object) -> dict[str, Any]:
     if isinstance(part, pai.UserPromptPart):
         content = part.content
         items = [content] if isinstance(content, str) else list(content)
@@ -239,7 +248,9 @@ def _from_request_part(part: object, entry: object) -> Message:
                 if len(items) == 1 and not isinstance(content, str) and isinstance(items[0], str)
                 else {}
             )
-            return build_message("user", converted, metadata, part.timestamp, entry)
+            return build_message(
+                "user", typing.cast(list[Part], converted), metadata, part.timestamp, entry
+            )
     elif isinstance(part, pai.RetryFeedbackPart):
         metadata = {
             RETRY_FEEDBACK: True,
@@ -247,12 +258,16 @@ def _from_request_part(part: object, entry: object) -> Message:
             PREFIX + "retry": jsonable(part.retry),
         }
         return build_message(
-            "user", [TextPart(text=part.model_response())], metadata, part.timestamp, entry
+            "user",
+            [{"type": "text", "text": part.model_response()}],
+            metadata,
+            part.timestamp,
+            entry,
         )
     return build_message("internal", [carry(part, "request")], {}, None, entry)
 
 
-def _from_tool_returns(parts: list[Any], entry: object) -> Message:
+def _from_tool_returns(parts: list[Any], entry: object) -> dict[str, Any]:
     created = parts[0].timestamp
     results = []
     for part in parts:
@@ -263,32 +278,31 @@ def _from_tool_returns(parts: list[Any], entry: object) -> Message:
             metadata[PREFIX + "outcome"] = part.outcome
         content = _result_content(part.content, metadata)
         results.append(
-            ToolResultPart(
-                call_id=part.tool_call_id,
-                name=part.tool_name,
-                content=content,
-                is_error=part.outcome in _ERROR_OUTCOMES,
-                metadata=metadata,
-            )
+            {
+                "type": "tool_result",
+                "call_id": part.tool_call_id,
+                "name": part.tool_name,
+                "content": content,
+                "is_error": part.outcome in _ERROR_OUTCOMES,
+                "metadata": metadata,
+            }
         )
     return build_message("tool", results, {}, created, entry)
 
 
-def _result_content(
-    content: object, metadata: dict[str, Any]
-) -> str | tuple[TextPart | FilePart, ...]:
+def _result_content(content: object, metadata: dict[str, Any]) -> str | list[Part]:
     if isinstance(content, str):
         return content
     if isinstance(content, list) and content:
         items = [from_item(item) for item in content]
         if None not in items:
-            return tuple(typing.cast(list[TextPart | FilePart], items))
+            return typing.cast(list[Part], items)
     value = jsonable(content)
     metadata[CONTENT] = value
     return json_result_text(value)
 
 
-def _from_response(response: pai.ModelResponse) -> Message:
+def _from_response(response: pai.ModelResponse) -> dict[str, Any]:
     native_metadata, stash = split_native_metadata(response.metadata)
     entry: Mapping[str, Any] = stash if isinstance(stash, Mapping) else {}
     metadata = extras(response, _SKIP_RESPONSE)
@@ -327,7 +341,7 @@ def _from_response(response: pai.ModelResponse) -> Message:
         for index in sorted(hidden, key=int):
             parts.insert(int(index), load_part(hidden[index]))
     if not parts:
-        parts.append(HookPart(name=EMPTY_MESSAGE, state={}))
+        parts.append({"type": "hook", "name": EMPTY_MESSAGE, "state": {}})
     return build_message("assistant", parts, metadata, response.timestamp, entry)
 
 
@@ -345,10 +359,10 @@ _USAGE_FIELDS = frozenset(
 def _from_response_part(part: object, created: datetime, calls: Mapping[str, str]) -> Any:
     metadata: dict[str, Any]
     if type(part) is pai.TextPart:
-        return TextPart(text=part.content, metadata=extras(part, _SKIP_TEXT))
+        return {"type": "text", "text": part.content, "metadata": extras(part, _SKIP_TEXT)}
     if type(part) is pai.ThinkingPart:
         metadata = extras(part, _SKIP_THINKING)
-        return ReasoningPart(**_reasoning_fields(part, metadata), metadata=metadata)
+        return {"type": "reasoning", **_reasoning_fields(part, metadata), "metadata": metadata}
     if isinstance(part, pai.ToolCallPart):
         metadata = extras(part, _SKIP_CALL)
         args = part.args
@@ -368,23 +382,25 @@ def _from_response_part(part: object, created: datetime, calls: Mapping[str, str
                 raw = args
         else:
             metadata[ARGS] = None
-        return ToolCallPart(
-            id=part.tool_call_id,
-            name=part.tool_name,
-            arguments=arguments,
-            raw_arguments=raw,
-            metadata=metadata,
-        )
+        return {
+            "type": "tool_call",
+            "id": part.tool_call_id,
+            "name": part.tool_name,
+            "arguments": arguments,
+            "raw_arguments": raw,
+            "metadata": metadata,
+        }
     if isinstance(part, pai.NativeToolCallPart):
         metadata = extras(part, _SKIP_NATIVE_CALL)
         provider = provider_from(part.provider_name, metadata) or ""
-        return ProviderToolCallPart(
-            id=part.tool_call_id,
-            name=part.tool_name,
-            input=part.args,
-            provider=provider,
-            metadata=metadata,
-        )
+        return {
+            "type": "provider_tool_call",
+            "id": part.tool_call_id,
+            "name": part.tool_name,
+            "input": part.args,
+            "provider": provider,
+            "metadata": metadata,
+        }
     if isinstance(part, pai.NativeToolReturnPart):
         metadata = extras(part, _SKIP_NATIVE_RETURN)
         if part.tool_name != calls.get(part.tool_call_id):
@@ -397,19 +413,24 @@ def _from_response_part(part: object, created: datetime, calls: Mapping[str, str
         if content != part.content:  # files or other objects: validated back on the way out
             metadata[TYPED_CONTENT] = True
         provider = provider_from(part.provider_name, metadata) or ""
-        return ProviderToolResultPart(
-            call_id=part.tool_call_id,
-            content=content,
-            provider=provider,
-            is_error=part.outcome in _ERROR_OUTCOMES,
-            metadata=metadata,
-        )
+        return {
+            "type": "provider_tool_result",
+            "call_id": part.tool_call_id,
+            "content": content,
+            "provider": provider,
+            "is_error": part.outcome in _ERROR_OUTCOMES,
+            "metadata": metadata,
+        }
     if type(part) is pai.FilePart:
         metadata = {**extras(part, _SKIP_FILE), **extras(part.content, SKIP_BINARY)}
         carry_identifier(part.content, metadata)
-        return FilePart(
-            data=part.content.data, media_type=part.content.media_type, metadata=metadata
-        )
+        binary = part.content
+        return {
+            "type": "file",
+            "data": binary.data,
+            "media_type": binary.media_type,
+            "metadata": metadata,
+        }
     return carry(part, "response")
 
 
