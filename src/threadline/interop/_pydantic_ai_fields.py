@@ -22,7 +22,7 @@ import pydantic_core
 from pydantic_ai import messages as pai
 
 from threadline.errors import ErrorDetail, ValidationError
-from threadline.messages import FilePart, HookPart, Message, TextPart, ToolResultPart
+from threadline.messages import FilePart, HookPart, Message, ReasoningPart, TextPart, ToolResultPart
 
 PREFIX = "pydantic_ai."
 """Metadata keys holding pydantic-ai fields threadline has no slot for start with this."""
@@ -338,3 +338,54 @@ def native_metadata(carried: object, stash: Mapping[str, Any]) -> dict[str, Any]
     if stash:
         metadata = {**(metadata or {}), STASH: dict(stash)}
     return metadata
+
+
+# -- reasoning -------------------------------------------------------------------------------
+
+SKIP_THINKING = frozenset({"content", "id", "signature", "provider_name", "part_kind"})
+REDACTED = frozenset({"redacted_thinking", "redacted_content"})
+REASONING_FIELDS = ("text", "signature", "encrypted", "redacted", "provider", "item_id")
+
+
+def reasoning_fields(part: pai.ThinkingPart, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The [`ReasoningPart`][threadline.ReasoningPart] fields a ``ThinkingPart`` fills: its
+    ``signature`` is OpenAI's ``encrypted_content`` and Claude's redacted thinking."""
+    provider = provider_from(part.provider_name, metadata)
+    fields: dict[str, Any] = {
+        "text": part.content,
+        "signature": None,
+        "encrypted": None,
+        "redacted": False,
+        "provider": provider,
+        "item_id": part.id,
+    }
+    if part.id in REDACTED:
+        fields.update(encrypted=part.signature, redacted=True)
+    elif provider == "openai":
+        fields["encrypted"] = part.signature
+    else:
+        fields["signature"] = part.signature
+    return fields
+
+
+def to_thinking(part: ReasoningPart) -> tuple[pai.ThinkingPart, dict[str, Any]]:
+    metadata = part.metadata
+    provider = provider_to(part.provider, metadata)
+    item_id = part.item_id
+    if part.redacted and item_id not in REDACTED:
+        item_id = "redacted_content" if provider == "bedrock" else "redacted_thinking"
+    opaque = part.redacted or (provider == "openai" and part.encrypted is not None)
+    signature = part.encrypted if opaque else part.signature
+    if provider is None and (signature is not None or item_id is not None):
+        provider = "unknown"  # pydantic-ai wants a provider beside a signature or an id
+    thinking = pai.ThinkingPart(part.text, id=item_id, signature=signature, provider_name=provider)
+    thinking = restore(thinking, metadata, SKIP_THINKING)
+    back = reasoning_fields(thinking, {})
+    lost = {
+        name: getattr(part, name) for name in REASONING_FIELDS if back[name] != getattr(part, name)
+    }
+    if part.model is not None:
+        lost["model"] = part.model
+    if part.summary:
+        lost["summary"] = list(part.summary)
+    return thinking, lost

@@ -71,6 +71,7 @@ from threadline.interop._pydantic_ai_fields import (
     REQUEST,
     RETRY_FEEDBACK,
     SKIP_BINARY,
+    SKIP_THINKING,
     Part,
     build_message,
     carry,
@@ -85,11 +86,13 @@ from threadline.interop._pydantic_ai_fields import (
     own_metadata,
     provider_from,
     provider_to,
+    reasoning_fields,
     restore,
     split_native_metadata,
     stash_message,
     stash_part,
     to_item,
+    to_thinking,
     uncarry,
 )
 
@@ -117,7 +120,6 @@ _SKIP_RESPONSE = frozenset(
     }
 )
 _SKIP_TEXT = frozenset({"content", "part_kind"})
-_SKIP_THINKING = frozenset({"content", "id", "signature", "provider_name", "part_kind"})
 _SKIP_CALL = frozenset({"tool_name", "args", "tool_call_id", "part_kind"})
 _SKIP_NATIVE_CALL = _SKIP_CALL | {"provider_name"}
 _SKIP_FILE = frozenset({"content", "part_kind"})
@@ -361,8 +363,8 @@ def _from_response_part(part: object, created: datetime, calls: Mapping[str, str
     if type(part) is pai.TextPart:
         return {"type": "text", "text": part.content, "metadata": extras(part, _SKIP_TEXT)}
     if type(part) is pai.ThinkingPart:
-        metadata = extras(part, _SKIP_THINKING)
-        return {"type": "reasoning", **_reasoning_fields(part, metadata), "metadata": metadata}
+        metadata = extras(part, SKIP_THINKING)
+        return {"type": "reasoning", **reasoning_fields(part, metadata), "metadata": metadata}
     if isinstance(part, pai.ToolCallPart):
         metadata = extras(part, _SKIP_CALL)
         args = part.args
@@ -432,31 +434,6 @@ def _from_response_part(part: object, created: datetime, calls: Mapping[str, str
             "metadata": metadata,
         }
     return carry(part, "response")
-
-
-_REDACTED = frozenset({"redacted_thinking", "redacted_content"})
-_REASONING_FIELDS = ("text", "signature", "encrypted", "redacted", "provider", "item_id")
-
-
-def _reasoning_fields(part: pai.ThinkingPart, metadata: dict[str, Any]) -> dict[str, Any]:
-    """The [`ReasoningPart`][threadline.ReasoningPart] fields a ``ThinkingPart`` fills: its
-    ``signature`` is OpenAI's ``encrypted_content`` and Claude's redacted thinking."""
-    provider = provider_from(part.provider_name, metadata)
-    fields: dict[str, Any] = {
-        "text": part.content,
-        "signature": None,
-        "encrypted": None,
-        "redacted": False,
-        "provider": provider,
-        "item_id": part.id,
-    }
-    if part.id in _REDACTED:
-        fields.update(encrypted=part.signature, redacted=True)
-    elif provider == "openai":
-        fields["encrypted"] = part.signature
-    else:
-        fields["signature"] = part.signature
-    return fields
 
 
 # -- threadline to pydantic-ai ------------------------------------------------------------------
@@ -727,7 +704,7 @@ def _to_response_part(
     if kind is TextPart:
         return restore(pai.TextPart(part.text), metadata, _SKIP_TEXT), {}
     if kind is ReasoningPart:
-        return _to_thinking(part)
+        return to_thinking(part)
     if kind is ToolCallPart:
         args: Any = part.arguments if part.raw_arguments is None else part.raw_arguments
         if ARGS in metadata:
@@ -793,26 +770,3 @@ def _parses_to(text: str, part: ToolCallPart) -> bool:
         return bool(json.loads(text) == part.arguments)
     except ValueError:
         return False
-
-
-def _to_thinking(part: ReasoningPart) -> tuple[pai.ThinkingPart, dict[str, Any]]:
-    metadata = part.metadata
-    provider = provider_to(part.provider, metadata)
-    item_id = part.item_id
-    if part.redacted and item_id not in _REDACTED:
-        item_id = "redacted_content" if provider == "bedrock" else "redacted_thinking"
-    opaque = part.redacted or (provider == "openai" and part.encrypted is not None)
-    signature = part.encrypted if opaque else part.signature
-    if provider is None and (signature is not None or item_id is not None):
-        provider = "unknown"  # pydantic-ai wants a provider beside a signature or an id
-    thinking = pai.ThinkingPart(part.text, id=item_id, signature=signature, provider_name=provider)
-    thinking = restore(thinking, metadata, _SKIP_THINKING)
-    back = _reasoning_fields(thinking, {})
-    lost = {
-        name: getattr(part, name) for name in _REASONING_FIELDS if back[name] != getattr(part, name)
-    }
-    if part.model is not None:
-        lost["model"] = part.model
-    if part.summary:
-        lost["summary"] = list(part.summary)
-    return thinking, lost
