@@ -995,6 +995,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from interop_openai_agents import bench_interop_openai_agents
 
         bench_interop_openai_agents(report, samples, min_time)
+    if wanted("interop_pydantic_ai"):
+        from interop_pydantic_ai import bench_interop_pydantic_ai
+
+        progress("interop_pydantic_ai: 10,000 messages each way")
+        bench_interop_pydantic_ai(report, samples, min_time)
     if wanted("import"):
         progress("import threadline")
         bench_import(report)
