@@ -162,23 +162,36 @@ def _kept_metadata(metadata: Mapping[str, Any], keys: frozenset[str]) -> Mapping
 
 
 def _without_unanswered_tail(messages: list[Message]) -> list[Message]:
-    """Drop the trailing assistant message's calls that no later result answers."""
-    last = len(messages) - 1
-    while last >= 0 and messages[last].role == "tool":
-        last -= 1
-    if last < 0 or messages[last].role != "assistant":
+    """Drop the calls of the trailing assistant message that no later result answers.
+
+    A trailing assistant message left empty goes, and the assistant message before it (past any
+    tool messages) becomes the tail in turn, so sanitizing twice changes nothing more: one walk
+    back, linear in the messages.
+    """
+    answered: set[str] = set()
+    dropped: set[int] = set()
+    index = len(messages) - 1
+    while index >= 0:
+        message = messages[index]
+        if message.role == "tool":
+            answered.update(part.call_id for part in message.parts if type(part) is ToolResultPart)
+            index -= 1
+            continue
+        if message.role != "assistant":
+            break
+        parts = tuple(
+            part for part in message.parts if type(part) is not ToolCallPart or part.id in answered
+        )
+        if len(parts) == len(message.parts):
+            break
+        if parts:
+            kept = message.model_copy(update={"parts": parts})
+            out = [m for i, m in enumerate(messages) if i not in dropped]
+            position = index - sum(1 for i in dropped if i < index)
+            out[position] = kept
+            return out
+        dropped.add(index)
+        index -= 1
+    if not dropped:
         return messages
-    answered = {
-        part.call_id
-        for later in messages[last + 1 :]
-        for part in later.parts
-        if type(part) is ToolResultPart
-    }
-    tail = messages[last]
-    parts = tuple(
-        part for part in tail.parts if type(part) is not ToolCallPart or part.id in answered
-    )
-    if len(parts) == len(tail.parts):
-        return messages
-    kept = [tail.model_copy(update={"parts": parts})] if parts else []
-    return [*messages[:last], *kept, *messages[last + 1 :]]
+    return [m for i, m in enumerate(messages) if i not in dropped]

@@ -267,3 +267,22 @@ def test_keep_metadata_keeps_exactly_the_listed_keys_more(
         if isinstance(part, FilePart) and part.url is not None:
             assert part.url.lower().startswith(("http://", "https://")), part.url
     assert sanitize_untrusted(out, keep_metadata=keep, allow_private_urls=True) == out
+
+
+@given(st.integers(1, 4), st.lists(st.booleans(), min_size=1, max_size=5))
+def test_sanitize_is_idempotent_over_a_tail_of_call_only_assistant_messages(
+    first: int, shapes: list[bool]
+) -> None:
+    # Each trailing assistant message holds only calls (True: one has text too); the tail goes
+    # message by message in one pass, so a second pass finds nothing more to drop.
+    messages: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "text": "q"}]}]
+    for index, with_text in enumerate(shapes):
+        parts: list[dict[str, Any]] = [
+            {"type": "tool_call", "id": f"c{index}.{n}", "name": "f", "arguments": {}}
+            for n in range(first)
+        ]
+        if with_text:
+            parts.insert(0, {"type": "text", "text": "t"})
+        messages.append({"role": "assistant", "parts": parts})
+    once = sanitize_untrusted(messages)  # type: ignore[arg-type]
+    assert sanitize_untrusted(once) == once
