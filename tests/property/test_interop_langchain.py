@@ -66,7 +66,9 @@ b64 = st.sampled_from(["", "AAAA", "+/8=", "aGVsbG8="])
 extras = st.one_of(st.none(), st.just({}), json_objects.filter(bool))
 
 
-def _with(block: dict[str, Any], draw: st.DrawFn, **optional: st.SearchStrategy[Any]) -> Any:
+def _with(
+    block: dict[str, Any], draw: st.DrawFn, **optional: st.SearchStrategy[Any]
+) -> dict[str, Any]:
     for key, strategy in optional.items():
         value = draw(strategy)
         if value is not None:
@@ -247,9 +249,8 @@ def _by_url(messages: list[Message]) -> bool:
         for part in message.parts:
             files = part.content if isinstance(part, ToolResultPart) else (part,)
             for item in files:
-                if isinstance(item, FilePart) and item.url is not None:
-                    if not item.media_type.startswith("image/"):
-                        return True
+                if isinstance(item, FilePart) and item.url and item.media_type[:6] != "image/":
+                    return True
     return False
 
 

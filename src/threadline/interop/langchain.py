@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 import pydantic
+from pydantic_core import PydanticCustomError
 
 from threadline.interop._missing import missing
 
@@ -211,7 +212,7 @@ def _stamp(bag: Mapping[str, Any], path: str) -> datetime | None:
 def _json(value: Any, path: str) -> Any:
     try:
         return check_json_value(value)
-    except ValidationError as error:
+    except (ValidationError, PydanticCustomError) as error:
         fail(path, f"threadline keeps it as JSON, and it is not: {error}")
 
 
