@@ -43,6 +43,7 @@ import data  # noqa: E402
 import floors  # noqa: E402
 import fresh as fresh_child  # noqa: E402
 import hostile  # noqa: E402
+import interop_langchain  # noqa: E402
 import peers  # noqa: E402
 from timing import Stat, measure, timed  # noqa: E402
 
@@ -984,6 +985,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("import"):
         progress("import threadline")
         bench_import(report)
+    if wanted("interop_langchain"):
+        progress("interop: LangChain, 10,000 messages each way")
+        interop_langchain.bench_interop_langchain(report, samples, min_time)
     meta = {
         "machine": machine(),
         "versions": {"threadline": tl.__version__, **peers.versions()},

@@ -82,6 +82,7 @@ _ASSISTANT = frozenset({"text", "file", "reasoning", "provider"})
 _RESULT = frozenset({"text", "file"})
 # Content blocks that repeat one of an AIMessage's tool calls; the call comes from tool_calls.
 _CALL_BLOCKS = frozenset({"tool_call", "tool_use", "function_call"})
+_EMPTY_TEXT: Mapping[str, Any] = {"type": "text", "text": ""}
 Mode = Literal["auto", "strict"]
 
 
@@ -143,7 +144,7 @@ def _message(message: object, path: str) -> Message:
         metadata[_CHAT_ROLE] = message.role
     created_at = _stamp(bag, path)
     parts = _content(message.content, f"{path}.content", allowed)
-    return _build(message, role, parts or [TextPart(text="")], metadata, created_at, path)
+    return _build(message, role, parts or [_EMPTY_TEXT], metadata, created_at, path)
 
 
 def _refusal(message: object) -> str:
@@ -168,7 +169,7 @@ def _refusal(message: object) -> str:
 
 def _content(content: object, path: str, allowed: frozenset[str]) -> list[Any]:
     if isinstance(content, str):
-        return [TextPart(text=content)] if content else []
+        return [{"type": "text", "text": content}] if content else []
     if not isinstance(content, list):
         fail(path, f"expected a str or a list, got {type(content).__name__}")
     return [part_of(block, f"{path}[{index}]", allowed) for index, block in enumerate(content)]
@@ -186,7 +187,7 @@ def _common(message: BaseMessage, path: str) -> tuple[dict[str, Any], dict[str, 
     if message.name is not None:
         metadata[_NAME] = message.name
     if message.additional_kwargs:
-        metadata[_KWARGS] = _json(message.additional_kwargs, f"{path}.additional_kwargs")
+        metadata[_KWARGS] = message.additional_kwargs  # checked as JSON with the message
     if isinstance(message, AIMessage):
         for native, key in _RESPONSE_KEYS.items():
             if isinstance(response.get(native), str):
@@ -195,7 +196,7 @@ def _common(message: BaseMessage, path: str) -> tuple[dict[str, Any], dict[str, 
         if "stop_reason" not in metadata and isinstance(response.get("stop_reason"), str):
             metadata["stop_reason"] = response["stop_reason"]
     if response:
-        metadata[_RESPONSE] = _json(response, f"{path}.response_metadata")
+        metadata[_RESPONSE] = response
     return metadata, dict(bag)
 
 
@@ -239,24 +240,23 @@ def _ai_message(message: AIMessage, path: str) -> Message:
     metadata = {**(bag.get("metadata") or {}), **own}
     created_at = _stamp(bag, path)
     call_metadata: Mapping[str, Any] = bag.get("tool_calls") or {}
-    calls: dict[str, ToolCallPart] = {}
-    for index, call in enumerate(message.tool_calls):
-        part = _call(call, call_metadata, f"{path}.tool_calls[{index}]", raw=None)
-        calls.setdefault(part.id, part)
-    for index, invalid in enumerate(message.invalid_tool_calls):
+    calls: dict[str, dict[str, Any]] = {}
+    for call in message.tool_calls:
+        part = _call(call, call_metadata, raw=None)
+        calls.setdefault(part["id"], part)
+    for invalid in message.invalid_tool_calls:
         raw = invalid.get("args")
-        where = f"{path}.invalid_tool_calls[{index}]"
-        part = _call(invalid, call_metadata, where, raw=raw if isinstance(raw, str) else "")
-        calls.setdefault(part.id, part)
+        part = _call(invalid, call_metadata, raw=raw if isinstance(raw, str) else "")
+        calls.setdefault(part["id"], part)
     placed: set[str] = set()
     parts: list[Any] = []
     content = message.content
     if isinstance(content, str):
-        parts.extend([TextPart(text=content)] if content or not calls else [])
+        parts.extend([{"type": "text", "text": content}] if content or not calls else [])
     else:
         for index, block in enumerate(content):
             where = f"{path}.content[{index}]"
-            if isinstance(block, Mapping) and block.get("type") in _CALL_BLOCKS:
+            if type(block) is dict and block.get("type") in _CALL_BLOCKS:
                 call_id = block.get("id") if block.get("type") != "function_call" else None
                 call_id = call_id or block.get("call_id")
                 if call_id not in calls:
@@ -266,32 +266,30 @@ def _ai_message(message: AIMessage, path: str) -> Message:
                 continue
             parts.append(part_of(block, where, _ASSISTANT))
     all_calls = [*message.tool_calls, *message.invalid_tool_calls]
-    ids = [part.id for part in calls.values()]
+    ids = list(calls)
     parts.extend(calls[call_id] for call_id in ids if call_id not in placed)
     if len(ids) != len(all_calls):
         fail(f"{path}.tool_calls", "two tool calls share an id; each call needs its own")
     if message.usage_metadata is not None:
         metadata.update(_usage_from(dict(message.usage_metadata), f"{path}.usage_metadata"))
-    return _build(message, "assistant", parts or [TextPart(text="")], metadata, created_at, path)
+    return _build(message, "assistant", parts or [_EMPTY_TEXT], metadata, created_at, path)
 
 
-def _call(call: Any, metadata: Mapping[str, Any], path: str, raw: str | None) -> Any:
+def _call(call: Any, metadata: Mapping[str, Any], raw: str | None) -> dict[str, Any]:
     call_id = call.get("id") or "call_" + new_message_id()[4:]
     part_metadata = dict(metadata.get(call_id) or {})
     if raw is not None and call.get("error") is not None:
         part_metadata[_ERROR] = call["error"]
     fields: dict[str, Any] = {
+        "type": "tool_call",
         "id": call_id,
         "name": call.get("name") or "",
-        "arguments": {} if raw is not None else _json(call.get("args") or {}, f"{path}.args"),
+        "arguments": {} if raw is not None else call.get("args") or {},
         "metadata": part_metadata,
     }
     if raw is not None:
         fields["raw_arguments"] = raw
-    try:
-        return ToolCallPart(**fields)
-    except pydantic.ValidationError as error:
-        raise translate_errors(error, f"cannot convert {path} from LangChain") from None
+    return fields
 
 
 def _tool_message(messages: Sequence[BaseMessage], start: int) -> Message:
@@ -315,23 +313,19 @@ def _tool_message(messages: Sequence[BaseMessage], start: int) -> Message:
             part_metadata[_ARTIFACT] = _json(native.artifact, f"{path}.artifact")
         content: Any = native.content
         if isinstance(content, list):
-            content = tuple(_content(content, f"{path}.content", _RESULT))
-        try:
-            part = ToolResultPart(
-                call_id=native.tool_call_id,
-                content=content,
-                name=native.name,
-                is_error=native.status == "error",
-                metadata=part_metadata,
-            )
-        except pydantic.ValidationError as error:
-            raise translate_errors(error, f"cannot convert {path} from LangChain") from None
+            content = _content(content, f"{path}.content", _RESULT)
+        part = {"type": "tool_result", "call_id": native.tool_call_id, "content": content}
+        part.update(name=native.name, is_error=native.status == "error", metadata=part_metadata)
         parts.append(part)
-    fields: dict[str, Any] = {"id": message_id, "role": "tool", "parts": tuple(parts)}
+    fields: dict[str, Any] = {"id": message_id, "role": "tool", "parts": parts}
     fields["metadata"] = metadata
     if created_at is not None:
         fields["created_at"] = created_at
-    return Message.model_validate(fields)
+    where = f"messages[{start}:{start + len(messages)}] (ToolMessages, one part each)"
+    try:
+        return Message.model_validate(fields)
+    except pydantic.ValidationError as error:
+        raise translate_errors(error, f"cannot convert {where} from LangChain") from None
 
 
 def _usage_from(native: dict[str, Any], path: str) -> dict[str, Any]:
