@@ -620,3 +620,25 @@ def test_converted_history_is_accepted_by_convert_to_openai_messages() -> None:
         "image_url": {"url": "data:image/png;base64,iVBORw=="},
     }
     assert isinstance(messages[1].parts[2], ToolCallPart)
+
+
+@pytest.mark.requires_server
+def test_history_over_redis_blocking_and_async(redis_url: str, redis_prefix: str) -> None:
+    from threadline.stores import AsyncRedisStore, RedisStore
+
+    with RedisStore(redis_url, prefix=redis_prefix) as store:
+        history = ThreadlineChatMessageHistory(store, "conv-r")
+        history.add_messages(conversation())
+        assert history.messages == conversation()
+
+    async def run() -> None:
+        astore = AsyncRedisStore(redis_url, prefix=redis_prefix)
+        try:
+            history = ThreadlineChatMessageHistory(astore, "conv-r")
+            assert await history.aget_messages() == conversation()
+            await history.aclear()
+            assert await history.aget_messages() == []
+        finally:
+            await astore.aclose()
+
+    asyncio.run(run())
