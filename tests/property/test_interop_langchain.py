@@ -8,7 +8,6 @@ string), for native histories in every form the adapter reads.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import pytest
@@ -20,9 +19,8 @@ from tests.support import REQUIRE_ALL
 
 if not REQUIRE_ALL:  # under THREADLINE_REQUIRE_ALL=1 a missing package fails the collection
     pytest.importorskip("langchain_core")
-messages_module = importlib.import_module("langchain_core.messages")
 
-from langchain_core.messages import (  # noqa: E402
+from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     ChatMessage,
@@ -32,8 +30,8 @@ from langchain_core.messages import (  # noqa: E402
     convert_to_openai_messages,
 )
 
-from threadline import FilePart, Message, ToolCallPart, ToolResultPart  # noqa: E402
-from threadline.interop.langchain import from_langchain, to_langchain  # noqa: E402
+from threadline import FilePart, Message, ToolCallPart, ToolResultPart
+from threadline.interop.langchain import from_langchain, to_langchain
 
 
 def expected_round_trip(messages: list[Message]) -> list[Message]:
@@ -259,6 +257,3 @@ def _openai_role(message: BaseMessage) -> str:
         message.type, getattr(message, "role", "")
     )
 
-
-def test_messages_module_is_the_pinned_one() -> None:
-    assert hasattr(messages_module, "convert_to_openai_messages")
