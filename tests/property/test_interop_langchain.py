@@ -256,4 +256,3 @@ def _openai_role(message: BaseMessage) -> str:
     return {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}.get(
         message.type, getattr(message, "role", "")
     )
-
