@@ -1008,6 +1008,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from interop_vercel import bench_interop_vercel
 
         bench_interop_vercel(report, samples, min_time)
+    if wanted("interop_langchain"):
+        progress("interop: LangChain, 10,000 messages each way")
+        from interop_langchain import bench_interop_langchain
+
+        bench_interop_langchain(report, samples, min_time)
     meta = {
         "machine": machine(),
         "versions": {"threadline": tl.__version__, **peers.versions()},
