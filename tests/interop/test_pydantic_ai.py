@@ -3,8 +3,11 @@ pydantic-ai's own machinery (its JSON adapter, an Agent run) accepting what we g
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import warnings
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -322,6 +325,19 @@ def test_json_and_dicts_are_accepted() -> None:
 # -- pydantic-ai's own machinery ------------------------------------------------------------
 
 
+@pytest.fixture
+def closes_run_sync_loop() -> Iterator[None]:
+    """``Agent.run_sync`` makes an event loop current and leaves it open; close it here, or its
+    sockets surface as a ``ResourceWarning`` (an error) in whichever test later collects it."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.mark.usefixtures("closes_run_sync_loop")
 def test_agent_continues_a_converted_history() -> None:
     seen: list[list[pai.ModelMessage]] = []
 
@@ -343,6 +359,7 @@ def test_agent_continues_a_converted_history() -> None:
     assert tl.check_messages(everything).ok
 
 
+@pytest.mark.usefixtures("closes_run_sync_loop")
 def test_test_model_runs_tools_over_a_converted_history() -> None:
     agent = Agent(TestModel())
 
