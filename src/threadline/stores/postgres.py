@@ -94,7 +94,7 @@ from threadline.stores.base import (
     validate_conversation_id,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
-from threadline.stores.forks import branch_of, check_fork, taken
+from threadline.stores.forks import afork_source, fork_source, taken
 
 try:
     import psycopg
@@ -477,9 +477,7 @@ class PostgresStore(_PostgresStoreBase):
             threadline.StoreError: the server cannot be reached or refused a statement
                 (nothing was written).
         """
-        checked = check_fork(conversation_id, new_id, at, "PostgresStore.fork")
-        loaded = self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "PostgresStore.fork")
+        items, point = fork_source(self.load, conversation_id, new_id, at, "PostgresStore.fork")
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = self._rows(items, new_id)
             steps = self._fork_steps(conversation_id, new_id, point, items, texts)
@@ -720,9 +718,9 @@ class AsyncPostgresStore(_PostgresStoreBase):
             threadline.ValidationError: as for [`PostgresStore.fork`][].
             threadline.StoreError: as for [`PostgresStore.fork`][].
         """
-        checked = check_fork(conversation_id, new_id, at, "AsyncPostgresStore.fork")
-        loaded = await self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "AsyncPostgresStore.fork")
+        items, point = await afork_source(
+            self.load, conversation_id, new_id, at, "AsyncPostgresStore.fork"
+        )
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = await self._rows_async(items, new_id)
             steps = self._fork_steps(conversation_id, new_id, point, items, texts)

@@ -94,10 +94,10 @@ from threadline.stores.base import (
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 from threadline.stores.forks import (
-    branch_of,
-    check_fork,
+    afork_source,
     decode_parent,
     encode_parent,
+    fork_source,
     taken,
 )
 
@@ -375,9 +375,7 @@ class RedisStore(_RedisStoreBase):
                 is past its end, or ``new_id`` is in use (nothing was written).
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        checked = check_fork(conversation_id, new_id, at, "RedisStore.fork")
-        loaded = self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "RedisStore.fork")
+        items, point = fork_source(self.load, conversation_id, new_id, at, "RedisStore.fork")
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             args = self._fork_args(conversation_id, new_id, point, items, self._rows(items, new_id))
             self._forked(self._fork(keys=self._keys(new_id), args=args), new_id)
@@ -539,9 +537,9 @@ class AsyncRedisStore(_RedisStoreBase):
             threadline.ValidationError: as for [`RedisStore.fork`][].
             threadline.StoreError: as for [`RedisStore.fork`][].
         """
-        checked = check_fork(conversation_id, new_id, at, "AsyncRedisStore.fork")
-        loaded = await self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "AsyncRedisStore.fork")
+        items, point = await afork_source(
+            self.load, conversation_id, new_id, at, "AsyncRedisStore.fork"
+        )
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = await self._rows_async(items, new_id)
             args = self._fork_args(conversation_id, new_id, point, items, texts)

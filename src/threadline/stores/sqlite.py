@@ -83,7 +83,7 @@ from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
 )
-from threadline.stores.forks import branch_of, check_fork, taken
+from threadline.stores.forks import fork_source, taken
 
 __all__ = ["SQLiteStore"]
 
@@ -369,10 +369,7 @@ class SQLiteStore(JsonRows, PollingWatch):
             threadline.StoreError: the database cannot be read or written (nothing was
                 written).
         """
-        checked = check_fork(conversation_id, new_id, at, "SQLiteStore.fork")
-        items, point = branch_of(
-            self.load(conversation_id), conversation_id, checked, "SQLiteStore.fork"
-        )
+        items, point = fork_source(self.load, conversation_id, new_id, at, "SQLiteStore.fork")
         action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._rows(items, new_id)
