@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from threadline.errors import ConversationReplacedError
 from threadline.messages import Message
+from threadline.stores._closing import AsyncClosing
 from threadline.stores.base import check_version_argument, validate_conversation_id
 
 __all__ = [
@@ -91,7 +92,7 @@ class Source(Protocol):
         ...
 
 
-class Watch:
+class Watch(AsyncClosing):
     """An async iterator of the batches appended to one conversation after a version.
 
     Made by a store's ``watch(conversation_id, after_version=None)``. Each item is the list of
@@ -164,12 +165,6 @@ class Watch:
         self._closed = True
         self._ready.clear()
         await self._source.close()
-
-    async def __aenter__(self) -> Watch:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 def replaced(

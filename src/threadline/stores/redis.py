@@ -78,6 +78,7 @@ from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
+from threadline.stores._closing import AsyncClosing, Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
 from threadline.stores._redis_scripts import APPEND, REPLACE, VERSION
 from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
@@ -222,7 +223,7 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "index", "conversations")
 
 
-class RedisStore(_RedisStoreBase):
+class RedisStore(_RedisStoreBase, Closing):
     """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -396,14 +397,8 @@ class RedisStore(_RedisStoreBase):
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> RedisStore:
-        return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-class AsyncRedisStore(_RedisStoreBase):
+class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
     """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -585,12 +580,6 @@ class AsyncRedisStore(_RedisStoreBase):
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
             await self._client.aclose()
-
-    async def __aenter__(self) -> AsyncRedisStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 # A client this module builds never retries a command: retrying an EXEC whose reply was lost

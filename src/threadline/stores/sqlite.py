@@ -68,6 +68,7 @@ from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
+from threadline.stores._closing import Closing
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
@@ -138,7 +139,7 @@ def _add_message_ids(connection: sqlite3.Connection) -> None:
     )
 
 
-class SQLiteStore(JsonRows, PollingWatch):
+class SQLiteStore(JsonRows, PollingWatch, Closing):
     """Conversations in an SQLite file (WAL), one row per message; the embedded default.
 
     Safe to share between threads (each thread gets its own connection) and between processes
@@ -416,12 +417,6 @@ class SQLiteStore(JsonRows, PollingWatch):
     def close(self) -> None:
         """Close this store's connections (in every thread); the store cannot be used after."""
         self._db.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     @staticmethod
     def _delete(
