@@ -65,30 +65,28 @@ class _Counts:
 
 
 def _cache_beside_input(
-    count: _Counts, input_key: str, output_key: str, read_key: str, write_key: str
+    count: _Counts,
+    input_key: str,
+    output_key: str,
+    cache_keys: tuple[str, str],
+    reasoning_keys: tuple[str, ...] = (),
 ) -> Usage:
     """Usage of a format whose input count leaves out the cache (Anthropic, Bedrock): the
-    input is the three together."""
-    read, written = count(read_key), count(write_key)
+    input is the three together (``cache_keys``: the read and the written count)."""
+    read, written = count(cache_keys[0]), count(cache_keys[1])
     return Usage(
         input_tokens=count(input_key) + read + written,
         output_tokens=count(output_key),
         cache_read_tokens=read,
         cache_write_tokens=written,
+        reasoning_tokens=count(*reasoning_keys) if reasoning_keys else 0,
     )
 
 
 def _anthropic(count: _Counts) -> Usage:
-    usage = _cache_beside_input(
-        count,
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-    )
-    return dataclasses.replace(
-        usage, reasoning_tokens=count("output_tokens_details", "thinking_tokens")
-    )
+    cache = ("cache_read_input_tokens", "cache_creation_input_tokens")
+    thinking = ("output_tokens_details", "thinking_tokens")
+    return _cache_beside_input(count, "input_tokens", "output_tokens", cache, thinking)
 
 
 def _openai(count: _Counts, input_key: str, output_key: str) -> Usage:
@@ -143,9 +141,8 @@ def _mistral(count: _Counts) -> Usage:
 
 
 def _bedrock(count: _Counts) -> Usage:
-    return _cache_beside_input(
-        count, "inputTokens", "outputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"
-    )
+    cache = ("cacheReadInputTokens", "cacheWriteInputTokens")
+    return _cache_beside_input(count, "inputTokens", "outputTokens", cache)
 
 
 _READERS: dict[str, Callable[[_Counts], Usage]] = {
