@@ -4,9 +4,9 @@ This module only re-exports. Heavier parts (codecs, stores, context management) 
 use, so ``import threadline`` imports pydantic and nothing optional.
 """
 
-import importlib as _importlib
 import typing as _typing
 
+from threadline._lazy import lazy_attributes as _lazy_attributes
 from threadline.errors import (
     CodecError,
     ConflictError,
@@ -136,18 +136,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'threadline' has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = _lazy_attributes("threadline", _LAZY, globals())
 
 __all__ = [
     "AsyncStore",

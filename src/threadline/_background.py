@@ -12,9 +12,12 @@ would. Either way its error goes to the handler given (``on_plugin_error``,
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 
-__all__ = ["Background"]
+__all__ = ["Background", "hand_error"]
+
+logger = logging.getLogger("threadline")
 
 
 class Background:
@@ -63,3 +66,22 @@ async def _guarded(pending: Awaitable[object], failed: Callable[[Exception], Non
         await pending
     except Exception as error:
         failed(error)
+
+
+def hand_error(
+    handler: Callable[..., object],
+    args: tuple[object, ...],
+    *,
+    option: str,
+    kind: str,
+    source: object,
+) -> None:
+    """Call ``handler``, the history's ``option`` (``on_plugin_error``, ``on_listener_error``),
+    with ``args``. An error the handler raises is logged on the ``threadline`` logger, never
+    raised: a failing handler must not fail the mutation that called the ``kind`` ``source``."""
+    try:
+        handler(*args)
+    except Exception:
+        logger.exception(
+            "%s %r raised while handling an error from %s %r", option, handler, kind, source
+        )

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, cast
 
-from threadline._background import Background
+from threadline._background import Background, hand_error
 from threadline._log import Log, Snapshot
 from threadline.messages import Message
 
@@ -161,14 +161,13 @@ class Events:
 
     def _failed(self, error: Exception, event: HistoryEvent, listener: Listener) -> None:
         handler = self.on_error or _log_listener_error
-        try:
-            handler(error, event, listener)
-        except Exception:
-            logger.exception(
-                "on_listener_error %r raised while handling an error from listener %r",
-                handler,
-                listener,
-            )
+        hand_error(
+            handler,
+            (error, event, listener),
+            option="on_listener_error",
+            kind="listener",
+            source=listener,
+        )
 
 
 def _taking_the_event(listener: Listener) -> Callable[[HistoryEvent], object]:

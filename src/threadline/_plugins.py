@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
-from threadline._background import Background
+from threadline._background import Background, hand_error
 from threadline.errors import PluginError, ValidationError
 from threadline.messages import Message
 
@@ -162,12 +162,9 @@ class Plugins:
     def failed(self, error: Exception, plugin: object, hook: str) -> None:
         """Hand a plugin's error to ``on_plugin_error`` (by default: log it); never raises."""
         handler = self.on_error or _log_plugin_error
-        try:
-            handler(error, plugin, hook)
-        except Exception:
-            logger.exception(
-                "on_plugin_error %r raised while handling an error from plugin %r", handler, plugin
-            )
+        hand_error(
+            handler, (error, plugin, hook), option="on_plugin_error", kind="plugin", source=plugin
+        )
 
 
 def _hook(plugin: object, name: str) -> Callable[..., Any] | None:

@@ -64,37 +64,50 @@ class _Counts:
         return 0
 
 
-def _anthropic(count: _Counts) -> Usage:
-    # input_tokens leaves out the cache: the input is the three together.
-    read, written = count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+def _cache_beside_input(
+    count: _Counts,
+    input_key: str,
+    output_key: str,
+    cache_keys: tuple[str, str],
+    reasoning_keys: tuple[str, ...] = (),
+) -> Usage:
+    """Usage of a format whose input count leaves out the cache (Anthropic, Bedrock): the
+    input is the three together (``cache_keys``: the read and the written count)."""
+    read, written = count(cache_keys[0]), count(cache_keys[1])
     return Usage(
-        input_tokens=count("input_tokens") + read + written,
-        output_tokens=count("output_tokens"),
+        input_tokens=count(input_key) + read + written,
+        output_tokens=count(output_key),
         cache_read_tokens=read,
         cache_write_tokens=written,
-        reasoning_tokens=count("output_tokens_details", "thinking_tokens"),
+        reasoning_tokens=count(*reasoning_keys) if reasoning_keys else 0,
+    )
+
+
+def _anthropic(count: _Counts) -> Usage:
+    cache = ("cache_read_input_tokens", "cache_creation_input_tokens")
+    thinking = ("output_tokens_details", "thinking_tokens")
+    return _cache_beside_input(count, "input_tokens", "output_tokens", cache, thinking)
+
+
+def _openai(count: _Counts, input_key: str, output_key: str) -> Usage:
+    """Usage of both OpenAI APIs, which differ only in names: the input count includes every
+    prompt token, and ``<input>_details`` says which were cached."""
+    input_details, output_details = f"{input_key}_details", f"{output_key}_details"
+    return Usage(
+        input_tokens=count(input_key),
+        output_tokens=count(output_key),
+        cache_read_tokens=count(input_details, "cached_tokens"),
+        cache_write_tokens=count(input_details, "cache_write_tokens"),
+        reasoning_tokens=count(output_details, "reasoning_tokens"),
     )
 
 
 def _openai_chat(count: _Counts) -> Usage:
-    # prompt_tokens counts every prompt token; the details say which were cached.
-    return Usage(
-        input_tokens=count("prompt_tokens"),
-        output_tokens=count("completion_tokens"),
-        cache_read_tokens=count("prompt_tokens_details", "cached_tokens"),
-        cache_write_tokens=count("prompt_tokens_details", "cache_write_tokens"),
-        reasoning_tokens=count("completion_tokens_details", "reasoning_tokens"),
-    )
+    return _openai(count, "prompt_tokens", "completion_tokens")
 
 
 def _openai_responses(count: _Counts) -> Usage:
-    return Usage(
-        input_tokens=count("input_tokens"),
-        output_tokens=count("output_tokens"),
-        cache_read_tokens=count("input_tokens_details", "cached_tokens"),
-        cache_write_tokens=count("input_tokens_details", "cache_write_tokens"),
-        reasoning_tokens=count("output_tokens_details", "reasoning_tokens"),
-    )
+    return _openai(count, "input_tokens", "output_tokens")
 
 
 def _gemini(count: _Counts) -> Usage:
@@ -128,14 +141,8 @@ def _mistral(count: _Counts) -> Usage:
 
 
 def _bedrock(count: _Counts) -> Usage:
-    # inputTokens leaves out the cache, as Anthropic's input_tokens does.
-    read, written = count("cacheReadInputTokens"), count("cacheWriteInputTokens")
-    return Usage(
-        input_tokens=count("inputTokens") + read + written,
-        output_tokens=count("outputTokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=written,
-    )
+    cache = ("cacheReadInputTokens", "cacheWriteInputTokens")
+    return _cache_beside_input(count, "inputTokens", "outputTokens", cache)
 
 
 _READERS: dict[str, Callable[[_Counts], Usage]] = {

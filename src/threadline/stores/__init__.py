@@ -27,9 +27,9 @@ Every store has an async twin ([`AsyncMemoryStore`][threadline.stores.AsyncMemor
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from threadline._lazy import lazy_attributes as _lazy_attributes
 from threadline.stores._watch import Watch
 from threadline.stores.base import (
     CONVERSATION_ID_PATTERN,
@@ -81,14 +81,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'threadline.stores' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = _lazy_attributes("threadline.stores", _LAZY, globals())

@@ -6,7 +6,7 @@ version key, or for a conversation written before versions existed, its length).
 
 from __future__ import annotations
 
-from threadline.stores._redis_scripts import CURRENT
+from threadline.stores._redis_scripts import CURRENT, PUSH_ALL
 
 __all__ = ["FORK_SCRIPT"]
 
@@ -22,19 +22,10 @@ if redis.call('LLEN', KEYS[1]) > 0 or redis.call('EXISTS', KEYS[5]) == 1 then
 end
 local version = current()
 local n = tonumber(ARGV[3])
-local texts = 3 + 2 * n
-for first = 1, n, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
-end
-local fields = {}
-for i = 1, n do
-    fields[#fields + 1] = ARGV[3 + i]
-    fields[#fields + 1] = ARGV[3 + n + i]
-end
 redis.call('DEL', KEYS[2])
-for first = 1, #fields, 2000 do
-    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
-end
+"""
+    + PUSH_ALL
+    + """
 if n > 0 then
     redis.call('ZADD', KEYS[3], 0, ARGV[1])
 end

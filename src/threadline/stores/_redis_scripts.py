@@ -6,7 +6,7 @@ Only `threadline.stores.redis` and its helpers (``_redis_fork``, ``_redis_watch`
 
 from __future__ import annotations
 
-__all__ = ["APPEND", "CURRENT", "LOG", "LOG_LENGTH", "REPLACE", "VERSION"]
+__all__ = ["APPEND", "CURRENT", "LOG", "LOG_LENGTH", "PUSH_ALL", "REPLACE", "VERSION"]
 
 # The version every script reads: the version key, or for a conversation written before
 # versions existed, its length. KEYS[1] is the list, KEYS[4] the version key.
@@ -36,12 +36,9 @@ local function log(kind, count)
 end
 """
 
-# KEYS: the list, the id hash, the index, the version. ARGV: the conversation id, the expected
-# version ('' for none), n, then n message ids, n digests of their JSON, n JSON texts. Returns
-# the number of messages pushed, -i when message i (1-based) reuses a stored id with another
-# digest, or {version} when the conversation is not at the expected version (nothing is
-# written in either case).
-APPEND = (
+# What APPEND and REPLACE start with: the version read, the log entry's function, and the
+# conflict answer {version} when ARGV[2] is an expected version ('' for none) it is not at.
+_CHECKED = (
     CURRENT
     + """
 local version = current()
@@ -51,6 +48,35 @@ local version = current()
 if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
     return {version}
 end
+"""
+)
+
+# Writes the n messages of ARGV (3 values, then n ids, n digests, n JSON texts): the texts
+# pushed on the list KEYS[1], each id with its digest into the hash KEYS[2]. unpack() is
+# bounded by the Lua stack, so long batches go in slices.
+PUSH_ALL = """
+local texts = 3 + 2 * n
+for first = 1, n, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
+end
+local fields = {}
+for i = 1, n do
+    fields[#fields + 1] = ARGV[3 + i]
+    fields[#fields + 1] = ARGV[3 + n + i]
+end
+for first = 1, #fields, 2000 do
+    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
+end
+"""
+
+# KEYS: the list, the id hash, the index, the version. ARGV: the conversation id, the expected
+# version ('' for none), n, then n message ids, n digests of their JSON, n JSON texts. Returns
+# the number of messages pushed, -i when message i (1-based) reuses a stored id with another
+# digest, or {version} when the conversation is not at the expected version (nothing is
+# written in either case).
+APPEND = (
+    _CHECKED
+    + """
 table.remove(ARGV, 2)
 local n = tonumber(ARGV[2])
 local seen = {}
@@ -93,15 +119,8 @@ return #texts
 # n message ids, n digests, n JSON texts (ids unique: the caller dropped replays). Returns n, or
 # {version} on a conflict (nothing written). n = 0 deletes the conversation.
 REPLACE = (
-    CURRENT
+    _CHECKED
     + """
-local version = current()
-"""
-    + LOG
-    + """
-if ARGV[2] ~= '' and tonumber(ARGV[2]) ~= version then
-    return {version}
-end
 local n = tonumber(ARGV[3])
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SET', KEYS[4], version + 1)
@@ -111,18 +130,9 @@ if n == 0 then
     redis.call('DEL', KEYS[5])
     return 0
 end
-local texts = 3 + 2 * n
-for first = 1, n, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, texts + first, texts + math.min(first + 999, n)))
-end
-local fields = {}
-for i = 1, n do
-    fields[#fields + 1] = ARGV[3 + i]
-    fields[#fields + 1] = ARGV[3 + n + i]
-end
-for first = 1, #fields, 2000 do
-    redis.call('HSET', KEYS[2], unpack(fields, first, math.min(first + 1999, #fields)))
-end
+"""
+    + PUSH_ALL
+    + """
 redis.call('ZADD', KEYS[3], 0, ARGV[1])
 return n
 """

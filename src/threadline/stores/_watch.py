@@ -36,9 +36,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from threadline.errors import ConversationReplacedError, ErrorDetail, ValidationError
+from threadline.errors import ConversationReplacedError
 from threadline.messages import Message
-from threadline.stores.base import validate_conversation_id
+from threadline.stores._closing import AsyncClosing
+from threadline.stores.base import check_version_argument, validate_conversation_id
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
@@ -91,7 +92,7 @@ class Source(Protocol):
         ...
 
 
-class Watch:
+class Watch(AsyncClosing):
     """An async iterator of the batches appended to one conversation after a version.
 
     Made by a store's ``watch(conversation_id, after_version=None)``. Each item is the list of
@@ -165,12 +166,6 @@ class Watch:
         self._ready.clear()
         await self._source.close()
 
-    async def __aenter__(self) -> Watch:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 def replaced(
     conversation_id: str, before: int | None, version: int, messages: Sequence[Message]
@@ -189,20 +184,8 @@ def replaced(
 
 
 def check_after_version(after_version: object, where: str) -> int | None:
-    """``after_version`` when it is ``None`` or an ``int`` of at least 0.
-
-    Raises:
-        threadline.ValidationError: it is something else (a ``bool`` included).
-    """
-    if after_version is None or (type(after_version) is int and after_version >= 0):
-        return after_version
-    detail = ErrorDetail(
-        "after_version",
-        f"{where} takes None (from now) or an int >= 0 (a version() the caller has seen), "
-        f"not {after_version!r}",
-        "type",
-    )
-    raise ValidationError(f"invalid after_version: {detail.message}", [detail])
+    """``after_version`` checked by `check_version_argument`."""
+    return check_version_argument(after_version, "after_version", where)
 
 
 def digest(messages: Sequence[Message]) -> bytes:

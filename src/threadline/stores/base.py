@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from threadline._sequences import read_messages
 from threadline.errors import ConflictError, ErrorDetail, StoreError, ValidationError
@@ -48,6 +48,7 @@ __all__ = [
     "Store",
     "as_message_list",
     "check_expected_version",
+    "check_version_argument",
     "conflict",
     "replayed",
     "reused_id",
@@ -359,21 +360,30 @@ def conflict(where: str, conversation_id: str, expected: int, actual: int) -> Co
     )
 
 
-def check_expected_version(expected_version: object, where: str) -> int | None:
-    """``expected_version`` when it is ``None`` or an ``int`` of at least 0.
+_VERSION_ARGUMENTS = {
+    "expected_version": "None or an int >= 0 (the version() the caller last saw)",
+    "after_version": "None (from now) or an int >= 0 (a version() the caller has seen)",
+}
+
+
+def check_version_argument(
+    value: object, name: Literal["expected_version", "after_version"], where: str
+) -> int | None:
+    """``value``, the argument ``name`` of ``where``, when it is ``None`` or an ``int`` of at
+    least 0: what a write's ``expected_version`` and a watch's ``after_version`` take.
 
     Raises:
         threadline.ValidationError: it is something else (a ``bool`` included).
     """
-    if expected_version is None or (type(expected_version) is int and expected_version >= 0):
-        return expected_version
-    detail = ErrorDetail(
-        "expected_version",
-        f"{where} takes None or an int >= 0 (the version() the caller last saw), not "
-        f"{expected_version!r}",
-        "type",
-    )
-    raise ValidationError(f"invalid expected_version: {detail.message}", [detail])
+    if value is None or (type(value) is int and value >= 0):
+        return value
+    detail = ErrorDetail(name, f"{where} takes {_VERSION_ARGUMENTS[name]}, not {value!r}", "type")
+    raise ValidationError(f"invalid {name}: {detail.message}", [detail])
+
+
+def check_expected_version(expected_version: object, where: str) -> int | None:
+    """``expected_version`` checked by `check_version_argument`."""
+    return check_version_argument(expected_version, "expected_version", where)
 
 
 _ABSENT: Any = object()

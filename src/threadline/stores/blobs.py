@@ -55,6 +55,7 @@ from threadline._blob_marks import (
 from threadline._json import freeze_json_map
 from threadline.errors import ErrorDetail, StoreError, StoreRecoveryWarning, ValidationError
 from threadline.messages import FilePart, Message, Part, TextPart, ToolResultPart
+from threadline.stores._closing import Closing
 from threadline.stores._files import fsync_directory
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores.base import wrap_driver_errors
@@ -212,7 +213,7 @@ class FileBlobStore:
         return self.directory / digest[:2] / digest
 
 
-class SQLiteBlobStore:
+class SQLiteBlobStore(Closing):
     """Blobs in the table ``threadline_blobs(key TEXT PRIMARY KEY, data BLOB)`` of an SQLite file.
 
     It may share the file of an [`SQLiteStore`][threadline.SQLiteStore]
@@ -276,12 +277,6 @@ class SQLiteBlobStore:
     def close(self) -> None:
         """Close this store's connections."""
         self._db.close()
-
-    def __enter__(self) -> SQLiteBlobStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 def offload_files(

@@ -24,16 +24,19 @@ message reusing another's id does: the source holds no message, ``at`` is past i
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.messages import Message
 from threadline.stores.base import validate_conversation_id
 
 __all__ = [
+    "afork_source",
     "branch_of",
     "check_fork",
     "decode_parent",
     "encode_parent",
+    "fork_source",
     "taken",
 ]
 
@@ -93,6 +96,35 @@ def branch_of(
             "too_large",
         )
     return messages[:at], at
+
+
+def fork_source(
+    load: Callable[[str], list[Message]],
+    conversation_id: str,
+    new_id: str,
+    at: object,
+    where: str,
+) -> tuple[list[Message], int]:
+    """Step 1 of a fork for a store that loads outside its atomic step: `check_fork`, one
+    ``load`` of the parent, then `branch_of`. Returns the branch's messages and fork point.
+
+    Raises:
+        threadline.ValidationError: as `check_fork` and `branch_of` do.
+    """
+    checked = check_fork(conversation_id, new_id, at, where)
+    return branch_of(load(conversation_id), conversation_id, checked, where)
+
+
+async def afork_source(
+    load: Callable[[str], Awaitable[list[Message]]],
+    conversation_id: str,
+    new_id: str,
+    at: object,
+    where: str,
+) -> tuple[list[Message], int]:
+    """`fork_source` for an async store (``load`` is awaited)."""
+    checked = check_fork(conversation_id, new_id, at, where)
+    return branch_of(await load(conversation_id), conversation_id, checked, where)
 
 
 def taken(new_id: str, where: str) -> ValidationError:

@@ -84,7 +84,7 @@ from threadline.stores.blobs import (
     BlobStore,
     offload_files,
 )
-from threadline.stores.forks import branch_of, check_fork, decode_parent, encode_parent, taken
+from threadline.stores.forks import decode_parent, encode_parent, fork_source, taken
 
 if sys.platform != "win32":
     import fcntl
@@ -334,9 +334,7 @@ class JsonlStore(JsonRows, PollingWatch):
                 is past its end, or ``new_id`` is in use (nothing was written).
             threadline.StoreError: a file cannot be read or written (nothing was written).
         """
-        checked = check_fork(conversation_id, new_id, at, "JsonlStore.fork")
-        loaded = self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "JsonlStore.fork")
+        items, point = fork_source(self.load, conversation_id, new_id, at, "JsonlStore.fork")
         path = self._path(new_id)
         action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
         with wrap_driver_errors(action, OSError):

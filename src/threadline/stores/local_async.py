@@ -36,6 +36,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from threadline.errors import StoreError
 from threadline.messages import Message
+from threadline.stores._closing import AsyncClosing
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 from threadline.stores.jsonl import JsonlStore
 from threadline.stores.memory import MemoryStore
@@ -47,7 +48,7 @@ _S = TypeVar("_S", MemoryStore, JsonlStore, SQLiteStore)
 _T = TypeVar("_T")
 
 
-class _AsyncTwin(Generic[_S]):
+class _AsyncTwin(AsyncClosing, Generic[_S]):
     """The async methods of a twin: each calls the blocking store's method (``_call``)."""
 
     _store: _S
@@ -232,12 +233,6 @@ class AsyncMemoryStore(_AsyncTwin[MemoryStore]):
     async def aclose(self) -> None:
         """Nothing to close: the conversations stay until the store is dropped."""
 
-    async def __aenter__(self) -> AsyncMemoryStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 class AsyncSQLiteStore(_ThreadedTwin[SQLiteStore]):
     """The async twin of [`SQLiteStore`][threadline.SQLiteStore]: the same file layout and
@@ -269,12 +264,6 @@ class AsyncSQLiteStore(_ThreadedTwin[SQLiteStore]):
         super().__init__(store, max_threads)
         self.path = store.path
 
-    async def __aenter__(self) -> AsyncSQLiteStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
 
 class AsyncJsonlStore(_ThreadedTwin[JsonlStore]):
     """The async twin of [`JsonlStore`][threadline.JsonlStore]: the same files and guarantees,
@@ -304,9 +293,3 @@ class AsyncJsonlStore(_ThreadedTwin[JsonlStore]):
         store = JsonlStore(directory, blobs=blobs, blob_threshold=blob_threshold)
         super().__init__(store, max_threads)
         self.directory = store.directory
-
-    async def __aenter__(self) -> AsyncJsonlStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -84,6 +84,7 @@ from contextlib import AbstractContextManager, asynccontextmanager, contextmanag
 from typing import Any, ClassVar
 
 from threadline.messages import Message
+from threadline.stores._closing import AsyncClosing, Closing
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
@@ -94,7 +95,7 @@ from threadline.stores.base import (
     validate_conversation_id,
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
-from threadline.stores.forks import branch_of, check_fork, taken
+from threadline.stores.forks import afork_source, fork_source, taken
 
 try:
     import psycopg
@@ -292,7 +293,7 @@ class _PostgresStoreBase(JsonRows):
         return check_expected_version(expected_version, f"{self._NAME}.{method}")
 
 
-class PostgresStore(_PostgresStoreBase):
+class PostgresStore(_PostgresStoreBase, Closing):
     """Conversations in PostgreSQL, one row per message; for many workers on many machines.
 
     Safe to share between threads (each call takes a connection from the store's own small
@@ -477,9 +478,7 @@ class PostgresStore(_PostgresStoreBase):
             threadline.StoreError: the server cannot be reached or refused a statement
                 (nothing was written).
         """
-        checked = check_fork(conversation_id, new_id, at, "PostgresStore.fork")
-        loaded = self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "PostgresStore.fork")
+        items, point = fork_source(self.load, conversation_id, new_id, at, "PostgresStore.fork")
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = self._rows(items, new_id)
             steps = self._fork_steps(conversation_id, new_id, point, items, texts)
@@ -525,12 +524,6 @@ class PostgresStore(_PostgresStoreBase):
         """Close this store's connections; the store cannot be used after."""
         self._pool.close()
 
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @contextmanager
     def _connection(self) -> Iterator[Connection]:
         with self._pool.connection() as connection:
@@ -541,7 +534,7 @@ class PostgresStore(_PostgresStoreBase):
             yield connection
 
 
-class AsyncPostgresStore(_PostgresStoreBase):
+class AsyncPostgresStore(_PostgresStoreBase, AsyncClosing):
     """The async twin of [`PostgresStore`][] (``psycopg.AsyncConnection``): same tables, same
     guarantees, the same arguments.
 
@@ -720,9 +713,9 @@ class AsyncPostgresStore(_PostgresStoreBase):
             threadline.ValidationError: as for [`PostgresStore.fork`][].
             threadline.StoreError: as for [`PostgresStore.fork`][].
         """
-        checked = check_fork(conversation_id, new_id, at, "AsyncPostgresStore.fork")
-        loaded = await self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "AsyncPostgresStore.fork")
+        items, point = await afork_source(
+            self.load, conversation_id, new_id, at, "AsyncPostgresStore.fork"
+        )
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = await self._rows_async(items, new_id)
             steps = self._fork_steps(conversation_id, new_id, point, items, texts)
@@ -763,12 +756,6 @@ class AsyncPostgresStore(_PostgresStoreBase):
     async def aclose(self) -> None:
         """Close this store's connections; the store cannot be used after."""
         await self._pool.aclose()
-
-    async def __aenter__(self) -> AsyncPostgresStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection]:

@@ -78,6 +78,7 @@ from typing import Any, ClassVar, cast
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from threadline.messages import Message
+from threadline.stores._closing import AsyncClosing, Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
 from threadline.stores._redis_scripts import APPEND, REPLACE, VERSION
 from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
@@ -94,10 +95,10 @@ from threadline.stores.base import (
 )
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
 from threadline.stores.forks import (
-    branch_of,
-    check_fork,
+    afork_source,
     decode_parent,
     encode_parent,
+    fork_source,
     taken,
 )
 
@@ -222,7 +223,7 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "index", "conversations")
 
 
-class RedisStore(_RedisStoreBase):
+class RedisStore(_RedisStoreBase, Closing):
     """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -375,9 +376,7 @@ class RedisStore(_RedisStoreBase):
                 is past its end, or ``new_id`` is in use (nothing was written).
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        checked = check_fork(conversation_id, new_id, at, "RedisStore.fork")
-        loaded = self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "RedisStore.fork")
+        items, point = fork_source(self.load, conversation_id, new_id, at, "RedisStore.fork")
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             args = self._fork_args(conversation_id, new_id, point, items, self._rows(items, new_id))
             self._forked(self._fork(keys=self._keys(new_id), args=args), new_id)
@@ -398,14 +397,8 @@ class RedisStore(_RedisStoreBase):
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> RedisStore:
-        return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-
-class AsyncRedisStore(_RedisStoreBase):
+class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
     """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -539,9 +532,9 @@ class AsyncRedisStore(_RedisStoreBase):
             threadline.ValidationError: as for [`RedisStore.fork`][].
             threadline.StoreError: as for [`RedisStore.fork`][].
         """
-        checked = check_fork(conversation_id, new_id, at, "AsyncRedisStore.fork")
-        loaded = await self.load(conversation_id)
-        items, point = branch_of(loaded, conversation_id, checked, "AsyncRedisStore.fork")
+        items, point = await afork_source(
+            self.load, conversation_id, new_id, at, "AsyncRedisStore.fork"
+        )
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = await self._rows_async(items, new_id)
             args = self._fork_args(conversation_id, new_id, point, items, texts)
@@ -587,12 +580,6 @@ class AsyncRedisStore(_RedisStoreBase):
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
             await self._client.aclose()
-
-    async def __aenter__(self) -> AsyncRedisStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
 
 # A client this module builds never retries a command: retrying an EXEC whose reply was lost

@@ -68,6 +68,7 @@ from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
+from threadline.stores._closing import Closing
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
@@ -83,7 +84,7 @@ from threadline.stores.blobs import (
     DEFAULT_BLOB_THRESHOLD,
     BlobStore,
 )
-from threadline.stores.forks import branch_of, check_fork, taken
+from threadline.stores.forks import fork_source, taken
 
 __all__ = ["SQLiteStore"]
 
@@ -138,7 +139,7 @@ def _add_message_ids(connection: sqlite3.Connection) -> None:
     )
 
 
-class SQLiteStore(JsonRows, PollingWatch):
+class SQLiteStore(JsonRows, PollingWatch, Closing):
     """Conversations in an SQLite file (WAL), one row per message; the embedded default.
 
     Safe to share between threads (each thread gets its own connection) and between processes
@@ -369,10 +370,7 @@ class SQLiteStore(JsonRows, PollingWatch):
             threadline.StoreError: the database cannot be read or written (nothing was
                 written).
         """
-        checked = check_fork(conversation_id, new_id, at, "SQLiteStore.fork")
-        items, point = branch_of(
-            self.load(conversation_id), conversation_id, checked, "SQLiteStore.fork"
-        )
+        items, point = fork_source(self.load, conversation_id, new_id, at, "SQLiteStore.fork")
         action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._rows(items, new_id)
@@ -419,12 +417,6 @@ class SQLiteStore(JsonRows, PollingWatch):
     def close(self) -> None:
         """Close this store's connections (in every thread); the store cannot be used after."""
         self._db.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     @staticmethod
     def _delete(

@@ -44,11 +44,12 @@ from threadline.messages import (
 from threadline.stores.base import AsyncStore, Store
 from threadline.testing._store_kit_forks import async_fork_checks, sync_fork_checks
 from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS, SYNC_VERSION_CHECKS
+from threadline.testing._threads import TIMEOUT, run_threads
 
 __all__ = ["check_async_store", "check_store"]
 
-_TIMEOUT = 120.0  # seconds; only a guard against a store that deadlocks
 _S = TypeVar("_S")
+_TIMEOUT = TIMEOUT  # read at each use, so a test can shorten it
 
 VALID_IDS = ("a", "0", "Z", "user:42", "conv-1.2_3", "a.b.c", "x-", "9" * 200)
 """Ids every store must accept."""
@@ -281,25 +282,6 @@ def _is_prefix_of_batches(seen: list[Message], final: list[Message], size: int) 
 # Blocking checks
 
 
-def _run_threads(*targets: Callable[[], None]) -> None:
-    errors: list[BaseException] = []
-
-    def run(target: Callable[[], None]) -> None:
-        try:
-            target()
-        except BaseException as error:
-            errors.append(error)
-
-    threads = [threading.Thread(target=run, args=(target,), daemon=True) for target in targets]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(_TIMEOUT)
-        assert not thread.is_alive(), f"a thread was still running after {_TIMEOUT:.0f} s"
-    if errors:
-        raise errors[0]
-
-
 def _check_empty(store: Store) -> None:
     assert store.list_conversations() == [], "a new store lists conversations"
     _same(store.load("nothing-here"), [], "load of an unknown conversation")
@@ -380,19 +362,23 @@ def _check_listing(store: Store) -> None:
         _same(store.load(cid), _numbered(f"l{index}", index + 1), f"conversation {cid!r}")
 
 
-def _check_ids(store: Store) -> None:
-    for cid in VALID_IDS:
-        store.append(cid, _numbered("v", 1))
-        _same(store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
-    expected = sorted(VALID_IDS)
-    operations: list[tuple[str, Callable[[str], object]]] = [
+def _id_operations(store: Store | AsyncStore) -> list[tuple[str, Callable[[str], Any]]]:
+    """The calls that take a conversation id, each to be tried with an invalid one."""
+    return [
         ("load", store.load),
         ("append", lambda cid: store.append(cid, _numbered("bad", 1))),
         ("replace", lambda cid: store.replace(cid, _numbered("bad", 1))),
         ("delete", store.delete),
     ]
+
+
+def _check_ids(store: Store) -> None:
+    for cid in VALID_IDS:
+        store.append(cid, _numbered("v", 1))
+        _same(store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
+    expected = sorted(VALID_IDS)
     for cid in INVALID_IDS:
-        for name, operation in operations:
+        for name, operation in _id_operations(store):
             try:
                 operation(cid)
             except ValueError:
@@ -421,7 +407,7 @@ def _check_atomic_batches(store: Store) -> None:
             _is_prefix_of_batches(view, final, size)
             seen.append(len(view))
 
-    _run_threads(write, read)
+    run_threads(write, read, timeout=_TIMEOUT)
     _same(store.load("atomic"), final, "after the writer finished")
     assert seen == sorted(seen), f"a reader saw the conversation shrink: {seen}"
 
@@ -444,7 +430,7 @@ def _check_atomic_replace(store: Store) -> None:
             view = store.load("swap")
             assert view in (old, new), f"a reader saw a mix of two histories: {_ids(view)}"
 
-    _run_threads(write, read, read)
+    run_threads(write, read, read, timeout=_TIMEOUT)
     _same(store.load("swap"), old, "after the replaces")
 
 
@@ -460,7 +446,7 @@ def _check_concurrent_writers(store: Store) -> None:
 
         return write
 
-    _run_threads(*(writer(w) for w in range(writers)))
+    run_threads(*(writer(w) for w in range(writers)), timeout=_TIMEOUT)
     _check_batches(store.load("shared"), writers, batches, size)
 
 
@@ -474,7 +460,7 @@ def _check_concurrent_conversations(store: Store) -> None:
 
         return write
 
-    _run_threads(*(writer(w) for w in range(writers)))
+    run_threads(*(writer(w) for w in range(writers)), timeout=_TIMEOUT)
     assert sorted(store.list_conversations()) == [f"own-{w}" for w in range(writers)]
     for w in range(writers):
         expected = [m for i in range(6) for m in _numbered(f"own{w}-{i}", 2)]
@@ -533,7 +519,7 @@ def _check_concurrent_replays(store: Store) -> None:
         for b in range(batches):
             store.append("same", _batch(0, b, size))  # every thread sends the same batches
 
-    _run_threads(*(write for _ in range(writers)))
+    run_threads(*(write for _ in range(writers)), timeout=_TIMEOUT)
     _same(store.load("same"), expected, "threads sending the same batches")
 
 
@@ -637,14 +623,8 @@ async def _acheck_ids(store: AsyncStore) -> None:
     for cid in VALID_IDS:
         await store.append(cid, _numbered("v", 1))
         _same(await store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
-    operations: list[tuple[str, Callable[[str], Awaitable[object]]]] = [
-        ("load", store.load),
-        ("append", lambda cid: store.append(cid, _numbered("bad", 1))),
-        ("replace", lambda cid: store.replace(cid, _numbered("bad", 1))),
-        ("delete", store.delete),
-    ]
     for cid in INVALID_IDS:
-        for name, operation in operations:
+        for name, operation in _id_operations(store):
             try:
                 await operation(cid)
             except ValueError:

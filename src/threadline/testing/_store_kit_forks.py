@@ -21,10 +21,10 @@ from typing import Any
 from threadline.errors import ValidationError
 from threadline.messages import Message, user_message
 from threadline.stores.base import AsyncStore, Store
+from threadline.testing._threads import TIMEOUT, run_threads
 
 __all__ = ["async_fork_checks", "sync_fork_checks"]
 
-_TIMEOUT = 120.0
 _RACERS = 4
 
 
@@ -132,15 +132,10 @@ def _check_racing_forks(store: Store) -> None:
     outcomes: list[BaseException | None] = []
 
     def fork(at: int) -> None:
-        start.wait(_TIMEOUT)
+        start.wait(TIMEOUT)
         outcomes.append(_caught(lambda: store.fork("p", "b", at=at)))
 
-    threads = [threading.Thread(target=fork, args=(at,), daemon=True) for at in range(_RACERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(_TIMEOUT)
-        assert not thread.is_alive(), f"a fork was still running after {_TIMEOUT:.0f} s"
+    run_threads(*(functools.partial(fork, at) for at in range(_RACERS)))
     _one_winner(outcomes, store.parent("b"), store.load("b"))
 
 

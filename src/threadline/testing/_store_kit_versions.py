@@ -12,16 +12,17 @@ and writers racing with an expected-version retry loop lose and duplicate nothin
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Awaitable, Callable
 
 from threadline.errors import ConflictError, StoreError
 from threadline.messages import Message, user_message
 from threadline.stores.base import AsyncStore, Store
+from threadline.testing._threads import TIMEOUT, run_threads
 
 __all__ = ["ASYNC_VERSION_CHECKS", "SYNC_VERSION_CHECKS"]
 
-_TIMEOUT = 120.0
 _WRITERS, _APPENDS = 4, 6
 
 
@@ -44,6 +45,15 @@ def _conflicted(error: ConflictError, conversation_id: str, expected: int, actua
         f"{error.expected}, actual {error.actual}; it should say {conversation_id!r}, "
         f"{expected}, {actual}"
     )
+
+
+def _stale(write: Callable[[], object], what: str) -> ConflictError:
+    """The ``ConflictError`` of ``write``, a write given a stale ``expected_version``."""
+    try:
+        write()
+    except ConflictError as error:
+        return error
+    raise AssertionError(f"{what} with a stale expected_version was not refused")
 
 
 def _check_race(loaded: list[Message], version: int, landed: dict[str, int]) -> None:
@@ -96,24 +106,11 @@ def _check_versions(store: Store) -> None:
 def _check_expected_version(store: Store) -> None:
     store.append("e", _messages("a", 1), expected_version=0)
     store.append("e", _messages("b", 1), expected_version=1)
-    try:
-        store.append("e", _messages("c", 1), expected_version=1)
-    except ConflictError as error:
-        _conflicted(error, "e", 1, 2)
-    else:
-        raise AssertionError("an append with a stale expected_version was not refused")
-    try:
-        store.append("e", _messages("a", 1), expected_version=0)  # a replay, but stale
-    except ConflictError:
-        pass
-    else:
-        raise AssertionError("a replay with a stale expected_version was not refused")
-    try:
-        store.replace("e", _messages("r", 1), expected_version=0)
-    except ConflictError as error:
-        _conflicted(error, "e", 0, 2)
-    else:
-        raise AssertionError("a replace with a stale expected_version was not refused")
+    stale = _stale(lambda: store.append("e", _messages("c", 1), expected_version=1), "an append")
+    _conflicted(stale, "e", 1, 2)
+    _stale(lambda: store.append("e", _messages("a", 1), expected_version=0), "a replay")
+    stale = _stale(lambda: store.replace("e", _messages("r", 1), expected_version=0), "a replace")
+    _conflicted(stale, "e", 0, 2)
     assert _texts(store.load("e")) == ["a-0", "b-0"], "a refused write wrote something"
     assert store.version("e") == 2, "a refused write moved the version"
     store.replace("e", _messages("r", 2), expected_version=2)
@@ -125,33 +122,22 @@ def _check_expected_version(store: Store) -> None:
 
 def _check_versioned_writers(store: Store) -> None:
     start = threading.Barrier(_WRITERS)
-    errors: list[BaseException] = []
     landed: dict[str, int] = {}
 
     def writer(w: int) -> None:
-        try:
-            start.wait(_TIMEOUT)
-            for k in range(_APPENDS):
-                while True:
-                    version = store.version("race")
-                    try:
-                        message = user_message(f"w{w} {k}", id=f"w{w}-{k}")
-                        store.append("race", [message], expected_version=version)
-                    except ConflictError:
-                        continue  # another writer moved first: read the version again
-                    landed[message.id] = version
-                    break
-        except BaseException as error:
-            errors.append(error)
+        start.wait(TIMEOUT)
+        for k in range(_APPENDS):
+            while True:
+                version = store.version("race")
+                try:
+                    message = user_message(f"w{w} {k}", id=f"w{w}-{k}")
+                    store.append("race", [message], expected_version=version)
+                except ConflictError:
+                    continue  # another writer moved first: read the version again
+                landed[message.id] = version
+                break
 
-    threads = [threading.Thread(target=writer, args=(w,), daemon=True) for w in range(_WRITERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(_TIMEOUT)
-        assert not thread.is_alive(), f"a writer was still running after {_TIMEOUT:.0f} s"
-    if errors:
-        raise errors[0]
+    run_threads(*(functools.partial(writer, w) for w in range(_WRITERS)))
     _check_race(store.load("race"), store.version("race"), landed)
 
 
