@@ -80,7 +80,9 @@ def names_in(messages: Iterable[Message]) -> list[str]:
     seen: dict[str, None] = {}
     for message in messages:
         for part in message.parts:
-            if isinstance(part, (ToolCallPart, ToolResultPart)) and part.name is not None:
+            if (
+                type(part) is ToolCallPart or type(part) is ToolResultPart
+            ) and part.name is not None:
                 seen[part.name] = None
     return list(seen)
 
@@ -134,5 +136,9 @@ def _renamed(part: Part, mapping: Mapping[str, str]) -> Part:
 
 
 def to_wire_names(messages: Sequence[Message], rule: ToolNameRule) -> list[Message]:
-    """``messages`` with each tool name ``rule`` refuses replaced by its wire name."""
-    return rename_tools(messages, map_tool_names(names_in(messages), rule))
+    """``messages`` with each tool name ``rule`` refuses replaced by its wire name (``messages``
+    itself when it is a list and no name needs one)."""
+    mapping = map_tool_names(names_in(messages), rule)
+    if not mapping and isinstance(messages, list):
+        return messages
+    return rename_tools(messages, mapping)
