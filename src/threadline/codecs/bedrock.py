@@ -303,6 +303,8 @@ def _text_parts(message: Message) -> list[TextPart]:
 def _add_cache_point(blocks: list[dict[str, Any]], part: Any) -> None:
     """A ``cachePoint`` block after ``part``'s block when its metadata asks for one."""
     mark = part.metadata.get(CACHE_POINT) if part.metadata else None
+    if mark is None:  # most parts: the Mapping check below is an ABC check, slow
+        return
     if isinstance(mark, Mapping) and blocks and "cachePoint" not in blocks[-1]:
         blocks.append({"cachePoint": dict(mark)})
 
