@@ -80,9 +80,7 @@ def names_in(messages: Iterable[Message]) -> list[str]:
     seen: dict[str, None] = {}
     for message in messages:
         for part in message.parts:
-            if (
-                type(part) is ToolCallPart or type(part) is ToolResultPart
-            ) and part.name is not None:
+            if isinstance(part, (ToolCallPart, ToolResultPart)) and part.name is not None:
                 seen[part.name] = None
     return list(seen)
 
