@@ -40,13 +40,16 @@ ESCAPE = "\\"
 
 
 def _needs_escape(text: str) -> bool:
-    return note_text(text.lstrip(ESCAPE)) is not None
+    return text.endswith(CLOSE) and note_text(text.lstrip(ESCAPE)) is not None
 
 
 def escape_notes(message: Message) -> Message:
     """A user message whose texts that read like a `note` (after any leading backslashes) get
     one more backslash first; ``message`` itself when none does."""
-    if not any(isinstance(part, TextPart) and _needs_escape(part.text) for part in message.parts):
+    for part in message.parts:
+        if isinstance(part, TextPart) and _needs_escape(part.text):
+            break
+    else:
         return message
     parts = tuple(
         TextPart(text=ESCAPE + part.text, metadata=part.metadata)

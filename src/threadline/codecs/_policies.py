@@ -62,7 +62,11 @@ def reasoning_action(
     """
     if options.reasoning == "drop":
         return "drop"
-    if replayable and part.provider == options.provider and for_model(options.model, part.model):
+    if (
+        replayable
+        and part.provider == options.provider
+        and (options.model is None or for_model(options.model, part.model))
+    ):
         return "replay"
     return "text" if options.reasoning == "text" else "drop"
 
@@ -307,8 +311,9 @@ def resolve(
         threadline.UnsupportedContentError: ``unsupported="raise"`` and the first part the
             format refuses.
     """
-    if _carried_as_is(message):
-        return message.parts
+    leading = _leading_drops(message, options, capabilities)
+    if leading is not None:
+        return list(message.parts[leading:]) if leading else message.parts
     return [part for _, part in _resolve_parts(message, index, options, capabilities)]
 
 
@@ -319,21 +324,47 @@ def resolve_indexed(
     the text parts of reasoning sent as text, a placeholder and an inlined file share the
     index of the part they replace. For a format whose mapping depends on where a part was
     (OpenAI Responses ties the item ids after a reasoning part to it)."""
-    if _carried_as_is(message):
-        return list(enumerate(message.parts))
+    leading = _leading_drops(message, options, capabilities)
+    if leading is not None:
+        return list(enumerate(message.parts))[leading:]
     return _resolve_parts(message, index, options, capabilities)
 
 
-def _carried_as_is(message: Message) -> bool:
-    """Whether every part is one every format carries as it is (text, tool calls, a text
-    result in a tool message), as most messages are: nothing to resolve, no list to build."""
+def _leading_drops(
+    message: Message, options: EncodeOptions, capabilities: Capabilities
+) -> int | None:
+    """The shortcut for the messages most histories hold, which have nothing to resolve.
+
+    When every part is one every format carries as it is (text, tool calls, a text result in
+    a tool message) or reasoning that is replayed, except for reasoning that is dropped and
+    comes before all of them: how many parts that dropped reasoning is (often 0). ``None``
+    when anything else needs `_resolve_parts`, which decides the same way, part by part.
+    """
+    leading = 0
+    kept = False
+    tool = message.role == "tool"
     for part in message.parts:
-        if type(part) is TextPart or type(part) is ToolCallPart:
-            continue
-        if type(part) is ToolResultPart and message.role == "tool" and type(part.content) is str:
-            continue
-        return False
-    return True
+        kind = type(part)
+        if kind is TextPart or kind is ToolCallPart:
+            kept = True
+        elif isinstance(part, ReasoningPart):
+            if options.reasoning == "drop" or (
+                part.provider != options.provider and options.reasoning == "auto"
+            ):
+                if kept:
+                    return None
+                leading += 1  # never replayed, never sent as text: dropped
+            elif reasoning_action(part, options, replayable=capabilities.replayable(part)) == (
+                "replay"
+            ):
+                kept = True
+            else:
+                return None
+        elif isinstance(part, ToolResultPart) and tool and type(part.content) is str:
+            kept = True
+        else:
+            return None
+    return leading
 
 
 def _resolve_parts(

@@ -178,6 +178,7 @@ def decode(
     provider: str,
     limits: Limits | None = None,
     tool_names: Mapping[str, str] | None = None,
+    tools: Iterable[ToolDefinition] = (),
 ) -> list[Message]:
     """Read a history fragment, or a whole request body, of the format ``provider``.
 
@@ -188,17 +189,25 @@ def decode(
         tool_names: ``{wire name: stored name}``, as
             [`wire_tool_names`][threadline.codecs.wire_tool_names] gives it: each tool call
             and tool result named by a key gets the stored name back.
+        tools: the definitions the request was encoded with (``encode(..., tools=...)``):
+            the calls and results named by their wire names get the stored names back, as
+            ``decode_response(..., tools=...)`` does; ``tool_names`` wins where both name one
+            wire name. Arguments are read as they were sent.
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
         threadline.CodecError: ``payload`` is not of the format; the message names the JSON
             path of the first value that does not fit.
         threadline.LimitExceededError: the payload exceeds ``limits``.
-        threadline.ValidationError: the payload holds values threadline cannot store.
-        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``.
+        threadline.ValidationError: the payload holds values threadline cannot store, or two
+            of ``tools`` share a name.
+        TypeError: ``tool_names`` is not a mapping of ``str`` to ``str``, or ``tools`` not a
+            list of ``ToolDefinition``.
     """
     codec = get_codec(provider)
     names = _checked_names(tool_names)
+    if tools != ():
+        names = {**_defined_names(tools, codec), **names}
     messages = codec.decode(payload, limits=limits)
     if not names:
         return messages
@@ -257,7 +266,7 @@ def decode_response(
         from threadline.codecs import _requests
 
         defined = _requests.read_tools(tools, None).tools
-        names = {**_requests.stored_names(defined, _name_rule(codec)), **names}
+        names = {**_defined_names(defined, codec), **names}
     # A third-party codec may take neither ``choice`` nor ``model``: pass them only when set.
     extra: dict[str, Any] = {}
     if not (type(choice) is int and choice == 0):
@@ -332,6 +341,14 @@ def _is_tool(item: object) -> TypeGuard[ToolDefinition]:
     from threadline.tools import ToolDefinition
 
     return isinstance(item, ToolDefinition)
+
+
+def _defined_names(tools: Iterable[ToolDefinition], codec: Codec) -> dict[str, str]:
+    """``{wire name: stored name}`` for the names of ``tools`` (checked) that ``codec``'s API
+    refuses."""
+    from threadline.codecs import _requests
+
+    return _requests.stored_names(_requests.read_tools(tools, None).tools, _name_rule(codec))
 
 
 def _name_rule(codec: Codec) -> ToolNameRule | None:

@@ -417,10 +417,11 @@ def _bedrock_history_tools(body: Mapping[str, Any]) -> list[str]:
     none)."""
     names: dict[str, None] = {}
     for message in body.get("messages") or ():
+        if message.get("role") != "assistant":  # only the assistant's turns call tools
+            continue
         for block in message.get("content") or ():
-            use = block.get("toolUse")
-            if use is not None:
-                names[use["name"]] = None
+            if "toolUse" in block:
+                names[block["toolUse"]["name"]] = None
     return list(names)
 
 

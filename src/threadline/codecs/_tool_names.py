@@ -134,5 +134,9 @@ def _renamed(part: Part, mapping: Mapping[str, str]) -> Part:
 
 
 def to_wire_names(messages: Sequence[Message], rule: ToolNameRule) -> list[Message]:
-    """``messages`` with each tool name ``rule`` refuses replaced by its wire name."""
-    return rename_tools(messages, map_tool_names(names_in(messages), rule))
+    """``messages`` with each tool name ``rule`` refuses replaced by its wire name (``messages``
+    itself when it is a list and no name needs one)."""
+    mapping = map_tool_names(names_in(messages), rule)
+    if not mapping and isinstance(messages, list):
+        return messages
+    return rename_tools(messages, mapping)

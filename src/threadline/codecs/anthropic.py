@@ -255,7 +255,7 @@ def _texts(message: Message) -> list[TextPart]:
 
 def _text_block(part: TextPart) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "text", "text": part.text}
-    if _CACHE in part.metadata:
+    if part.metadata and _CACHE in part.metadata:
         block["cache_control"] = part.metadata[_CACHE]
     return block
 

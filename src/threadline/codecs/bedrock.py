@@ -243,6 +243,7 @@ def encode(
     if system and not is_blank(system):
         system_blocks.append({"text": system})
     turns: list[dict[str, Any]] = []
+    merged: list[list[dict[str, Any]]] = []
     leading = True
     for index, message in enumerate(prepared):
         role = message.role
@@ -269,15 +270,18 @@ def encode(
             for part in resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
                     blocks.append(_tool_result_block(part, ids, names))
-                    _add_cache_point(blocks, part)
+                    if part.metadata:
+                        _add_cache_point(blocks, part)
             wire_role = "user"
         else:
             blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
         if blocks:
+            if turns and turns[-1]["role"] == wire_role:
+                merged.append(turns[-1]["content"])
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
-    for turn in turns:
-        _collapse_cache_points(turn["content"])
+    for content in merged:  # one message's blocks never hold two cache points in a row
+        _collapse_cache_points(content)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if system_blocks:
@@ -299,6 +303,8 @@ def _text_parts(message: Message) -> list[TextPart]:
 def _add_cache_point(blocks: list[dict[str, Any]], part: Any) -> None:
     """A ``cachePoint`` block after ``part``'s block when its metadata asks for one."""
     mark = part.metadata.get(CACHE_POINT) if part.metadata else None
+    if mark is None:  # most parts: the Mapping check below is an ABC check, slow
+        return
     if isinstance(mark, Mapping) and blocks and "cachePoint" not in blocks[-1]:
         blocks.append({"cachePoint": dict(mark)})
 
@@ -356,31 +362,33 @@ def _assistant_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        block: dict[str, Any] | None = None
         if isinstance(part, Placeholder):
-            block = {"text": part.text}
+            blocks.append({"text": part.text})
         elif isinstance(part, TextPart):
-            if not is_blank(part.text):
-                block = _assistant_text_block(part)
+            if is_blank(part.text):
+                continue
+            if not part.metadata:
+                blocks.append({"text": part.text})
+                continue
+            blocks.append(_assistant_text_block(part))
+            _add_cache_point(blocks, part)
         elif isinstance(part, ToolCallPart):
             use = {
                 "toolUseId": ids.get(part.id, part.id),
                 "name": part.name,
                 "input": dict(part.arguments),
             }
-            block = {"toolUse": use}
+            blocks.append({"toolUse": use})
+            if part.metadata:
+                _add_cache_point(blocks, part)
         elif isinstance(part, ReasoningPart):
-            block = {"reasoningContent": _reasoning_content(part, _redacted_bytes(part))}
+            blocks.append({"reasoningContent": _reasoning_content(part, _redacted_bytes(part))})
         elif isinstance(
             part, (HookPart, FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
         ):
             raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:
             assert_never(part)
-        if block is not None:
-            blocks.append(block)
-            if not isinstance(part, (Placeholder, ReasoningPart)):
-                _add_cache_point(blocks, part)
     return blocks
 
 

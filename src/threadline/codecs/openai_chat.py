@@ -225,11 +225,12 @@ def _assistant_message(
         if isinstance(part, Placeholder):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, TextPart):
-            if audio is None and (audio := _audio_id(part)) is not None:
+            metadata = part.metadata
+            if metadata and audio is None and (audio := _audio_id(part)) is not None:
                 continue  # the API takes an audio reply back by its id only
             if not part.text:
                 continue  # an empty assistant message is a 400; an empty text says nothing
-            if part.metadata.get("openai.refusal") is True:
+            if metadata and metadata.get("openai.refusal") is True:
                 content.append({"type": "refusal", "refusal": part.text})
             else:
                 content.append({"type": "text", "text": part.text})
