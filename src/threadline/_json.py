@@ -275,19 +275,25 @@ def json_value_schema(depth: int, max_depth: int, refs: dict[str, Any]) -> core_
     ref = f"threadline-json-{level}"
     if ref not in refs:
         refs[ref] = {}  # claimed before the levels below are built
-        choices: list[Any] = [
-            core_schema.str_schema(strict=True),
-            core_schema.int_schema(strict=True),
-            core_schema.float_schema(strict=True, allow_inf_nan=False),
-            core_schema.bool_schema(strict=True),
-        ]
+        # Tried in this order: a choice that fails costs an error (and a copy of the input
+        # value), so the common string first, then the containers a failure would copy.
+        choices: list[Any] = [core_schema.str_schema(strict=True)]
         if level <= max_depth:
             inner = json_value_schema(level + 1, max_depth, refs)
-            choices.append(core_schema.list_schema(inner, strict=True))
             choices.append(core_schema.dict_schema(core_schema.str_schema(), inner, strict=True))
-        refs[ref] = core_schema.nullable_schema(
-            core_schema.union_schema(choices, mode="left_to_right"), ref=ref
+            choices.append(core_schema.list_schema(inner, strict=True))
+        choices.append(core_schema.int_schema(strict=True))
+        choices.append(core_schema.float_schema(strict=True, allow_inf_nan=False))
+        choices.append(core_schema.bool_schema(strict=True))
+        # A custom error spares the union collecting its choices' errors: nobody reads them
+        # (``load_json`` then takes its full path, which says what and where).
+        union = core_schema.union_schema(
+            choices,
+            mode="left_to_right",
+            custom_error_type="json_value",
+            custom_error_message="not a JSON value a message may hold",
         )
+        refs[ref] = core_schema.nullable_schema(union, ref=ref)
     return core_schema.definition_reference_schema(ref)
 
 

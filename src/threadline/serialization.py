@@ -48,7 +48,7 @@ from threadline.limits import (
     parser_depth_error,
     resolve_limits,
 )
-from threadline.messages import ALLOWED_PARTS, PART_BY_TAG, Message
+from threadline.messages import ALLOWED_PARTS, PART_BY_TAG, Message, ToolCallPart
 
 __all__ = [
     "FORMAT",
@@ -248,6 +248,8 @@ def _for_loading(schema: Any, depth: int, max_depth: int, refs: dict[str, Any]) 
             return json_map_schema(level, max_depth, refs, freeze)
         if is_json_data_schema(node):
             return json_value_schema(level, max_depth, refs)
+        if kind == "dataclass" and node.get("cls") is ToolCallPart:
+            node = _without_raw_arguments(node)
         if kind == "model" and node.get("cls") is Message:
             return _by_role(
                 {key: copy(value, level + 1) for key, value in node.items() if key != "ref"}
@@ -262,6 +264,21 @@ def _for_loading(schema: Any, depth: int, max_depth: int, refs: dict[str, Any]) 
         }
 
     return copy(root, depth)
+
+
+def _without_raw_arguments(part: dict[str, Any]) -> dict[str, Any]:
+    """The tool call schema for `_load_validator`: ``raw_arguments`` only ``null`` (an invalid
+    call, which holds text there, takes the full path), so no ``__post_init__`` call is needed
+    to check that a call with raw arguments has no parsed ones."""
+    args = part["schema"]
+    fields = []
+    for field in args["fields"]:
+        if field["name"] == "raw_arguments":
+            if field["schema"]["type"] != "default":
+                raise TypeError("not the tool call schema this was written for")
+            field = {**field, "schema": {**field["schema"], "schema": core_schema.none_schema()}}
+        fields.append(field)
+    return {**part, "post_init": False, "schema": {**args, "fields": fields}}
 
 
 def _frozen_metadata(value: dict[str, Any]) -> FrozenJsonMap:

@@ -199,3 +199,14 @@ def test_the_hostile_builders_load_the_same() -> None:
     for build in (hostile.misplaced, hostile.provider_pairs, hostile.reasoning_items):
         _same(tl.dump_json(build(50)), tl.Limits.untrusted())
     _same(hostile.invalid_messages(20), None)
+
+
+def test_tool_calls_with_raw_arguments_load_the_same() -> None:
+    """The checked validator takes only calls without raw arguments; the others (invalid
+    calls, kept with their text) load through the full path, and a call with both is refused."""
+    invalid = tl.assistant_message(tl.tool_call_part("c1", "f", "not json"))
+    text = tl.dump_json([invalid]).decode()
+    loaded = _same(text, None)
+    assert loaded[1] == [invalid]
+    both = text.replace('"arguments":{}', '"arguments":{"a":1}')
+    assert _same(both, None)[0] is tl.ValidationError
