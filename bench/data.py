@@ -197,6 +197,64 @@ def conversation(size: int, *, seed: int = SEED, image_every: int = 25) -> list[
     return messages[:size]
 
 
+def small_messages(size: int, *, seed: int = SEED) -> list[dict[str, Any]]:
+    """A seeded conversation of exactly ``size`` *small* messages: the shape where per-message
+    work dominates (issue 27). Short user asks; assistant steps that make 2-5 parallel calls
+    with small arguments and, one time in four, a few words of text; tool messages with one
+    short result (10-80 characters) per call. No reasoning, no files.
+    """
+    rng = random.Random(seed)
+    text = _Text(rng)
+    counter = iter(range(1 << 62))
+
+    def message_id() -> str:
+        return f"msg_{next(counter):032x}"
+
+    messages: list[dict[str, Any]] = [
+        {"id": message_id(), "role": "system", "parts": [{"type": "text", "text": text(20, 80)}]}
+    ]
+    while len(messages) < size:
+        ask = [{"type": "text", "text": text(5, 60)}]
+        messages.append({"id": message_id(), "role": "user", "parts": ask})
+        for _ in range(rng.randint(1, 6)):
+            if size - len(messages) < 2:
+                break
+            parts: list[dict[str, Any]] = []
+            if rng.random() < 0.25:
+                parts.append({"type": "text", "text": text(5, 40)})
+            calls = []
+            for _ in range(rng.randint(2, 5)):
+                tool = rng.choice(("read_file", "list_dir", "http_get"))
+                call_id = f"call_{rng.getrandbits(64):016x}"
+                calls.append(
+                    {
+                        "type": "tool_call",
+                        "id": call_id,
+                        "name": tool,
+                        "arguments": _arguments(rng, text, tool),
+                    }
+                )
+            messages.append({"id": message_id(), "role": "assistant", "parts": parts + calls})
+            results = [
+                {
+                    "type": "tool_result",
+                    "call_id": call["id"],
+                    "name": call["name"],
+                    "content": text(10, 80),
+                }
+                for call in calls
+            ]
+            messages.append({"id": message_id(), "role": "tool", "parts": results})
+        if len(messages) < size:
+            answer = [{"type": "text", "text": text(10, 120)}]
+            messages.append({"id": message_id(), "role": "assistant", "parts": answer})
+    return messages[:size]
+
+
+SHAPES = {"agent turns": conversation, "many small messages": small_messages}
+"""The conversation shapes every load and dump target is reported on."""
+
+
 def with_defects(spec: list[dict[str, Any]], *, every: int = 100, seed: int = SEED) -> list[dict]:
     """A copy of ``spec`` with about one defect per ``every`` messages, all repairable in auto.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeAlias
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
@@ -31,6 +31,10 @@ __all__ = [
     "find_in_value",
     "find_not_unicode_in_text",
     "freeze_json_map",
+    "is_json_data_schema",
+    "is_json_map_schema",
+    "json_map_schema",
+    "json_value_schema",
     "lone_surrogate",
     "not_unicode",
 ]
@@ -254,6 +258,70 @@ def freeze_json_map(value: Mapping[str, Any] | None) -> FrozenJsonMap:
     if type(value) is FrozenJsonMap:
         return value
     return FrozenJsonMap(value)
+
+
+def json_value_schema(depth: int, max_depth: int, refs: dict[str, Any]) -> core_schema.CoreSchema:
+    """A core schema (JSON input only) for a JSON value whose containers nest at ``depth``,
+    that refuses what a JSON value inside a message may not hold: NaN and infinity (which
+    pydantic-core's parser reads, as it reads ``1e999``) and containers nested deeper than
+    ``max_depth``, all in pydantic-core, without a Python call.
+
+    One definition per level, each level's containers holding the next, down to the level
+    past ``max_depth``, which holds scalars only (an empty container nests too). ``refs``
+    collects the definitions (by ref), to go into a ``definitions`` schema around the one
+    that refers to them.
+    """
+    level = min(depth, max_depth + 1)
+    ref = f"threadline-json-{level}"
+    if ref not in refs:
+        refs[ref] = {}  # claimed before the levels below are built
+        # Tried in this order: a choice that fails costs an error (and a copy of the input
+        # value), so the common string first, then the containers a failure would copy.
+        choices: list[Any] = [core_schema.str_schema(strict=True)]
+        if level <= max_depth:
+            inner = json_value_schema(level + 1, max_depth, refs)
+            choices.append(core_schema.dict_schema(core_schema.str_schema(), inner, strict=True))
+            choices.append(core_schema.list_schema(inner, strict=True))
+        choices.append(core_schema.int_schema(strict=True))
+        choices.append(core_schema.float_schema(strict=True, allow_inf_nan=False))
+        choices.append(core_schema.bool_schema(strict=True))
+        # A custom error spares the union collecting its choices' errors: nobody reads them
+        # (``load_json`` then takes its full path, which says what and where).
+        union = core_schema.union_schema(
+            choices,
+            mode="left_to_right",
+            custom_error_type="json_value",
+            custom_error_message="not a JSON value a message may hold",
+        )
+        refs[ref] = core_schema.nullable_schema(union, ref=ref)
+    return core_schema.definition_reference_schema(ref)
+
+
+def json_map_schema(
+    depth: int,
+    max_depth: int,
+    refs: dict[str, Any],
+    freeze: Callable[[dict[str, Any]], FrozenJsonMap] | None = None,
+) -> Any:
+    """A core schema (JSON input only) for a read-only JSON map at ``depth``: what a
+    ``FrozenJsonMap`` field reads from JSON, its values checked by `json_value_schema`.
+    ``freeze`` turns the dict read into the map (it may refuse it); by default the empty
+    map is the shared ``EMPTY``."""
+    values = json_value_schema(depth + 1, max_depth, refs)
+    mapping = core_schema.dict_schema(core_schema.str_schema(), values)
+    return core_schema.no_info_after_validator_function(freeze or _frozen, mapping)
+
+
+def is_json_map_schema(schema: Any) -> bool:
+    """Whether a core schema is the one ``FrozenJsonMap`` builds (reading JSON)."""
+    function = schema.get("json_schema", {}).get("function", {})
+    return schema.get("type") == "json-or-python" and function.get("function") is _frozen
+
+
+def is_json_data_schema(schema: Any) -> bool:
+    """Whether a core schema is the one ``JSON_DATA`` builds (any JSON value)."""
+    function = schema.get("python_schema", {}).get("function", {})
+    return schema.get("type") == "json-or-python" and function.get("function") is check_json_value
 
 
 def _frozen(value: dict[str, Any]) -> FrozenJsonMap:

@@ -23,8 +23,10 @@ How the checks run, and why their cost is linear:
 fields that can nest (metadata, tool arguments, hook state...) and, when the text was long
 enough to hold a string over ``max_string``, the string fields, which is how ``load_json``
 stays nearly as fast as validation alone. That walk also refuses NaN and infinity, which
-JSON has not but pydantic-core's parser reads. When validation fails, ``load_json`` walks the
-text to report an exceeded limit ahead of the bad fields.
+JSON has not but pydantic-core's parser reads. ``load_json`` first tries a validator that
+makes the same checks as it reads (``docs/performance.md``, "Loading") and needs only 3.
+When validation fails, ``load_json`` walks the text to report an exceeded limit ahead of
+the bad fields.
 
 Exceeding a limit raises [`LimitExceededError`][threadline.limits.LimitExceededError], a
 [`ValidationError`][] that names the limit, its value, what the input holds and the JSON path where

@@ -413,7 +413,7 @@ register_part_tags(PART_BY_TAG)
 
 _P = TypeVar("_P", bound=_PartBase)
 
-_ALLOWED: dict[str, frozenset[type]] = {
+ALLOWED_PARTS: dict[str, frozenset[type]] = {
     "system": frozenset({TextPart}),
     "user": frozenset({TextPart, FilePart}),
     "assistant": frozenset(get_args(AssistantPart)),
@@ -460,7 +460,7 @@ class Message(RoleHints):
         role = info.data.get("role")
         if role is None:  # the role itself was invalid; that error is reported already
             return parts
-        allowed = _ALLOWED[role]
+        allowed = ALLOWED_PARTS[role]
         if allowed.issuperset(map(type, parts)):  # the common case, at C speed
             return parts
         for index, part in enumerate(parts):

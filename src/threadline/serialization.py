@@ -21,10 +21,19 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 import pydantic_core
+from pydantic_core import PydanticCustomError, core_schema
 from typing_extensions import TypedDict
 
-from threadline._blob_marks import blob_mark_errors, may_hold_blob_marks
-from threadline._json import find_not_unicode_in_text
+from threadline._blob_marks import BLOB_METADATA_KEY, blob_mark_errors, may_hold_blob_marks
+from threadline._json import (
+    EMPTY,
+    FrozenJsonMap,
+    find_not_unicode_in_text,
+    is_json_data_schema,
+    is_json_map_schema,
+    json_map_schema,
+    json_value_schema,
+)
 from threadline._sequences import read_messages
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
@@ -33,12 +42,13 @@ from threadline.limits import (
     LimitExceededError,
     Limits,
     check_size,
+    enforce_counts,
     enforce_limits,
     enforce_message_limits,
     parser_depth_error,
     resolve_limits,
 )
-from threadline.messages import Message
+from threadline.messages import ALLOWED_PARTS, PART_BY_TAG, Message, ToolCallPart
 
 __all__ = [
     "FORMAT",
@@ -174,7 +184,137 @@ def _bounded_strings(schema: Any, max_string: int) -> Any:
     return schema
 
 
-_PREFIX = b'{"format":"threadline","version":1,"messages":'
+@lru_cache(maxsize=8)
+def _load_validator(
+    max_depth: int, max_string: int | None, bare: bool
+) -> pydantic_core.SchemaValidator | None:
+    """The validator ``load_json`` tries first: the envelope's (or the bare list's), rebuilt
+    for reading JSON so that it checks everything the full path checks after validation, in
+    pydantic-core and without a Python call per message:
+
+    - which parts a role holds: a union tagged by ``role``, one message schema per role whose
+      parts union holds only the part types of that role (in place of the role check, a
+      Python call per message);
+    - the JSON values inside messages (metadata, tool arguments, hook state, provider tool
+      input and content): finite numbers only, nested at most ``max_depth`` levels
+      (`json_value_schema`), in place of the walk after validation;
+    - with ``max_string``, every string (keys of JSON values and file bytes as base64
+      included) at most that long.
+
+    It only ever accepts what the full path accepts, and builds the same objects: on any
+    error ``load_json`` runs the full path, whose errors say what is wrong and where.
+    ``None`` when this pydantic-core cannot build it (``load_json`` then takes the full path).
+    """
+    adapter = _messages_adapter() if bare else _envelope_adapter()
+    refs: dict[str, Any] = {}
+    try:
+        # A bare list of messages counts as if it stood in an envelope (at depth 2).
+        schema = _for_loading(adapter.core_schema, 2 if bare else 1, max_depth, refs)
+        if max_string is not None:
+            schema = _bounded_strings(schema, max_string)
+            refs = _bounded_strings(refs, max_string)
+        schema = pydantic_core.core_schema.definitions_schema(schema, list(refs.values()))
+        return pydantic_core.SchemaValidator(schema, _use_prebuilt=False)
+    except Exception:  # any failure means: the full path, which needs none of this
+        return None
+
+
+_CONTAINERS = frozenset({"typed-dict", "list", "tuple", "dict", "model", "dataclass"})
+"""Core schema types whose values are JSON objects or arrays: their members nest one deeper."""
+
+
+def _for_loading(schema: Any, depth: int, max_depth: int, refs: dict[str, Any]) -> Any:
+    """``schema`` for `_load_validator`, its definitions inlined (so that each place knows
+    its depth in the document). Only the schema's own ``dict`` and ``list`` nodes are
+    copied: values inside it, such as the shared ``EMPTY`` default, stay as they are."""
+    definitions = {}
+    root = schema
+    if type(schema) is dict and schema.get("type") == "definitions":
+        definitions = {item["ref"]: item for item in schema["definitions"]}
+        root = schema["schema"]
+
+    def copy(node: Any, level: int, metadata: bool = False) -> Any:
+        # ``metadata``: under a field named metadata (a message's or a part's), whose map
+        # refuses the blob mark as it is read.
+        if type(node) is list:
+            return [copy(item, level, metadata) for item in node]
+        if type(node) is not dict:
+            return node
+        kind = node.get("type")
+        if kind == "definition-ref" and node["schema_ref"] in definitions:
+            return copy(definitions[node["schema_ref"]], level, metadata)
+        if is_json_map_schema(node):
+            freeze = _frozen_metadata if metadata else None
+            return json_map_schema(level, max_depth, refs, freeze)
+        if is_json_data_schema(node):
+            return json_value_schema(level, max_depth, refs)
+        if kind == "dataclass" and node.get("cls") is ToolCallPart:
+            node = _without_raw_arguments(node)
+        if kind == "model" and node.get("cls") is Message:
+            return _by_role(
+                {key: copy(value, level + 1) for key, value in node.items() if key != "ref"}
+            )
+        inner = level + 1 if kind in _CONTAINERS else level
+        metadata = metadata or (kind == "dataclass-field" and node.get("name") == "metadata")
+        return {
+            # A model's fields by name: no ``type`` key.
+            key: copy(value, inner, metadata or (kind is None and key == "metadata"))
+            for key, value in node.items()
+            if key != "ref"
+        }
+
+    return copy(root, depth)
+
+
+def _without_raw_arguments(part: dict[str, Any]) -> dict[str, Any]:
+    """The tool call schema for `_load_validator`: ``raw_arguments`` only ``null`` (an invalid
+    call, which holds text there, takes the full path), so no ``__post_init__`` call is needed
+    to check that a call with raw arguments has no parsed ones."""
+    args = part["schema"]
+    fields = []
+    for field in args["fields"]:
+        if field["name"] == "raw_arguments":
+            if field["schema"]["type"] != "default":
+                raise TypeError("not the tool call schema this was written for")
+            field = {**field, "schema": {**field["schema"], "schema": core_schema.none_schema()}}
+        fields.append(field)
+    return {**part, "post_init": False, "schema": {**args, "fields": fields}}
+
+
+def _frozen_metadata(value: dict[str, Any]) -> FrozenJsonMap:
+    """A message's or a part's metadata as read by `_load_validator`: refused (the full path
+    then says where) when it holds the key only a store's blob references may hold."""
+    if not value:
+        return EMPTY
+    if BLOB_METADATA_KEY in value:
+        raise PydanticCustomError("reserved_key", "reserved key")
+    return FrozenJsonMap(value)
+
+
+def _by_role(message: dict[str, Any]) -> Any:
+    """A copy of the message schema for each role, holding only that role's part types (and
+    no role check), in a union tagged by ``role``."""
+    fields = message["schema"]["fields"]
+    checked = fields["parts"]["schema"]  # the role check, around the tuple of parts
+    parts = checked["schema"]
+    union = parts["items_schema"][0]
+    if (
+        checked.get("type") != "function-after"
+        or parts.get("type") != "tuple"
+        or union.get("type") != "tagged-union"
+    ):
+        raise TypeError("not the message schema this was written for")
+    choices: dict[str, Any] = {}
+    for role, allowed in ALLOWED_PARTS.items():
+        tags = {tag: union["choices"][tag] for tag, cls in PART_BY_TAG.items() if cls in allowed}
+        own_parts = {**parts, "items_schema": [{**union, "choices": tags}]}
+        own_fields = {
+            **fields,
+            "role": {**fields["role"], "schema": core_schema.literal_schema([role])},
+            "parts": {**fields["parts"], "schema": own_parts},
+        }
+        choices[role] = {**message, "schema": {**message["schema"], "fields": own_fields}}
+    return core_schema.tagged_union_schema(choices, "role")
 
 
 def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> bytes:
@@ -188,8 +328,8 @@ def dump_json(messages: Iterable[Message], *, indent: int | None = None) -> byte
         threadline.ValidationError: an item is not a [`Message`][].
     """
     items = read_messages(messages, "dump_json", mappings=False)
-    if indent is None:
-        return _PREFIX + _messages_adapter().dump_json(items) + b"}"
+    # Serialized in one piece: joining a dumped list to the envelope's bytes would copy them
+    # all twice more (a sixth of the time, for a large history).
     envelope = {"format": FORMAT, "version": FORMAT_VERSION, "messages": items}
     return _envelope_adapter().dump_json(envelope, indent=indent)  # type: ignore[arg-type]
 
@@ -232,6 +372,9 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
     # built for that bound), and the walk the JSON values inside them.
     check_size(data, checked, what="load_json")
     maximum = checked.max_string
+    loaded = _load_checked(data, checked, bare)
+    if loaded is not None:
+        return loaded
     bounded = None
     validated: Any
     messages: list[Message]
@@ -267,6 +410,26 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
     )
     if may_hold_blob_marks(data):
         _refuse_blob_marks(messages)
+    return messages
+
+
+def _load_checked(
+    data: bytes | bytearray | str, limits: Limits, bare: bool
+) -> list[Message] | None:
+    """The messages in ``data`` read by `_load_validator`, which checks them as it reads
+    (``None`` when it found a problem: the full path says which)."""
+    long_text = limits.max_string is not None and len(data) > limits.max_string
+    validator = _load_validator(limits.max_depth, limits.max_string if long_text else None, bare)
+    if validator is None:
+        return None
+    try:
+        validated = validator.validate_json(data)
+    except pydantic_core.ValidationError:
+        return None
+    messages: list[Message] = validated if bare else validated["messages"]
+    if not bare and validated["version"] != FORMAT_VERSION:
+        raise _version_error(validated["version"])
+    enforce_counts(messages, limits, what="load_json")
     return messages
 
 
