@@ -76,7 +76,12 @@ OPTIONAL_MODULES = (
     "langchain_core",
     "agents",
 )
-LAZY_MODULES = ("threadline.codecs", "threadline.stores", "threadline.context")
+LAZY_MODULES = (
+    "threadline.codecs",
+    "threadline.stores",
+    "threadline.context",
+    "threadline.interop",
+)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,19 @@ import types
 import threadline
 from threadline import errors
 
-OPTIONAL = ("redis", "psycopg", "openai", "anthropic", "google.genai", "mistralai", "botocore")
+OPTIONAL = (
+    "redis",
+    "psycopg",
+    "openai",
+    "anthropic",
+    "google.genai",
+    "mistralai",
+    "botocore",
+    "pydantic_ai",
+    "langchain_core",
+    "agents",
+    "threadline.interop",
+)
 
 
 def public_names(module: types.ModuleType) -> set[str]:
