@@ -41,6 +41,8 @@ repair adds is not stored, so it is the call before it), with the store's
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import operator
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -62,10 +64,14 @@ except ImportError as error:  # pragma: no cover - the extra is installed in the
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-__all__ = ["CONTINUED", "ITEM", "PROVIDER", "ThreadlineSession"]
+__all__ = ["CONTINUED", "DIFF", "ITEM", "PROVIDER", "ThreadlineSession"]
 
 ITEM = "openai_agents.item"
-"""Part metadata: the Agents SDK item the part was read from, as it was added."""
+"""Part metadata: the Agents SDK item the part was read from, as it was added (kept whole only
+when `DIFF` cannot give it back)."""
+DIFF = "openai_agents.diff"
+"""Part metadata: what turns the item the codec writes for the part back into the item it was
+read from (``set`` ``[path, value]`` pairs, ``unset`` paths, ``keys`` the key order)."""
 CONTINUED = "openai_agents.continued"
 """Part metadata: ``True`` on the parts after the first that were read from one item."""
 PROVIDER = "openai_agents"
@@ -212,10 +218,15 @@ class ThreadlineSession:
 # ---------------------------------------------------------------------------------------------
 # items -> messages
 
+_Read = tuple[int, dict[str, Any], list[Part], bool]
+"""An item's index, the item, the parts read from it, and whether it is carried whole (the
+codec cannot read it)."""
+
 
 def messages_of(items: Sequence[object], limits: Limits | None = None) -> list[Message]:
     """The messages ``add_items`` stores for ``items``: consecutive assistant items make one
-    message, consecutive outputs one, and each part keeps its item (module docstring).
+    message, consecutive outputs one, and the first part read from each item keeps what the
+    codec does not reproduce of it (module docstring).
 
     Raises:
         threadline.ValidationError: an item is not a JSON object, or holds a value a message
@@ -223,15 +234,17 @@ def messages_of(items: Sequence[object], limits: Limits | None = None) -> list[M
     """
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
         raise ValidationError(f"add_items takes a list of input items, not {type(items).__name__}")
-    runs: list[tuple[str, list[Part]]] = []
-    for index, raw in enumerate(items):
-        item = _as_item(raw, index)
-        role, parts = _read_item(item, index, limits)
-        if runs and role in ("assistant", "tool") and runs[-1][0] == role:
-            runs[-1][1].extend(parts)
-        else:
-            runs.append((role, parts))
-    return [Message(role=cast(Any, role), parts=tuple(parts)) for role, parts in runs]
+    plain = [_as_item(raw, index) for index, raw in enumerate(items)]
+    runs = _read_batch(plain, limits)
+    if runs is None:  # an item the codec cannot read or refuses: item by item, naming it
+        runs = []
+        for index, item in enumerate(plain):
+            role, parts, carried = _read_item(item, index, limits)
+            if runs and role in ("assistant", "tool") and runs[-1][0] == role:
+                runs[-1][1].append((index, item, parts, carried))
+            else:
+                runs.append((role, [(index, item, parts, carried)]))
+    return _tagged(runs)
 
 
 def _as_item(raw: object, index: int) -> dict[str, Any]:
@@ -248,20 +261,56 @@ def _as_item(raw: object, index: int) -> dict[str, Any]:
     )
 
 
-def _read_item(item: dict[str, Any], index: int, limits: Limits | None) -> tuple[str, list[Part]]:
-    """``(role, parts)`` of one item, the first part keeping the item."""
+def _read_batch(
+    items: list[dict[str, Any]], limits: Limits | None
+) -> list[tuple[str, list[_Read]]] | None:
+    """``items`` read in one codec call (reading them one by one costs twice as much), the
+    parts of each message shared out to the items they came from; ``None`` when the batch
+    cannot be read at once or the parts do not add up (the caller reads item by item)."""
+    try:
+        decoded = openai_responses.decode(items, limits=limits)
+    except (CodecError, ValidationError):
+        return None
+    runs: list[tuple[str, list[_Read]]] = []
+    at = 0
+    for message in decoded:
+        parts = message.parts
+        read: list[_Read] = []
+        taken = 0
+        while at < len(items) and taken < len(parts):
+            count = _part_count(items[at])
+            if count == 0:
+                return None
+            read.append((at, items[at], list(parts[taken : taken + count]), False))
+            taken += count
+            at += 1
+        if taken != len(parts):
+            return None
+        runs.append((message.role, read))
+    return runs if at == len(items) else None
+
+
+def _part_count(item: Mapping[str, Any]) -> int:
+    """How many parts the codec reads from ``item`` (what it read is checked against it)."""
+    content = item.get("content")
+    if item.get("type", "message") == "message" and isinstance(content, list):
+        return len(content)
+    return 1
+
+
+def _read_item(
+    item: dict[str, Any], index: int, limits: Limits | None
+) -> tuple[str, list[Part], bool]:
+    """``(role, parts, carried)`` of one item."""
     try:
         decoded = openai_responses.decode([item], limits=limits)
     except CodecError:
         decoded = []
     try:
         if len(decoded) == 1:
-            message = decoded[0]
-            head, *rest = message.parts
-            parts: list[Part] = [head.with_metadata({ITEM: item})]
-            parts.extend(part.with_metadata({CONTINUED: True}) for part in rest)
-            return message.role, parts
-        return _carried(item)
+            return decoded[0].role, list(decoded[0].parts), False
+        role, parts = _carried(item)
+        return role, parts, True
     except ValidationError as error:
         raise ValidationError(f"items[{index}]: {error}", error.errors) from error
 
@@ -285,6 +334,112 @@ def _carried(item: dict[str, Any]) -> tuple[str, list[Part]]:
     return "assistant", [part]
 
 
+def _tagged(runs: list[tuple[str, list[_Read]]]) -> list[Message]:
+    """The messages of the runs of items: each item's first part keeps the difference between
+    the item and what the codec writes for it (``DIFF``) when that difference gives the item
+    back, and the item itself (``ITEM``) otherwise; its other parts are marked ``CONTINUED``.
+    The messages are written in one codec call; one by one when that call writes another
+    number of items (`_kept_items` reads them back the same way)."""
+    messages = [
+        Message(role=cast(Any, role), parts=tuple(part for _, _, own, _ in read for part in own))
+        for role, read in runs
+    ]
+    carrying = [any(carried for *_, carried in read) for _, read in runs]
+    writable = [message for message, carries in zip(messages, carrying) if not carries]
+    written: list[Any] = openai_responses.encode(writable, integrity="off")["input"]
+    counts = [len(read) for (_, read), carries in zip(runs, carrying) if not carries]
+    per_message: list[list[Any] | None] = []
+    if len(written) == sum(counts):
+        for count in counts:
+            per_message.append(written[:count])
+            written = written[count:]
+    else:
+        for message, count in zip(writable, counts):
+            alone = openai_responses.encode([message], integrity="off")["input"]
+            per_message.append(alone if len(alone) == count else None)
+    bases = iter(per_message)
+    out: list[Message] = []
+    for message, (_, read), carries in zip(messages, runs, carrying):
+        base = None if carries else next(bases)
+        tagged: list[Part] = []
+        for number, (index, item, own, carried) in enumerate(read):
+            head: Mapping[str, Any] = {ITEM: item}
+            if base is not None:
+                difference = _difference(base[number], item)
+                if _applied(base[number], difference) == item:
+                    head = {DIFF: difference}
+            first, *rest = own
+            try:
+                tagged.append(first if carried else first.with_metadata(head))
+            except ValidationError as error:
+                raise ValidationError(f"items[{index}]: {error}", error.errors) from error
+            tagged.extend(part.with_metadata({CONTINUED: True}) for part in rest)
+        out.append(message.model_copy(update={"parts": tuple(tagged)}))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the difference between what the codec writes and an item
+
+
+def _difference(written: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]:
+    """What turns ``written`` into ``item`` (`_applied`): ``set`` ``[path, value]`` pairs,
+    ``unset`` paths, and ``keys`` (the item's key order, when it differs). The item's ``type``
+    of an output is always set: what the codec writes for one depends on the other messages."""
+    sets: list[list[Any]] = []
+    unsets: list[list[Any]] = []
+    _compare(written, item, [], sets, unsets)
+    kind = item.get("type")
+    if isinstance(kind, str) and kind.endswith("_output") and [["type"], kind] not in sets:
+        sets.append([["type"], kind])
+    out: dict[str, Any] = {}
+    if sets:
+        out["set"] = sets
+    if unsets:
+        out["unset"] = unsets
+    order = [key for key in written if key in item]
+    order.extend(key for key in item if key not in written)
+    if order != list(item):
+        out["keys"] = list(item)
+    return out
+
+
+def _compare(
+    written: Any, item: Any, path: list[Any], sets: list[list[Any]], unsets: list[list[Any]]
+) -> None:
+    if isinstance(written, dict) and isinstance(item, dict):
+        unsets.extend([*path, key] for key in written if key not in item)
+        for key, value in item.items():
+            if key not in written:
+                sets.append([[*path, key], value])
+            elif written[key] != value:
+                _compare(written[key], value, [*path, key], sets, unsets)
+    elif isinstance(written, list) and isinstance(item, list) and len(written) == len(item):
+        for index, (was, value) in enumerate(zip(written, item)):
+            if was != value:
+                _compare(was, value, [*path, index], sets, unsets)
+    else:
+        sets.append([path, item])
+
+
+def _applied(written: dict[str, Any], difference: Mapping[str, Any]) -> dict[str, Any]:
+    """``written`` (the caller's, changed in place) made the item again by ``difference``."""
+    for path, value in difference.get("set", ()):
+        _parent(written, path)[path[-1]] = _copied(value)
+    for path in difference.get("unset", ()):
+        del _parent(written, path)[path[-1]]
+    keys = difference.get("keys")
+    if keys is not None:
+        return {key: written[key] for key in keys}
+    return written
+
+
+def _parent(value: Any, path: Sequence[Any]) -> Any:
+    for step in path[:-1]:
+        value = value[step]
+    return value
+
+
 # ---------------------------------------------------------------------------------------------
 # messages -> items
 
@@ -297,6 +452,12 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
     """
     joined = _joined(messages)
     prepared = joined if integrity == "off" else prepare_messages(joined, integrity)
+    kept = _kept_items(messages)
+    if len(prepared) == len(joined) and all(map(operator.is_, prepared, joined)):
+        # nothing repaired: when every part came from an item, the items are the answer
+        fast = [kept[id(part)] for message in joined for part in message.parts if id(part) in kept]
+        if len(fast) + _continued(joined) == sum(len(message.parts) for message in joined):
+            return fast
     stored = {id(part) for message in messages for part in message.parts}
     out: list[Any] = []
     for message in prepared:
@@ -304,11 +465,11 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
         head_kept = False
         for part in message.parts:
             unchanged = id(part) in stored
-            item = part.metadata.get(ITEM)
-            if unchanged and isinstance(item, Mapping):
+            item = kept.get(id(part)) if unchanged else None
+            if item is not None:
                 out.extend(_encoded(message, others))
                 others = []
-                out.append(_plain(item))
+                out.append(item)
                 head_kept = True
             elif unchanged and head_kept and part.metadata.get(CONTINUED) is True:
                 continue  # its item went out with the first part read from it
@@ -317,6 +478,44 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
                 head_kept = False
         out.extend(_encoded(message, others))
     return out
+
+
+def _continued(messages: Sequence[Message]) -> int:
+    return sum(
+        1 for message in messages for part in message.parts if part.metadata.get(CONTINUED) is True
+    )
+
+
+def _kept_items(messages: Sequence[Message]) -> dict[int, dict[str, Any]]:
+    """The item each first part read from an item stands for, by ``id`` of the part: its
+    ``ITEM``, or what the codec writes for its message made the item again by its ``DIFF``.
+    The messages holding a ``DIFF`` are written in one codec call (each message was checked
+    to write one item per item read from it); one by one when that call disagrees."""
+    kept: dict[int, dict[str, Any]] = {}
+    differing: list[Message] = []
+    heads: list[list[Part]] = []
+    for message in messages:
+        own = [part for part in message.parts if ITEM in part.metadata or DIFF in part.metadata]
+        for part in own:
+            item = part.metadata.get(ITEM)
+            if isinstance(item, Mapping):
+                kept[id(part)] = _plain(item)
+        if any(DIFF in part.metadata for part in own):
+            differing.append(message)
+            heads.append(own)
+    if not differing:
+        return kept
+    written: list[Any] = openai_responses.encode(differing, integrity="off")["input"]
+    if len(written) != sum(map(len, heads)):
+        written = []
+        for message, own in zip(differing, heads):
+            alone: list[Any] = openai_responses.encode([message], integrity="off")["input"]
+            written.extend(alone if len(alone) == len(own) else [None] * len(own))
+    for part, base in zip((part for own in heads for part in own), written):
+        difference = part.metadata.get(DIFF)
+        if isinstance(difference, Mapping) and isinstance(base, dict):
+            kept[id(part)] = _applied(base, difference)
+    return kept
 
 
 def _joined(messages: Sequence[Message]) -> list[Message]:
@@ -340,7 +539,8 @@ def _joined(messages: Sequence[Message]) -> list[Message]:
 
 
 def _from_item(part: Part) -> bool:
-    return ITEM in part.metadata or CONTINUED in part.metadata
+    metadata = part.metadata
+    return ITEM in metadata or DIFF in metadata or CONTINUED in metadata
 
 
 def _encoded(message: Message, parts: list[Part]) -> list[Any]:
@@ -361,7 +561,7 @@ def _copied(value: Any) -> Any:
     """A deep copy of JSON (``copy.deepcopy`` costs several times more: it keeps a memo)."""
     if isinstance(value, Mapping):
         return {key: _copied(entry) for key, entry in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_copied(entry) for entry in value]
     return value
 
@@ -372,30 +572,39 @@ def pop_latest(messages: Sequence[Message]) -> tuple[dict[str, Any], list[Messag
     The latest item is the one the last stored part was read from (its first part and the
     parts continuing it go together); a last part with no item of its own is written with the
     codec, and one the codec writes as nothing (reasoning it cannot send) goes with the item
-    before it.
+    before it. The items left in a message that loses one keep themselves whole (``ITEM``):
+    what the codec writes for the shorter message may differ.
     """
     rest = list(messages)
+    kept = _kept_items(rest)
     while rest:
         last = rest.pop()
         parts = list(last.parts)
         while parts:
             end = len(parts)
             start = end - 1
-            part = parts[start]
-            if part.metadata.get(CONTINUED) is True:
-                while start > 0 and not isinstance(parts[start].metadata.get(ITEM), Mapping):
+            if parts[start].metadata.get(CONTINUED) is True:
+                while start > 0 and id(parts[start]) not in kept:
                     start -= 1
-            head = parts[start].metadata.get(ITEM)
-            item: dict[str, Any] | None
-            if isinstance(head, Mapping):
-                item = _plain(head)
-            else:
+            item: dict[str, Any] | None = kept.get(id(parts[start]))
+            if item is None:
                 start = end - 1
                 written = _encoded(last, [parts[start]])
                 item = written[-1] if written else None
             del parts[start:end]
             if item is not None:
                 if parts:
-                    rest.append(last.model_copy(update={"parts": tuple(parts)}))
+                    whole = [_whole(part, kept) for part in parts]
+                    rest.append(last.model_copy(update={"parts": tuple(whole)}))
                 return item, rest
     return None
+
+
+def _whole(part: Part, kept: Mapping[int, dict[str, Any]]) -> Part:
+    """``part`` holding its item whole instead of a difference."""
+    item = kept.get(id(part))
+    if item is None or DIFF not in part.metadata:
+        return part
+    metadata = {key: value for key, value in part.metadata.items() if key != DIFF}
+    bare: Part = dataclasses.replace(cast(Any, part), metadata=metadata)
+    return bare.with_metadata({ITEM: item})
