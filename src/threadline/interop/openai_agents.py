@@ -345,21 +345,21 @@ def _tagged(runs: list[tuple[str, list[_Read]]]) -> list[Message]:
         for role, read in runs
     ]
     carrying = [any(carried for *_, carried in read) for _, read in runs]
-    writable = [message for message, carries in zip(messages, carrying) if not carries]
+    writable = [message for message, carries in zip(messages, carrying, strict=True) if not carries]
     written: list[Any] = openai_responses.encode(writable, integrity="off")["input"]
-    counts = [len(read) for (_, read), carries in zip(runs, carrying) if not carries]
+    counts = [len(read) for (_, read), carries in zip(runs, carrying, strict=True) if not carries]
     per_message: list[list[Any] | None] = []
     if len(written) == sum(counts):
         for count in counts:
             per_message.append(written[:count])
             written = written[count:]
     else:
-        for message, count in zip(writable, counts):
+        for message, count in zip(writable, counts, strict=True):
             alone = openai_responses.encode([message], integrity="off")["input"]
             per_message.append(alone if len(alone) == count else None)
     bases = iter(per_message)
     out: list[Message] = []
-    for message, (_, read), carries in zip(messages, runs, carrying):
+    for message, (_, read), carries in zip(messages, runs, carrying, strict=True):
         base = None if carries else next(bases)
         tagged: list[Part] = []
         for number, (index, item, own, carried) in enumerate(read):
@@ -415,7 +415,7 @@ def _compare(
             elif written[key] != value:
                 _compare(written[key], value, [*path, key], sets, unsets)
     elif isinstance(written, list) and isinstance(item, list) and len(written) == len(item):
-        for index, (was, value) in enumerate(zip(written, item)):
+        for index, (was, value) in enumerate(zip(written, item, strict=True)):
             if was != value:
                 _compare(was, value, [*path, index], sets, unsets)
     else:
@@ -508,10 +508,10 @@ def _kept_items(messages: Sequence[Message]) -> dict[int, dict[str, Any]]:
     written: list[Any] = openai_responses.encode(differing, integrity="off")["input"]
     if len(written) != sum(map(len, heads)):
         written = []
-        for message, own in zip(differing, heads):
+        for message, own in zip(differing, heads, strict=True):
             alone: list[Any] = openai_responses.encode([message], integrity="off")["input"]
             written.extend(alone if len(alone) == len(own) else [None] * len(own))
-    for part, base in zip((part for own in heads for part in own), written):
+    for part, base in zip((part for own in heads for part in own), written, strict=True):
         difference = part.metadata.get(DIFF)
         if isinstance(difference, Mapping) and isinstance(base, dict):
             kept[id(part)] = _applied(base, difference)
