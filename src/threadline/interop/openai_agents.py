@@ -41,15 +41,19 @@ repair adds is not stored, so it is the call before it), with the store's
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import operator
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from pydantic_core import PydanticCustomError
+
 from threadline._binding import is_async_store, load_versioned, takes_versions
+from threadline._json import FrozenJsonMap, check_json_value
 from threadline.codecs import openai_responses
-from threadline.errors import CodecError, ConflictError, ValidationError
+from threadline.errors import CodecError, ConflictError, ErrorDetail, ValidationError
 from threadline.integrity import prepare_messages
 from threadline.interop._missing import missing
 from threadline.limits import Limits
@@ -263,7 +267,7 @@ def _as_item(raw: object, index: int) -> dict[str, Any]:
 
 def _read_batch(
     items: list[dict[str, Any]], limits: Limits | None
-) -> list[tuple[str, list[_Read]]] | None:
+) -> list[tuple[str | Message, list[_Read]]] | None:
     """``items`` read in one codec call (reading them one by one costs twice as much), the
     parts of each message shared out to the items they came from; ``None`` when the batch
     cannot be read at once or the parts do not add up (the caller reads item by item)."""
@@ -271,7 +275,7 @@ def _read_batch(
         decoded = openai_responses.decode(items, limits=limits)
     except (CodecError, ValidationError):
         return None
-    runs: list[tuple[str, list[_Read]]] = []
+    runs: list[tuple[str | Message, list[_Read]]] = []
     at = 0
     for message in decoded:
         parts = message.parts
@@ -286,7 +290,7 @@ def _read_batch(
             at += 1
         if taken != len(parts):
             return None
-        runs.append((message.role, read))
+        runs.append((message, read))
     return runs if at == len(items) else None
 
 
@@ -334,14 +338,18 @@ def _carried(item: dict[str, Any]) -> tuple[str, list[Part]]:
     return "assistant", [part]
 
 
-def _tagged(runs: list[tuple[str, list[_Read]]]) -> list[Message]:
+def _tagged(runs: Sequence[tuple[str | Message, list[_Read]]]) -> list[Message]:
     """The messages of the runs of items: each item's first part keeps the difference between
     the item and what the codec writes for it (``DIFF``) when that difference gives the item
     back, and the item itself (``ITEM``) otherwise; its other parts are marked ``CONTINUED``.
     The messages are written in one codec call; one by one when that call writes another
     number of items (`_kept_items` reads them back the same way)."""
     messages = [
-        Message(role=cast(Any, role), parts=tuple(part for _, _, own, _ in read for part in own))
+        role
+        if isinstance(role, Message)
+        else Message(
+            role=cast(Any, role), parts=tuple(part for _, _, own, _ in read for part in own)
+        )
         for role, read in runs
     ]
     carrying = [any(carried for *_, carried in read) for _, read in runs]
@@ -369,12 +377,22 @@ def _tagged(runs: list[tuple[str, list[_Read]]]) -> list[Message]:
                 if _applied(base[number], difference) == item:
                     head = {DIFF: difference}
             first, *rest = own
-            try:
-                tagged.append(first if carried else first.with_metadata(head))
-            except ValidationError as error:
-                raise ValidationError(f"items[{index}]: {error}", error.errors) from error
-            tagged.extend(part.with_metadata({CONTINUED: True}) for part in rest)
+            tagged.append(first if carried else _with(first, head, index))
+            tagged.extend(_with(part, {CONTINUED: True}, index) for part in rest)
         out.append(message.model_copy(update={"parts": tuple(tagged)}))
+    return out
+
+
+def _with(part: Part, added: Mapping[str, Any], index: int) -> Part:
+    """``part`` with ``added`` in its metadata: only ``added`` is checked (the part was
+    validated when it was read, and checking it again costs as much as reading it)."""
+    try:
+        checked = check_json_value(dict(added), "metadata")
+    except PydanticCustomError as error:
+        detail = ErrorDetail("metadata", error.message(), error.type)
+        raise ValidationError(f"items[{index}]: invalid metadata: {detail}", [detail]) from None
+    out = copy.copy(part)
+    object.__setattr__(out, "metadata", FrozenJsonMap({**part.metadata, **checked}))
     return out
 
 
