@@ -9,18 +9,21 @@ so the app gets crash-safe storage and integrity repair, and the history is thre
 
 How items map to messages:
 
-- ``add_items`` reads each item with the OpenAI Responses codec
-  ([`threadline.codecs.openai_responses`][]): user, system and developer messages become
-  ``user`` / ``system`` messages; consecutive assistant items (output messages, reasoning,
-  function calls, hosted tool calls) become one ``assistant`` message and consecutive tool
-  outputs one ``tool`` message. Items of one ``add_items`` call are grouped; a new call starts
-  a new message.
-- The codec does not carry everything an item holds (``status``, ``logprobs``, unknown fields),
-  and the SDK compares the items it reads back with the ones it saved. So the first part
-  read from an item keeps the item itself in ``metadata["openai_agents.item"]``, and the other
-  parts read from the same item (an output message with several texts) are marked
-  ``metadata["openai_agents.continued"]``. ``get_items`` returns those items exactly as
-  they were added.
+- ``add_items`` reads its items with the OpenAI Responses codec
+  ([`threadline.codecs.openai_responses`][]), in one call: user, system and developer messages
+  become ``user`` / ``system`` messages; consecutive assistant items (output messages,
+  reasoning, function calls, hosted tool calls) become one ``assistant`` message and
+  consecutive tool outputs one ``tool`` message. Items of one ``add_items`` call are grouped; a
+  new call starts a new message.
+- The codec does not carry everything an item holds (``status``, ``logprobs``, unknown fields,
+  the key order), and the SDK compares the items it reads back with the ones it saved. So the
+  first part read from an item keeps the difference between the item and what the codec
+  writes for it in ``metadata["openai_agents.diff"]`` (a few fields, not the text), checked at
+  ``add_items`` to give the item back; when no difference does (an output message without an
+  ``id`` that the codec writes as one item per text), it keeps the item itself in
+  ``metadata["openai_agents.item"]``. The other parts read from the same item are marked
+  ``metadata["openai_agents.continued"]``. ``get_items`` returns the items exactly as they
+  were added (equal, with their keys in the same order).
 - An item the codec cannot read (a computer, shell or patch call or output, an image given by
   ``file_id``, an ``item_reference``) is not dropped: it is carried whole, as a provider tool
   call part (``provider="openai_agents"``, ``name`` its type, ``input`` the item) on an
