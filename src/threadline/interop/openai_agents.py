@@ -77,7 +77,8 @@ ITEM = "openai_agents.item"
 when `DIFF` cannot give it back)."""
 DIFF = "openai_agents.diff"
 """Part metadata: what turns the item the codec writes for the part back into the item it was
-read from (``set`` ``[path, value]`` pairs, ``unset`` paths, ``keys`` the key order)."""
+read from (a value for each JSON pointer to set, ``"-"`` the pointers to remove, ``"keys"``
+the key order)."""
 CONTINUED = "openai_agents.continued"
 """Part metadata: ``True`` on the parts after the first that were read from one item."""
 PROVIDER = "openai_agents"
@@ -397,14 +398,16 @@ _CONTINUED = FrozenJsonMap({CONTINUED: True})
 
 def _checked(heads: list[dict[str, Any]], indexes: list[int]) -> list[dict[str, Any]]:
     """``heads`` with the values they took from the items checked and copied (later changes
-    to the caller's items cannot reach a message), in one call: a ``DIFF``'s paths and key
-    names are strings (`_compare` keeps a mapping with other keys whole) and list indexes.
+    to the caller's items cannot reach a message), in one call: a ``DIFF``'s pointers and key
+    names are strings already (`_compare` keeps a mapping with other keys whole).
 
     Raises:
         threadline.ValidationError: a head holds a value that is not JSON (naming ``items[i]``).
     """
     values = [
-        [value for _, value in head[DIFF].get("set", ())] if DIFF in head else head
+        [value for key, value in head[DIFF].items() if key.startswith("/")]
+        if DIFF in head
+        else head
         for head in heads
     ]
     copies: list[Any] | None
@@ -416,11 +419,18 @@ def _checked(heads: list[dict[str, Any]], indexes: list[int]) -> list[dict[str, 
         out: list[dict[str, Any]] = []
         for head, copied in zip(heads, copies, strict=True):
             difference = head.get(DIFF)
-            if difference is not None and "set" in difference:
-                paths = [path for path, _ in difference["set"]]
-                sets = [list(pair) for pair in zip(paths, copied, strict=True)]
-                head = {DIFF: {**difference, "set": sets}}
-            out.append(head if difference is not None else copied)
+            if difference is None:
+                out.append(copied)
+                continue
+            fresh = iter(copied)
+            out.append(
+                {
+                    DIFF: {
+                        key: next(fresh) if key.startswith("/") else value
+                        for key, value in difference.items()
+                    }
+                }
+            )
         return out
     for head, index in zip(heads, indexes, strict=True):  # name the first item at fault
         try:
@@ -453,24 +463,22 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _difference(written: dict[str, Any], item: dict[str, Any]) -> dict[str, Any] | None:
-    """What turns ``written`` into ``item`` (`_applied`): ``set`` ``[path, value]`` pairs,
-    ``unset`` paths, and ``keys`` (the item's key order, when it differs). The item's ``type``
-    of an output is always set: what the codec writes for one depends on the other messages.
-    ``None`` when ``item`` has a key that is not a string (it is then kept whole, and refused
-    as metadata)."""
-    sets: list[list[Any]] = []
-    unsets: list[list[Any]] = []
+    """What turns ``written`` into ``item`` (`_applied`), flat (the store checks each list and
+    mapping a part's metadata holds): a value for each JSON pointer (``"/status"``,
+    ``"/content/0/logprobs"``) to set, under ``"-"`` the pointers to remove, and under
+    ``"keys"`` the item's key order when it differs. The ``type`` of an output is always set:
+    what the codec writes for one depends on the other messages. ``None`` when ``item`` has a
+    key that is not a string (it is then kept whole, and refused as metadata)."""
     if not all(type(key) is str for key in item):
         return None
-    _compare(written, item, [], sets, unsets)
-    kind = item.get("type")
-    if isinstance(kind, str) and kind.endswith("_output") and [["type"], kind] not in sets:
-        sets.append([["type"], kind])
     out: dict[str, Any] = {}
-    if sets:
-        out["set"] = sets
-    if unsets:
-        out["unset"] = unsets
+    removed: list[str] = []
+    _compare(written, item, "", out, removed)
+    kind = item.get("type")
+    if isinstance(kind, str) and kind.endswith("_output"):
+        out["/type"] = kind
+    if removed:
+        out["-"] = removed
     order = [key for key in written if key in item]
     order.extend(key for key in item if key not in written)
     if order != list(item):
@@ -478,40 +486,51 @@ def _difference(written: dict[str, Any], item: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _compare(
-    written: Any, item: Any, path: list[Any], sets: list[list[Any]], unsets: list[list[Any]]
-) -> None:
+def _compare(written: Any, item: Any, path: str, out: dict[str, Any], removed: list[str]) -> None:
     if isinstance(written, dict) and isinstance(item, dict) and all(type(k) is str for k in item):
-        unsets.extend([*path, key] for key in written if key not in item)
+        removed.extend(f"{path}/{_escaped(key)}" for key in written if key not in item)
         for key, value in item.items():
             if key not in written:
-                sets.append([[*path, key], value])
+                out[f"{path}/{_escaped(key)}"] = value
             elif written[key] != value:
-                _compare(written[key], value, [*path, key], sets, unsets)
+                _compare(written[key], value, f"{path}/{_escaped(key)}", out, removed)
     elif isinstance(written, list) and isinstance(item, list) and len(written) == len(item):
         for index, (was, value) in enumerate(zip(written, item, strict=True)):
             if was != value:
-                _compare(was, value, [*path, index], sets, unsets)
+                _compare(was, value, f"{path}/{index}", out, removed)
     else:
-        sets.append([path, item])
+        out[path] = item
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1") if "~" in key or "/" in key else key
 
 
 def _applied(written: dict[str, Any], difference: Mapping[str, Any]) -> dict[str, Any]:
     """``written`` (the caller's, changed in place) made the item again by ``difference``."""
-    for path, value in difference.get("set", ()):
-        _parent(written, path)[path[-1]] = _copied(value)
-    for path in difference.get("unset", ()):
-        del _parent(written, path)[path[-1]]
+    for pointer, value in difference.items():
+        if pointer.startswith("/"):
+            parent, step = _parent(written, pointer)
+            parent[step] = _copied(value)
+    for pointer in difference.get("-", ()):
+        parent, step = _parent(written, pointer)
+        del parent[step]
     keys = difference.get("keys")
     if keys is not None:
         return {key: written[key] for key in keys}
     return written
 
 
-def _parent(value: Any, path: Sequence[Any]) -> Any:
-    for step in path[:-1]:
-        value = value[step]
-    return value
+def _parent(value: Any, pointer: str) -> tuple[Any, Any]:
+    """The container a JSON pointer's last step is in, and that step."""
+    steps: list[Any] = pointer.split("/")[1:]
+    for number, step in enumerate(steps):
+        if "~" in step:
+            step = step.replace("~1", "/").replace("~0", "~")
+        steps[number] = int(step) if isinstance(value, list) else step
+        if number < len(steps) - 1:
+            value = value[steps[number]]
+    return value, steps[-1]
 
 
 # ---------------------------------------------------------------------------------------------
