@@ -9,18 +9,21 @@ so the app gets crash-safe storage and integrity repair, and the history is thre
 
 How items map to messages:
 
-- ``add_items`` reads each item with the OpenAI Responses codec
-  ([`threadline.codecs.openai_responses`][]): user, system and developer messages become
-  ``user`` / ``system`` messages; consecutive assistant items (output messages, reasoning,
-  function calls, hosted tool calls) become one ``assistant`` message and consecutive tool
-  outputs one ``tool`` message. Items of one ``add_items`` call are grouped; a new call starts
-  a new message.
-- The codec does not carry everything an item holds (``status``, ``logprobs``, unknown fields),
-  and the SDK compares the items it reads back with the ones it saved. So the first part
-  read from an item keeps the item itself in ``metadata["openai_agents.item"]``, and the other
-  parts read from the same item (an output message with several texts) are marked
-  ``metadata["openai_agents.continued"]``. ``get_items`` returns those items exactly as
-  they were added.
+- ``add_items`` reads its items with the OpenAI Responses codec
+  ([`threadline.codecs.openai_responses`][]), in one call: user, system and developer messages
+  become ``user`` / ``system`` messages; consecutive assistant items (output messages,
+  reasoning, function calls, hosted tool calls) become one ``assistant`` message and
+  consecutive tool outputs one ``tool`` message. Items of one ``add_items`` call are grouped; a
+  new call starts a new message.
+- The codec does not carry everything an item holds (``status``, ``logprobs``, unknown fields,
+  the key order), and the SDK compares the items it reads back with the ones it saved. So the
+  first part read from an item keeps the difference between the item and what the codec
+  writes for it in ``metadata["openai_agents.diff"]`` (a few fields, not the text), checked at
+  ``add_items`` to give the item back; when no difference does (an output message without an
+  ``id`` that the codec writes as one item per text), it keeps the item itself in
+  ``metadata["openai_agents.item"]``. The other parts read from the same item are marked
+  ``metadata["openai_agents.continued"]``. ``get_items`` returns the items exactly as they
+  were added (equal, with their keys in the same order).
 - An item the codec cannot read (a computer, shell or patch call or output, an image given by
   ``file_id``, an ``item_reference``) is not dropped: it is carried whole, as a provider tool
   call part (``provider="openai_agents"``, ``name`` its type, ``input`` the item) on an
@@ -41,13 +44,18 @@ repair adds is not stored, so it is the call before it), with the store's
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import operator
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from pydantic_core import PydanticCustomError
+
 from threadline._binding import is_async_store, load_versioned, takes_versions
+from threadline._json import FrozenJsonMap, check_json_value
 from threadline.codecs import openai_responses
-from threadline.errors import CodecError, ConflictError, ValidationError
+from threadline.errors import CodecError, ConflictError, ErrorDetail, ValidationError
 from threadline.integrity import prepare_messages
 from threadline.interop._missing import missing
 from threadline.limits import Limits
@@ -62,10 +70,15 @@ except ImportError as error:  # pragma: no cover - the extra is installed in the
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-__all__ = ["CONTINUED", "ITEM", "PROVIDER", "ThreadlineSession"]
+__all__ = ["CONTINUED", "DIFF", "ITEM", "PROVIDER", "ThreadlineSession"]
 
 ITEM = "openai_agents.item"
-"""Part metadata: the Agents SDK item the part was read from, as it was added."""
+"""Part metadata: the Agents SDK item the part was read from, as it was added (kept whole only
+when `DIFF` cannot give it back)."""
+DIFF = "openai_agents.diff"
+"""Part metadata: what turns the item the codec writes for the part back into the item it was
+read from (a value for each JSON pointer to set, ``"-"`` the pointers to remove, ``"keys"``
+the key order)."""
 CONTINUED = "openai_agents.continued"
 """Part metadata: ``True`` on the parts after the first that were read from one item."""
 PROVIDER = "openai_agents"
@@ -212,10 +225,15 @@ class ThreadlineSession:
 # ---------------------------------------------------------------------------------------------
 # items -> messages
 
+_Read = tuple[int, dict[str, Any], list[Part], bool]
+"""An item's index, the item, the parts read from it, and whether it is carried whole (the
+codec cannot read it)."""
+
 
 def messages_of(items: Sequence[object], limits: Limits | None = None) -> list[Message]:
     """The messages ``add_items`` stores for ``items``: consecutive assistant items make one
-    message, consecutive outputs one, and each part keeps its item (module docstring).
+    message, consecutive outputs one, and the first part read from each item keeps what the
+    codec does not reproduce of it (module docstring).
 
     Raises:
         threadline.ValidationError: an item is not a JSON object, or holds a value a message
@@ -223,15 +241,17 @@ def messages_of(items: Sequence[object], limits: Limits | None = None) -> list[M
     """
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Sequence):
         raise ValidationError(f"add_items takes a list of input items, not {type(items).__name__}")
-    runs: list[tuple[str, list[Part]]] = []
-    for index, raw in enumerate(items):
-        item = _as_item(raw, index)
-        role, parts = _read_item(item, index, limits)
-        if runs and role in ("assistant", "tool") and runs[-1][0] == role:
-            runs[-1][1].extend(parts)
-        else:
-            runs.append((role, parts))
-    return [Message(role=cast(Any, role), parts=tuple(parts)) for role, parts in runs]
+    plain = [_as_item(raw, index) for index, raw in enumerate(items)]
+    runs = _read_batch(plain, limits)
+    if runs is None:  # an item the codec cannot read or refuses: item by item, naming it
+        runs = []
+        for index, item in enumerate(plain):
+            role, parts, carried = _read_item(item, index, limits)
+            if runs and role in ("assistant", "tool") and runs[-1][0] == role:
+                runs[-1][1].append((index, item, parts, carried))
+            else:
+                runs.append((role, [(index, item, parts, carried)]))
+    return _tagged(runs)
 
 
 def _as_item(raw: object, index: int) -> dict[str, Any]:
@@ -248,20 +268,56 @@ def _as_item(raw: object, index: int) -> dict[str, Any]:
     )
 
 
-def _read_item(item: dict[str, Any], index: int, limits: Limits | None) -> tuple[str, list[Part]]:
-    """``(role, parts)`` of one item, the first part keeping the item."""
+def _read_batch(
+    items: list[dict[str, Any]], limits: Limits | None
+) -> list[tuple[str | Message, list[_Read]]] | None:
+    """``items`` read in one codec call (reading them one by one costs twice as much), the
+    parts of each message shared out to the items they came from; ``None`` when the batch
+    cannot be read at once or the parts do not add up (the caller reads item by item)."""
+    try:
+        decoded = openai_responses.decode(items, limits=limits)
+    except (CodecError, ValidationError):
+        return None
+    runs: list[tuple[str | Message, list[_Read]]] = []
+    at = 0
+    for message in decoded:
+        parts = message.parts
+        read: list[_Read] = []
+        taken = 0
+        while at < len(items) and taken < len(parts):
+            count = _part_count(items[at])
+            if count == 0:
+                return None
+            read.append((at, items[at], list(parts[taken : taken + count]), False))
+            taken += count
+            at += 1
+        if taken != len(parts):
+            return None
+        runs.append((message, read))
+    return runs if at == len(items) else None
+
+
+def _part_count(item: Mapping[str, Any]) -> int:
+    """How many parts the codec reads from ``item`` (what it read is checked against it)."""
+    content = item.get("content")
+    if item.get("type", "message") == "message" and isinstance(content, list):
+        return len(content)
+    return 1
+
+
+def _read_item(
+    item: dict[str, Any], index: int, limits: Limits | None
+) -> tuple[str, list[Part], bool]:
+    """``(role, parts, carried)`` of one item."""
     try:
         decoded = openai_responses.decode([item], limits=limits)
     except CodecError:
         decoded = []
     try:
         if len(decoded) == 1:
-            message = decoded[0]
-            head, *rest = message.parts
-            parts: list[Part] = [head.with_metadata({ITEM: item})]
-            parts.extend(part.with_metadata({CONTINUED: True}) for part in rest)
-            return message.role, parts
-        return _carried(item)
+            return decoded[0].role, list(decoded[0].parts), False
+        role, parts = _carried(item)
+        return role, parts, True
     except ValidationError as error:
         raise ValidationError(f"items[{index}]: {error}", error.errors) from error
 
@@ -285,6 +341,198 @@ def _carried(item: dict[str, Any]) -> tuple[str, list[Part]]:
     return "assistant", [part]
 
 
+def _tagged(runs: Sequence[tuple[str | Message, list[_Read]]]) -> list[Message]:
+    """The messages of the runs of items: each item's first part keeps the difference between
+    the item and what the codec writes for it (``DIFF``) when that difference gives the item
+    back, and the item itself (``ITEM``) otherwise; its other parts are marked ``CONTINUED``.
+    The messages are written in one codec call; one by one when that call writes another
+    number of items (`_kept_items` reads them back the same way)."""
+    messages = [
+        role
+        if isinstance(role, Message)
+        else Message(
+            role=cast(Any, role), parts=tuple(part for _, _, own, _ in read for part in own)
+        )
+        for role, read in runs
+    ]
+    carrying = [any(carried for *_, carried in read) for _, read in runs]
+    writable = [message for message, carries in zip(messages, carrying, strict=True) if not carries]
+    written: list[Any] = openai_responses.encode(writable, integrity="off")["input"]
+    counts = [len(read) for (_, read), carries in zip(runs, carrying, strict=True) if not carries]
+    per_message: list[list[Any] | None] = []
+    if len(written) == sum(counts):
+        at = 0
+        for count in counts:
+            per_message.append(written[at : at + count])
+            at += count
+    else:
+        for message, count in zip(writable, counts, strict=True):
+            alone = openai_responses.encode([message], integrity="off")["input"]
+            per_message.append(alone if len(alone) == count else None)
+    bases = iter(per_message)
+    heads: list[dict[str, Any]] = []  # what each first part keeps, checked in one call below
+    for (_, read), carries in zip(runs, carrying, strict=True):
+        base = None if carries else next(bases)
+        for number, (_, item, _, carried) in enumerate(read):
+            head: dict[str, Any] = {ITEM: item}
+            if base is not None:
+                difference = _difference(base[number], item)
+                if difference is not None and _applied(base[number], difference) == item:
+                    head = {DIFF: difference}
+            heads.append({} if carried else head)
+    checked = iter(_checked(heads, [index for _, read in runs for index, *_ in read]))
+    out: list[Message] = []
+    for message, (_, read) in zip(messages, runs, strict=True):
+        tagged: list[Part] = []
+        for _, _, own, _ in read:
+            first, *rest = own
+            added = next(checked)
+            tagged.append(_with(first, added) if added else first)
+            tagged.extend(_with(part, _CONTINUED) for part in rest)
+        out.append(message.model_copy(update={"parts": tuple(tagged)}))
+    return out
+
+
+_CONTINUED = FrozenJsonMap({CONTINUED: True})
+
+
+def _checked(heads: list[dict[str, Any]], indexes: list[int]) -> list[dict[str, Any]]:
+    """``heads`` with the values they took from the items checked and copied (later changes
+    to the caller's items cannot reach a message), in one call: a ``DIFF``'s pointers and key
+    names are strings already (`_compare` keeps a mapping with other keys whole).
+
+    Raises:
+        threadline.ValidationError: a head holds a value that is not JSON (naming ``items[i]``).
+    """
+    values = [
+        [value for key, value in head[DIFF].items() if key.startswith("/")]
+        if DIFF in head
+        else head
+        for head in heads
+    ]
+    copies: list[Any] | None
+    try:
+        copies = check_json_value(values, "metadata")
+    except PydanticCustomError:
+        copies = None
+    if copies is not None:
+        out: list[dict[str, Any]] = []
+        for head, copied in zip(heads, copies, strict=True):
+            difference = head.get(DIFF)
+            if difference is None:
+                out.append(copied)
+                continue
+            fresh = iter(copied)
+            out.append(
+                {
+                    DIFF: {
+                        key: next(fresh) if key.startswith("/") else value
+                        for key, value in difference.items()
+                    }
+                }
+            )
+        return out
+    for head, index in zip(heads, indexes, strict=True):  # name the first item at fault
+        try:
+            check_json_value(head, "metadata")
+        except PydanticCustomError as error:
+            detail = ErrorDetail("metadata", error.message(), error.type)
+            raise ValidationError(f"items[{index}]: invalid metadata: {detail}", [detail]) from None
+    raise AssertionError("check_json_value refused the heads but none of them")  # pragma: no cover
+
+
+def _with(part: Part, added: Mapping[str, Any]) -> Part:
+    """``part`` with the checked ``added`` in its metadata (the part itself was validated when
+    it was read, and validating it again costs as much as reading it)."""
+    kind = type(part)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(field.name for field in dataclasses.fields(kind))
+    out = object.__new__(kind)  # a copy of the frozen part (copy.copy costs 7 times more)
+    for name in names:
+        object.__setattr__(out, name, getattr(part, name))
+    object.__setattr__(out, "metadata", FrozenJsonMap({**part.metadata, **added}))
+    return out
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# the difference between what the codec writes and an item
+
+
+def _difference(written: dict[str, Any], item: dict[str, Any]) -> dict[str, Any] | None:
+    """What turns ``written`` into ``item`` (`_applied`), flat (the store checks each list and
+    mapping a part's metadata holds): a value for each JSON pointer (``"/status"``,
+    ``"/content/0/logprobs"``) to set, under ``"-"`` the pointers to remove, and under
+    ``"keys"`` the item's key order when it differs. The ``type`` of an output is always set:
+    what the codec writes for one depends on the other messages. ``None`` when ``item`` has a
+    key that is not a string (it is then kept whole, and refused as metadata)."""
+    if not all(type(key) is str for key in item):
+        return None
+    out: dict[str, Any] = {}
+    removed: list[str] = []
+    _compare(written, item, "", out, removed)
+    kind = item.get("type")
+    if isinstance(kind, str) and kind.endswith("_output"):
+        out["/type"] = kind
+    if removed:
+        out["-"] = removed
+    order = [key for key in written if key in item]
+    order.extend(key for key in item if key not in written)
+    if order != list(item):
+        out["keys"] = list(item)
+    return out
+
+
+def _compare(written: Any, item: Any, path: str, out: dict[str, Any], removed: list[str]) -> None:
+    if isinstance(written, dict) and isinstance(item, dict) and all(type(k) is str for k in item):
+        removed.extend(f"{path}/{_escaped(key)}" for key in written if key not in item)
+        for key, value in item.items():
+            if key not in written:
+                out[f"{path}/{_escaped(key)}"] = value
+            elif written[key] != value:
+                _compare(written[key], value, f"{path}/{_escaped(key)}", out, removed)
+    elif isinstance(written, list) and isinstance(item, list) and len(written) == len(item):
+        for index, (was, value) in enumerate(zip(written, item, strict=True)):
+            if was != value:
+                _compare(was, value, f"{path}/{index}", out, removed)
+    else:
+        out[path] = item
+
+
+def _escaped(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1") if "~" in key or "/" in key else key
+
+
+def _applied(written: dict[str, Any], difference: Mapping[str, Any]) -> dict[str, Any]:
+    """``written`` (the caller's, changed in place) made the item again by ``difference``."""
+    for pointer, value in difference.items():
+        if pointer.startswith("/"):
+            parent, step = _parent(written, pointer)
+            parent[step] = _copied(value)
+    for pointer in difference.get("-", ()):
+        parent, step = _parent(written, pointer)
+        del parent[step]
+    keys = difference.get("keys")
+    if keys is not None:
+        return {key: written[key] for key in keys}
+    return written
+
+
+def _parent(value: Any, pointer: str) -> tuple[Any, Any]:
+    """The container a JSON pointer's last step is in, and that step."""
+    steps: list[Any] = pointer.split("/")[1:]
+    for number, step in enumerate(steps):
+        if "~" in step:
+            step = step.replace("~1", "/").replace("~0", "~")
+        steps[number] = int(step) if isinstance(value, list) else step
+        if number < len(steps) - 1:
+            value = value[steps[number]]
+    return value, steps[-1]
+
+
 # ---------------------------------------------------------------------------------------------
 # messages -> items
 
@@ -297,6 +545,12 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
     """
     joined = _joined(messages)
     prepared = joined if integrity == "off" else prepare_messages(joined, integrity)
+    kept = _kept_items(messages)
+    if len(prepared) == len(joined) and all(map(operator.is_, prepared, joined)):
+        # nothing repaired: when every part came from an item, the items are the answer
+        fast = [kept[id(part)] for message in joined for part in message.parts if id(part) in kept]
+        if len(fast) + _continued(joined) == sum(len(message.parts) for message in joined):
+            return fast
     stored = {id(part) for message in messages for part in message.parts}
     out: list[Any] = []
     for message in prepared:
@@ -304,11 +558,11 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
         head_kept = False
         for part in message.parts:
             unchanged = id(part) in stored
-            item = part.metadata.get(ITEM)
-            if unchanged and isinstance(item, Mapping):
+            item = kept.get(id(part)) if unchanged else None
+            if item is not None:
                 out.extend(_encoded(message, others))
                 others = []
-                out.append(_plain(item))
+                out.append(item)
                 head_kept = True
             elif unchanged and head_kept and part.metadata.get(CONTINUED) is True:
                 continue  # its item went out with the first part read from it
@@ -317,6 +571,44 @@ def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> 
                 head_kept = False
         out.extend(_encoded(message, others))
     return out
+
+
+def _continued(messages: Sequence[Message]) -> int:
+    return sum(
+        1 for message in messages for part in message.parts if part.metadata.get(CONTINUED) is True
+    )
+
+
+def _kept_items(messages: Sequence[Message]) -> dict[int, dict[str, Any]]:
+    """The item each first part read from an item stands for, by ``id`` of the part: its
+    ``ITEM``, or what the codec writes for its message made the item again by its ``DIFF``.
+    The messages holding a ``DIFF`` are written in one codec call (each message was checked
+    to write one item per item read from it); one by one when that call disagrees."""
+    kept: dict[int, dict[str, Any]] = {}
+    differing: list[Message] = []
+    heads: list[list[Part]] = []
+    for message in messages:
+        own = [part for part in message.parts if ITEM in part.metadata or DIFF in part.metadata]
+        for part in own:
+            item = part.metadata.get(ITEM)
+            if isinstance(item, Mapping):
+                kept[id(part)] = _plain(item)
+        if any(DIFF in part.metadata for part in own):
+            differing.append(message)
+            heads.append(own)
+    if not differing:
+        return kept
+    written: list[Any] = openai_responses.encode(differing, integrity="off")["input"]
+    if len(written) != sum(map(len, heads)):
+        written = []
+        for message, own in zip(differing, heads, strict=True):
+            alone: list[Any] = openai_responses.encode([message], integrity="off")["input"]
+            written.extend(alone if len(alone) == len(own) else [None] * len(own))
+    for part, base in zip((part for own in heads for part in own), written, strict=True):
+        difference = part.metadata.get(DIFF)
+        if isinstance(difference, Mapping) and isinstance(base, dict):
+            kept[id(part)] = _applied(base, difference)
+    return kept
 
 
 def _joined(messages: Sequence[Message]) -> list[Message]:
@@ -340,7 +632,8 @@ def _joined(messages: Sequence[Message]) -> list[Message]:
 
 
 def _from_item(part: Part) -> bool:
-    return ITEM in part.metadata or CONTINUED in part.metadata
+    metadata = part.metadata
+    return ITEM in metadata or DIFF in metadata or CONTINUED in metadata
 
 
 def _encoded(message: Message, parts: list[Part]) -> list[Any]:
@@ -361,7 +654,7 @@ def _copied(value: Any) -> Any:
     """A deep copy of JSON (``copy.deepcopy`` costs several times more: it keeps a memo)."""
     if isinstance(value, Mapping):
         return {key: _copied(entry) for key, entry in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return [_copied(entry) for entry in value]
     return value
 
@@ -372,30 +665,39 @@ def pop_latest(messages: Sequence[Message]) -> tuple[dict[str, Any], list[Messag
     The latest item is the one the last stored part was read from (its first part and the
     parts continuing it go together); a last part with no item of its own is written with the
     codec, and one the codec writes as nothing (reasoning it cannot send) goes with the item
-    before it.
+    before it. The items left in a message that loses one keep themselves whole (``ITEM``):
+    what the codec writes for the shorter message may differ.
     """
     rest = list(messages)
+    kept = _kept_items(rest)
     while rest:
         last = rest.pop()
         parts = list(last.parts)
         while parts:
             end = len(parts)
             start = end - 1
-            part = parts[start]
-            if part.metadata.get(CONTINUED) is True:
-                while start > 0 and not isinstance(parts[start].metadata.get(ITEM), Mapping):
+            if parts[start].metadata.get(CONTINUED) is True:
+                while start > 0 and id(parts[start]) not in kept:
                     start -= 1
-            head = parts[start].metadata.get(ITEM)
-            item: dict[str, Any] | None
-            if isinstance(head, Mapping):
-                item = _plain(head)
-            else:
+            item: dict[str, Any] | None = kept.get(id(parts[start]))
+            if item is None:
                 start = end - 1
                 written = _encoded(last, [parts[start]])
                 item = written[-1] if written else None
             del parts[start:end]
             if item is not None:
                 if parts:
-                    rest.append(last.model_copy(update={"parts": tuple(parts)}))
+                    whole = [_whole(part, kept) for part in parts]
+                    rest.append(last.model_copy(update={"parts": tuple(whole)}))
                 return item, rest
     return None
+
+
+def _whole(part: Part, kept: Mapping[int, dict[str, Any]]) -> Part:
+    """``part`` holding its item whole instead of a difference."""
+    item = kept.get(id(part))
+    if item is None or DIFF not in part.metadata:
+        return part
+    metadata = {key: value for key, value in part.metadata.items() if key != DIFF}
+    bare: Part = dataclasses.replace(cast(Any, part), metadata=metadata)
+    return bare.with_metadata({ITEM: item})
