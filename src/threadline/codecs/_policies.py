@@ -342,25 +342,26 @@ def _leading_drops(
     """
     leading = 0
     kept = False
-    tool = message.role == "tool"
+    policy = options.reasoning
+    provider = options.provider
     for part in message.parts:
         kind = type(part)
         if kind is TextPart or kind is ToolCallPart:
             kept = True
-        elif isinstance(part, ReasoningPart):
-            if options.reasoning == "drop" or (
-                part.provider != options.provider and options.reasoning == "auto"
-            ):
+        elif kind is ReasoningPart:
+            if policy == "drop" or (part.provider != provider and policy == "auto"):
                 if kept:
                     return None
                 leading += 1  # never replayed, never sent as text: dropped
-            elif reasoning_action(part, options, replayable=capabilities.replayable(part)) == (
-                "replay"
+            elif (
+                part.provider == provider
+                and (options.model is None or for_model(options.model, part.model))
+                and capabilities.replayable(part)
             ):
-                kept = True
+                kept = True  # `reasoning_action` replays it
             else:
                 return None
-        elif isinstance(part, ToolResultPart) and tool and type(part.content) is str:
+        elif kind is ToolResultPart and type(part.content) is str and message.role == "tool":
             kept = True
         else:
             return None

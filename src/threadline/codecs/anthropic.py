@@ -74,15 +74,15 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     AFTER_RESULTS,
     NO_CONTENT_TEXT,
     attachment_header,
     attachment_note,
     fold_moved_files,
-    map_call_ids,
     name_results_after_calls,
+    wire_tools,
 )
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -194,8 +194,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
@@ -879,8 +878,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

@@ -74,8 +74,8 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
-from threadline.codecs._tools import NO_CONTENT_TEXT, map_call_ids, name_results_after_calls
+from threadline.codecs._tool_names import STANDARD
+from threadline.codecs._tools import NO_CONTENT_TEXT, name_results_after_calls, wire_tools
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
     add_leading_turn,
@@ -236,8 +236,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -893,8 +892,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     names = _DocumentNames()
     out: list[Message] = []
     leading = True

@@ -80,17 +80,17 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
     call_names,
     fold_attachments,
-    map_call_ids,
     name_results_after_calls,
     read_back_result,
     read_text_result,
     text_tool_content,
+    wire_tools,
 )
 from threadline.codecs._turns import LEADING_USER_TEXT, add_leading_turn, is_leading_turn
 from threadline.codecs.base import (
@@ -207,8 +207,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id)
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
@@ -730,8 +729,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id)
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due

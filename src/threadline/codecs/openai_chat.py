@@ -57,16 +57,16 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
     fold_attachments,
-    map_call_ids,
     name_results_after_calls,
     read_back_result,
     read_text_result,
     text_tool_content,
+    wire_tools,
 )
 from threadline.codecs.base import (
     EncodeOptions,
@@ -167,8 +167,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -677,8 +676,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):
         parts: list[Any] = []

@@ -72,15 +72,15 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     add_error_prefix,
     arguments_json,
     call_from_json,
-    map_call_ids,
     name_results_after_calls,
     read_back_result,
     strip_error_prefix,
+    wire_tools,
 )
 from threadline.codecs.base import (
     TOOL_ERROR_PREFIX,
@@ -334,8 +334,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
@@ -964,8 +963,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
     out: list[Message] = []
     for index, message in enumerate(prepared):
         role = message.role
