@@ -48,7 +48,7 @@ def test_one_walk_gives_the_names_and_ids_of_two() -> None:
         "an_id_much_longer_than_29_characters",
         "an_orphan_result_id_over_29_characters",
     }
-    assert renamed[3].parts[0].name != "orphan name"  # results with no call are renamed too
+    assert renamed[3].tool_results[0].name != "orphan name"  # results with no call are renamed too
 
 
 def test_a_history_with_nothing_to_map_is_returned_as_it_is() -> None:

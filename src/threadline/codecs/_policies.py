@@ -342,13 +342,14 @@ def _leading_drops(
     """
     leading = 0
     kept = False
+    tool = message.role == "tool"
     policy = options.reasoning
     provider = options.provider
     for part in message.parts:
         kind = type(part)
         if kind is TextPart or kind is ToolCallPart:
             kept = True
-        elif kind is ReasoningPart:
+        elif isinstance(part, ReasoningPart):
             if policy == "drop" or (part.provider != provider and policy == "auto"):
                 if kept:
                     return None
@@ -361,7 +362,7 @@ def _leading_drops(
                 kept = True  # `reasoning_action` replays it
             else:
                 return None
-        elif kind is ToolResultPart and type(part.content) is str and message.role == "tool":
+        elif isinstance(part, ToolResultPart) and tool and type(part.content) is str:
             kept = True
         else:
             return None
