@@ -304,14 +304,14 @@ def resolve(
     Args:
         message: a prepared message.
         index: its index in the prepared list, for errors.
-        options: the encode options.
+        options: the encode options (a `Planned` one holds what `scan` decided).
         capabilities: what the format can carry.
 
     Raises:
         threadline.UnsupportedContentError: ``unsupported="raise"`` and the first part the
             format refuses.
     """
-    leading = _leading_drops(message, options, capabilities)
+    leading = _leading(message, index, options, capabilities)
     if leading is not None:
         return list(message.parts[leading:]) if leading else message.parts
     return [part for _, part in _resolve_parts(message, index, options, capabilities)]
@@ -324,49 +324,128 @@ def resolve_indexed(
     the text parts of reasoning sent as text, a placeholder and an inlined file share the
     index of the part they replace. For a format whose mapping depends on where a part was
     (OpenAI Responses ties the item ids after a reasoning part to it)."""
-    leading = _leading_drops(message, options, capabilities)
+    leading = _leading(message, index, options, capabilities)
     if leading is not None:
         return list(enumerate(message.parts))[leading:]
     return _resolve_parts(message, index, options, capabilities)
 
 
+@dataclasses.dataclass(frozen=True)
+class Planned(EncodeOptions):
+    """Encode options with `resolve`'s shortcut decided for every message in one walk
+    (`scan`): an ``encode`` asks `resolve` once per message, and a Python call per message
+    is most of what the shortcut costs."""
+
+    messages: Sequence[Message] = ()
+    """The prepared messages the plan is for (`resolve` checks it is given one of them)."""
+    capabilities: Capabilities | None = None
+    """The format's capabilities the plan was decided with."""
+    leading: Sequence[int | None] = ()
+    """Per message, what `_leading_drops` gives for it."""
+
+
+def _leading(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> int | None:
+    if (
+        type(options) is Planned
+        and options.capabilities is capabilities
+        and index < len(options.messages)
+        and options.messages[index] is message
+    ):
+        return options.leading[index]
+    return _leading_drops(message, options, capabilities)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Scan:
+    """What one walk over the prepared messages found: `scan`'s result."""
+
+    leading: list[int | None]
+    """Per message, what `_leading_drops` gives for it."""
+    call_ids: dict[str, None]
+    """The ids of the tool calls and tool results, each once, in order of appearance."""
+    tool_names: dict[str, None]
+    """The names of the tool calls and named tool results, each once."""
+
+
+def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capabilities) -> Scan:
+    """Walk ``messages`` once for everything an ``encode`` needs of each message before it
+    maps it: `resolve`'s shortcut, the tool-call ids and the tool names.
+
+    The shortcut is for the messages most histories hold, which have nothing to resolve. When
+    every part is one every format carries as it is (text, tool calls, a text result in a tool
+    message) or reasoning that is replayed, except for reasoning that is dropped and comes
+    before all of them: how many parts that dropped reasoning is (often 0). ``None`` when
+    anything else needs `_resolve_parts`, which decides the same way, part by part.
+    """
+    out = Scan([], {}, {})
+    call_ids = out.call_ids
+    tool_names = out.tool_names
+    policy = options.reasoning
+    provider = options.provider
+    model = options.model
+    replayable = capabilities.replayable
+    for message in messages:
+        leading: int | None = 0
+        kept = False
+        tool = message.role == "tool"
+        for part in message.parts:
+            kind = type(part)
+            if kind is TextPart:
+                kept = True
+            elif isinstance(part, ToolCallPart):
+                kept = True
+                call_ids[part.id] = None
+                tool_names[part.name] = None
+            elif leading is None:  # decided: only the ids and names are still looked for
+                if isinstance(part, ToolResultPart) and tool:
+                    call_ids[part.call_id] = None
+                    if part.name is not None:
+                        tool_names[part.name] = None
+            elif isinstance(part, ReasoningPart):
+                if policy == "drop" or (part.provider != provider and policy == "auto"):
+                    if kept:
+                        leading = None
+                    else:
+                        leading += 1  # never replayed, never sent as text: dropped
+                elif not (
+                    part.provider == provider
+                    and (model is None or for_model(model, part.model))
+                    and replayable(part)
+                ):
+                    leading = None  # not replayed (`reasoning_action`): resolved part by part
+                else:
+                    kept = True
+            elif isinstance(part, ToolResultPart) and tool:
+                call_ids[part.call_id] = None
+                if part.name is not None:
+                    tool_names[part.name] = None
+                if type(part.content) is str:
+                    kept = True
+                else:
+                    leading = None
+            else:
+                leading = None
+        out.leading.append(leading)
+    return out
+
+
+def planned(
+    messages: Sequence[Message], options: EncodeOptions, capabilities: Capabilities, found: Scan
+) -> Planned:
+    """``options`` holding what `scan` found for ``messages`` (the messages to be mapped:
+    renaming tools keeps each part where it was)."""
+    fields = {field.name: getattr(options, field.name) for field in dataclasses.fields(options)}
+    fields.update(messages=messages, capabilities=capabilities, leading=found.leading)
+    return Planned(**fields)
+
+
 def _leading_drops(
     message: Message, options: EncodeOptions, capabilities: Capabilities
 ) -> int | None:
-    """The shortcut for the messages most histories hold, which have nothing to resolve.
-
-    When every part is one every format carries as it is (text, tool calls, a text result in
-    a tool message) or reasoning that is replayed, except for reasoning that is dropped and
-    comes before all of them: how many parts that dropped reasoning is (often 0). ``None``
-    when anything else needs `_resolve_parts`, which decides the same way, part by part.
-    """
-    leading = 0
-    kept = False
-    tool = message.role == "tool"
-    policy = options.reasoning
-    provider = options.provider
-    for part in message.parts:
-        kind = type(part)
-        if kind is TextPart or kind is ToolCallPart:
-            kept = True
-        elif isinstance(part, ReasoningPart):
-            if policy == "drop" or (part.provider != provider and policy == "auto"):
-                if kept:
-                    return None
-                leading += 1  # never replayed, never sent as text: dropped
-            elif (
-                part.provider == provider
-                and (options.model is None or for_model(options.model, part.model))
-                and capabilities.replayable(part)
-            ):
-                kept = True  # `reasoning_action` replays it
-            else:
-                return None
-        elif isinstance(part, ToolResultPart) and tool and type(part.content) is str:
-            kept = True
-        else:
-            return None
-    return leading
+    """`scan`'s shortcut for one message."""
+    return scan((message,), options, capabilities).leading[0]
 
 
 def _resolve_parts(

@@ -17,9 +17,10 @@ import pydantic
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
+from threadline.codecs._policies import Capabilities, planned, scan
 from threadline.codecs._reading import Reader, current_limits
 from threadline.codecs._tool_names import ToolNameRule, map_tool_names, rename_tools
-from threadline.codecs.base import TOOL_ERROR_PREFIX
+from threadline.codecs.base import TOOL_ERROR_PREFIX, EncodeOptions
 from threadline.limits import (
     parse_arguments,
 )
@@ -90,39 +91,32 @@ def map_call_ids(
     return _wire_ids(seen, is_valid, mint)
 
 
-def wire_tools(
+def prepass(
     messages: list[Message],
+    options: EncodeOptions,
+    capabilities: Capabilities,
     rule: ToolNameRule,
     *,
     is_valid: Callable[[str], bool],
     mint: Callable[[str, int], str] = hashed_id,
-) -> tuple[list[Message], dict[str, str]]:
-    """`to_wire_names` and `map_call_ids` in one walk over the history, as every ``encode``
-    needs both: ``messages`` with the tool names ``rule`` refuses replaced by their wire names
-    (``messages`` itself when none is), and the wire ids of the call ids ``is_valid`` refuses.
+) -> tuple[list[Message], dict[str, str], EncodeOptions]:
+    """What an ``encode`` needs before it maps its prepared ``messages``, from one walk over
+    them (`scan`).
+
+    Returns ``messages`` with the tool names ``rule`` refuses replaced by their wire names
+    (`to_wire_names`; ``messages`` itself when none is), the wire ids of the call ids
+    ``is_valid`` refuses (`map_call_ids`), and ``options`` holding `resolve`'s shortcut for
+    each of the returned messages.
 
     Raises:
         ValueError: ``rule`` or ``mint`` made a name or an id it refuses itself (a bug).
     """
-    ids: dict[str, None] = {}
-    names: dict[str, None] = {}
-    for message in messages:
-        role = message.role
-        if role == "assistant":
-            for part in message.parts:
-                if type(part) is ToolCallPart:
-                    ids[part.id] = None
-                    names[part.name] = None
-        elif role == "tool":
-            for part in message.parts:
-                if type(part) is ToolResultPart:
-                    ids[part.call_id] = None
-                    if part.name is not None:
-                        names[part.name] = None
-    mapping = map_tool_names(names, rule)
+    found = scan(messages, options, capabilities)
+    mapping = map_tool_names(found.tool_names, rule)
     if mapping:
-        messages = rename_tools(messages, mapping)
-    return messages, _wire_ids(ids, is_valid, mint)
+        messages = rename_tools(messages, mapping)  # each part stays where it was
+    ids = _wire_ids(found.call_ids, is_valid, mint)
+    return messages, ids, planned(messages, options, capabilities, found)
 
 
 def _wire_ids(

@@ -82,7 +82,7 @@ from threadline.codecs._tools import (
     attachment_note,
     fold_moved_files,
     name_results_after_calls,
-    wire_tools,
+    prepass,
 )
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -194,7 +194,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
@@ -878,7 +880,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

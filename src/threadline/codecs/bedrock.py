@@ -75,7 +75,7 @@ from threadline.codecs._reading import (
     strip_nulls,
 )
 from threadline.codecs._tool_names import STANDARD
-from threadline.codecs._tools import NO_CONTENT_TEXT, name_results_after_calls, wire_tools
+from threadline.codecs._tools import NO_CONTENT_TEXT, name_results_after_calls, prepass
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
     add_leading_turn,
@@ -236,7 +236,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -892,7 +894,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = _DocumentNames()
     out: list[Message] = []
     leading = True

@@ -79,8 +79,8 @@ from threadline.codecs._tools import (
     call_names,
     hashed_id,
     name_results_after_calls,
+    prepass,
     read_back_result,
-    wire_tools,
 )
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -248,7 +248,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
     contents: list[dict[str, Any]] = []
@@ -1007,7 +1009,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

@@ -87,10 +87,10 @@ from threadline.codecs._tools import (
     call_names,
     fold_attachments,
     name_results_after_calls,
+    prepass,
     read_back_result,
     read_text_result,
     text_tool_content,
-    wire_tools,
 )
 from threadline.codecs._turns import LEADING_USER_TEXT, add_leading_turn, is_leading_turn
 from threadline.codecs.base import (
@@ -207,7 +207,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
+    )
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
@@ -729,7 +731,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
+    )
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due

@@ -63,10 +63,10 @@ from threadline.codecs._tools import (
     call_from_json,
     fold_attachments,
     name_results_after_calls,
+    prepass,
     read_back_result,
     read_text_result,
     text_tool_content,
-    wire_tools,
 )
 from threadline.codecs.base import (
     EncodeOptions,
@@ -167,7 +167,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -676,7 +678,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     for index, message in enumerate(prepared):
         parts: list[Any] = []

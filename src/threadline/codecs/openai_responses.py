@@ -78,9 +78,9 @@ from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
     name_results_after_calls,
+    prepass,
     read_back_result,
     strip_error_prefix,
-    wire_tools,
 )
 from threadline.codecs.base import (
     TOOL_ERROR_PREFIX,
@@ -334,7 +334,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
@@ -963,7 +965,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = wire_tools(prepared, TOOL_NAMES, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     for index, message in enumerate(prepared):
         role = message.role
