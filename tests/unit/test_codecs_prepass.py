@@ -10,7 +10,13 @@ import threadline as tl
 from tests.strategies import conversations
 from threadline import Message
 from threadline.codecs import anthropic, openai_chat, openai_responses
-from threadline.codecs._policies import Capabilities, Planned, _resolve_parts, resolve
+from threadline.codecs._policies import (
+    Capabilities,
+    Planned,
+    _resolve_parts,
+    resolve,
+    resolve_indexed,
+)
 from threadline.codecs._tool_names import GEMINI, STANDARD, ToolNameRule, to_wire_names
 from threadline.codecs._tools import map_call_ids, prepass
 from threadline.codecs.base import EncodeOptions, ReasoningPolicy
@@ -61,6 +67,8 @@ def _check(
         expected = [part for _, part in _resolve_parts(message, index, options, capabilities)]
         assert list(resolve(message, index, plan, capabilities)) == expected
         assert list(resolve(message, index, options, capabilities)) == expected
+        indexed = _resolve_parts(message, index, options, capabilities)
+        assert list(resolve_indexed(message, index, plan, capabilities)) == indexed
 
 
 def test_one_walk_gives_the_names_ids_and_parts_of_three() -> None:

@@ -347,6 +347,9 @@ class Planned(EncodeOptions):
 def _leading(
     message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
 ) -> int | None:
+    """`_leading_drops` for ``message``, looked up when the options hold a plan for it (a
+    codec may map a changed copy of a prepared message, such as a system note: that copy is
+    walked on its own)."""
     if (
         type(options) is Planned
         and options.capabilities is capabilities
@@ -380,8 +383,18 @@ def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capa
     anything else needs `_resolve_parts`, which decides the same way, part by part.
     """
     out = Scan([], {}, {})
-    call_ids = out.call_ids
-    tool_names = out.tool_names
+    _scan_into(messages, options, capabilities, out.leading, out.call_ids, out.tool_names)
+    return out
+
+
+def _scan_into(
+    messages: Sequence[Message],
+    options: EncodeOptions,
+    capabilities: Capabilities,
+    found: list[int | None],
+    call_ids: dict[str, None],
+    tool_names: dict[str, None],
+) -> None:
     policy = options.reasoning
     provider = options.provider
     model = options.model
@@ -427,8 +440,7 @@ def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capa
                     leading = None
             else:
                 leading = None
-        out.leading.append(leading)
-    return out
+        found.append(leading)
 
 
 def planned(
@@ -445,7 +457,9 @@ def _leading_drops(
     message: Message, options: EncodeOptions, capabilities: Capabilities
 ) -> int | None:
     """`scan`'s shortcut for one message."""
-    return scan((message,), options, capabilities).leading[0]
+    found: list[int | None] = []
+    _scan_into((message,), options, capabilities, found, {}, {})
+    return found[0]
 
 
 def _resolve_parts(
