@@ -264,13 +264,13 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part)))
+        elif isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -282,9 +282,7 @@ def _assistant_blocks(
     blocks: list[dict[str, Any]] = []
     server_calls: dict[str, str] = {}
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, ToolCallPart):
@@ -297,6 +295,8 @@ def _assistant_blocks(
             blocks.append(block)
         elif isinstance(part, ProviderToolResultPart):
             blocks.append(carried(_server_result_block(part, server_calls)))
+        elif isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, (FilePart, ToolResultPart, HookPart)):
             raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:

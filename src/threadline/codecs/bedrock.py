@@ -344,15 +344,15 @@ def _user_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
                 _add_cache_point(blocks, part)
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
             _add_cache_point(blocks, part)
+        elif isinstance(part, Placeholder):
+            blocks.append({"text": part.text})
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -363,9 +363,7 @@ def _assistant_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if is_blank(part.text):
                 continue
             if not part.metadata:
@@ -384,6 +382,8 @@ def _assistant_blocks(
                 _add_cache_point(blocks, part)
         elif isinstance(part, ReasoningPart):
             blocks.append({"reasoningContent": _reasoning_content(part, _redacted_bytes(part))})
+        elif isinstance(part, Placeholder):
+            blocks.append({"text": part.text})
         elif isinstance(
             part, (HookPart, FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
         ):

@@ -306,15 +306,15 @@ def _assistant_message(
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if part.text:  # an empty text says nothing, and an empty message is refused
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
         elif isinstance(part, ReasoningPart):
             content.append(_thinking_chunk(part))
+        elif isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
         elif isinstance(
             part, (HookPart, FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
         ):

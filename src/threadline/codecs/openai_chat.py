@@ -223,9 +223,7 @@ def _assistant_message(
     calls: list[dict[str, Any]] = []
     audio: str | None = None
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             metadata = part.metadata
             if metadata and audio is None and (audio := _audio_id(part)) is not None:
                 continue  # the API takes an audio reply back by its id only
@@ -237,6 +235,8 @@ def _assistant_message(
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
+        elif isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
         elif isinstance(
             part,
             (

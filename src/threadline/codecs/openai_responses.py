@@ -224,13 +224,13 @@ def _entries(parts: Iterable[Resolved], *, keep_ids: bool) -> list[_Entry]:
     ``keep_ids``."""
     out: list[_Entry] = []
     for part in parts:
-        if isinstance(part, Placeholder):
-            out.append(_Entry("text", TextPart(text=part.text)))
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if part.text:
                 out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
         elif isinstance(part, ToolCallPart):
             out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, Placeholder):
+            out.append(_Entry("text", TextPart(text=part.text)))
         elif isinstance(part, ProviderToolCallPart):
             out.append(_Entry("hosted", part))
         else:
