@@ -333,8 +333,8 @@ def resolve_indexed(
 @dataclasses.dataclass(frozen=True)
 class Planned(EncodeOptions):
     """Encode options with `resolve`'s shortcut decided for every message in one walk
-    (`scan`): an ``encode`` asks `resolve` once per message, and a Python call per message
-    is most of what the shortcut costs."""
+    (`scan`, with the tool names and call ids), so `resolve` looks it up instead of walking
+    each message's parts again."""
 
     messages: Sequence[Message] = ()
     """The prepared messages the plan is for (`resolve` checks it is given one of them)."""
