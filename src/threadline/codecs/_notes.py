@@ -47,7 +47,8 @@ def escape_notes(message: Message) -> Message:
     """A user message whose texts that read like a `note` (after any leading backslashes) get
     one more backslash first; ``message`` itself when none does."""
     for part in message.parts:
-        if isinstance(part, TextPart) and _needs_escape(part.text):
+        # endswith first: the test that fails for almost every text, without a call
+        if isinstance(part, TextPart) and part.text.endswith(CLOSE) and _needs_escape(part.text):
             break
     else:
         return message

@@ -304,14 +304,14 @@ def resolve(
     Args:
         message: a prepared message.
         index: its index in the prepared list, for errors.
-        options: the encode options.
+        options: the encode options (a `Planned` one holds what `scan` decided).
         capabilities: what the format can carry.
 
     Raises:
         threadline.UnsupportedContentError: ``unsupported="raise"`` and the first part the
             format refuses.
     """
-    leading = _leading_drops(message, options, capabilities)
+    leading = _leading(message, index, options, capabilities)
     if leading is not None:
         return list(message.parts[leading:]) if leading else message.parts
     return [part for _, part in _resolve_parts(message, index, options, capabilities)]
@@ -324,47 +324,142 @@ def resolve_indexed(
     the text parts of reasoning sent as text, a placeholder and an inlined file share the
     index of the part they replace. For a format whose mapping depends on where a part was
     (OpenAI Responses ties the item ids after a reasoning part to it)."""
-    leading = _leading_drops(message, options, capabilities)
+    leading = _leading(message, index, options, capabilities)
     if leading is not None:
         return list(enumerate(message.parts))[leading:]
     return _resolve_parts(message, index, options, capabilities)
 
 
+@dataclasses.dataclass(frozen=True)
+class Planned(EncodeOptions):
+    """Encode options with `resolve`'s shortcut decided for every message in one walk
+    (`scan`, with the tool names and call ids), so `resolve` looks it up instead of walking
+    each message's parts again."""
+
+    messages: Sequence[Message] = ()
+    """The prepared messages the plan is for (`resolve` checks it is given one of them)."""
+    capabilities: Capabilities | None = None
+    """The format's capabilities the plan was decided with."""
+    leading: Sequence[int | None] = ()
+    """Per message, what `_leading_drops` gives for it."""
+
+
+def _leading(
+    message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
+) -> int | None:
+    """`_leading_drops` for ``message``, looked up when the options hold a plan for it (a
+    codec may map a changed copy of a prepared message, such as a system note: that copy is
+    walked on its own)."""
+    if (
+        type(options) is Planned
+        and options.capabilities is capabilities
+        and index < len(options.messages)
+        and options.messages[index] is message
+    ):
+        return options.leading[index]
+    return _leading_drops(message, options, capabilities)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Scan:
+    """What one walk over the prepared messages found: `scan`'s result."""
+
+    leading: list[int | None]
+    """Per message, what `_leading_drops` gives for it."""
+    call_ids: dict[str, None]
+    """The ids of the tool calls and tool results, each once, in order of appearance."""
+    tool_names: dict[str, None]
+    """The names of the tool calls and named tool results, each once."""
+
+
+def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capabilities) -> Scan:
+    """Walk ``messages`` once for everything an ``encode`` needs of each message before it
+    maps it: `resolve`'s shortcut, the tool-call ids and the tool names.
+
+    The shortcut is for the messages most histories hold, which have nothing to resolve. When
+    every part is one every format carries as it is (text, tool calls, a text result in a tool
+    message) or reasoning that is replayed, except for reasoning that is dropped and comes
+    before all of them: how many parts that dropped reasoning is (often 0). ``None`` when
+    anything else needs `_resolve_parts`, which decides the same way, part by part.
+    """
+    out = Scan([], {}, {})
+    _scan_into(messages, options, capabilities, out.leading, out.call_ids, out.tool_names)
+    return out
+
+
+def _scan_into(
+    messages: Sequence[Message],
+    options: EncodeOptions,
+    capabilities: Capabilities,
+    found: list[int | None],
+    call_ids: dict[str, None],
+    tool_names: dict[str, None],
+) -> None:
+    policy = options.reasoning
+    provider = options.provider
+    model = options.model
+    replayable = capabilities.replayable
+    for message in messages:
+        leading: int | None = 0
+        kept = False
+        tool = message.role == "tool"
+        for part in message.parts:
+            kind = type(part)
+            if kind is TextPart:
+                kept = True
+            elif isinstance(part, ToolCallPart):
+                kept = True
+                call_ids[part.id] = None
+                tool_names[part.name] = None
+            elif leading is None:  # decided: only the ids and names are still looked for
+                if isinstance(part, ToolResultPart) and tool:
+                    call_ids[part.call_id] = None
+                    if part.name is not None:
+                        tool_names[part.name] = None
+            elif isinstance(part, ReasoningPart):
+                if policy == "drop" or (part.provider != provider and policy == "auto"):
+                    if kept:
+                        leading = None
+                    else:
+                        leading += 1  # never replayed, never sent as text: dropped
+                elif not (
+                    part.provider == provider
+                    and (model is None or for_model(model, part.model))
+                    and replayable(part)
+                ):
+                    leading = None  # not replayed (`reasoning_action`): resolved part by part
+                else:
+                    kept = True
+            elif isinstance(part, ToolResultPart) and tool:
+                call_ids[part.call_id] = None
+                if part.name is not None:
+                    tool_names[part.name] = None
+                if type(part.content) is str:
+                    kept = True
+                else:
+                    leading = None
+            else:
+                leading = None
+        found.append(leading)
+
+
+def planned(
+    messages: Sequence[Message], options: EncodeOptions, capabilities: Capabilities, found: Scan
+) -> Planned:
+    """``options`` holding what `scan` found for ``messages`` (the messages to be mapped:
+    renaming tools keeps each part where it was)."""
+    fields = {field.name: getattr(options, field.name) for field in dataclasses.fields(options)}
+    fields.update(messages=messages, capabilities=capabilities, leading=found.leading)
+    return Planned(**fields)
+
+
 def _leading_drops(
     message: Message, options: EncodeOptions, capabilities: Capabilities
 ) -> int | None:
-    """The shortcut for the messages most histories hold, which have nothing to resolve.
-
-    When every part is one every format carries as it is (text, tool calls, a text result in
-    a tool message) or reasoning that is replayed, except for reasoning that is dropped and
-    comes before all of them: how many parts that dropped reasoning is (often 0). ``None``
-    when anything else needs `_resolve_parts`, which decides the same way, part by part.
-    """
-    leading = 0
-    kept = False
-    tool = message.role == "tool"
-    for part in message.parts:
-        kind = type(part)
-        if kind is TextPart or kind is ToolCallPart:
-            kept = True
-        elif isinstance(part, ReasoningPart):
-            if options.reasoning == "drop" or (
-                part.provider != options.provider and options.reasoning == "auto"
-            ):
-                if kept:
-                    return None
-                leading += 1  # never replayed, never sent as text: dropped
-            elif reasoning_action(part, options, replayable=capabilities.replayable(part)) == (
-                "replay"
-            ):
-                kept = True
-            else:
-                return None
-        elif isinstance(part, ToolResultPart) and tool and type(part.content) is str:
-            kept = True
-        else:
-            return None
-    return leading
+    """`scan`'s shortcut for one message."""
+    found: list[int | None] = []
+    _scan_into((message,), options, capabilities, found, {}, {})
+    return found[0]
 
 
 def _resolve_parts(

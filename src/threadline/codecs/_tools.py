@@ -17,8 +17,10 @@ import pydantic
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
+from threadline.codecs._policies import Capabilities, planned, scan
 from threadline.codecs._reading import Reader, current_limits
-from threadline.codecs.base import TOOL_ERROR_PREFIX
+from threadline.codecs._tool_names import ToolNameRule, map_tool_names, rename_tools
+from threadline.codecs.base import TOOL_ERROR_PREFIX, EncodeOptions
 from threadline.limits import (
     parse_arguments,
 )
@@ -86,6 +88,40 @@ def map_call_ids(
             for part in message.parts:
                 if type(part) is ToolResultPart:
                     seen[part.call_id] = None
+    return _wire_ids(seen, is_valid, mint)
+
+
+def prepass(
+    messages: list[Message],
+    options: EncodeOptions,
+    capabilities: Capabilities,
+    rule: ToolNameRule,
+    *,
+    is_valid: Callable[[str], bool],
+    mint: Callable[[str, int], str] = hashed_id,
+) -> tuple[list[Message], dict[str, str], EncodeOptions]:
+    """What an ``encode`` needs before it maps its prepared ``messages``, from one walk over
+    them (`scan`).
+
+    Returns ``messages`` with the tool names ``rule`` refuses replaced by their wire names
+    (`to_wire_names`; ``messages`` itself when none is), the wire ids of the call ids
+    ``is_valid`` refuses (`map_call_ids`), and ``options`` holding `resolve`'s shortcut for
+    each of the returned messages.
+
+    Raises:
+        ValueError: ``rule`` or ``mint`` made a name or an id it refuses itself (a bug).
+    """
+    found = scan(messages, options, capabilities)
+    mapping = map_tool_names(found.tool_names, rule)
+    if mapping:
+        messages = rename_tools(messages, mapping)  # each part stays where it was
+    ids = _wire_ids(found.call_ids, is_valid, mint)
+    return messages, ids, planned(messages, options, capabilities, found)
+
+
+def _wire_ids(
+    seen: Iterable[str], is_valid: Callable[[str], bool], mint: Callable[[str, int], str]
+) -> dict[str, str]:
     invalid = [item for item in seen if not is_valid(item)]
     if not invalid:
         return {}

@@ -74,15 +74,15 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     AFTER_RESULTS,
     NO_CONTENT_TEXT,
     attachment_header,
     attachment_note,
     fold_moved_files,
-    map_call_ids,
     name_results_after_calls,
+    prepass,
 )
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
@@ -194,8 +194,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
@@ -263,13 +264,13 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part)))
+        elif isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -281,9 +282,7 @@ def _assistant_blocks(
     blocks: list[dict[str, Any]] = []
     server_calls: dict[str, str] = {}
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, ToolCallPart):
@@ -296,6 +295,8 @@ def _assistant_blocks(
             blocks.append(block)
         elif isinstance(part, ProviderToolResultPart):
             blocks.append(carried(_server_result_block(part, server_calls)))
+        elif isinstance(part, Placeholder):
+            blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, (FilePart, ToolResultPart, HookPart)):
             raise AssertionError(f"resolve keeps no {part.type} part on an assistant turn")
         else:
@@ -879,8 +880,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

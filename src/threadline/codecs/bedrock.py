@@ -74,8 +74,8 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
-from threadline.codecs._tools import NO_CONTENT_TEXT, map_call_ids, name_results_after_calls
+from threadline.codecs._tool_names import STANDARD
+from threadline.codecs._tools import NO_CONTENT_TEXT, name_results_after_calls, prepass
 from threadline.codecs._turns import (
     LEADING_USER_TEXT,
     add_leading_turn,
@@ -236,8 +236,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -343,15 +344,15 @@ def _user_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
                 _add_cache_point(blocks, part)
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
             _add_cache_point(blocks, part)
+        elif isinstance(part, Placeholder):
+            blocks.append({"text": part.text})
         else:
             raise AssertionError(f"a user message holds no {part.type} part")
     return blocks
@@ -362,9 +363,7 @@ def _assistant_blocks(
 ) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            blocks.append({"text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if is_blank(part.text):
                 continue
             if not part.metadata:
@@ -383,6 +382,8 @@ def _assistant_blocks(
                 _add_cache_point(blocks, part)
         elif isinstance(part, ReasoningPart):
             blocks.append({"reasoningContent": _reasoning_content(part, _redacted_bytes(part))})
+        elif isinstance(part, Placeholder):
+            blocks.append({"text": part.text})
         elif isinstance(
             part, (HookPart, FilePart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
         ):
@@ -893,8 +894,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = _DocumentNames()
     out: list[Message] = []
     leading = True

@@ -74,12 +74,12 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import GEMINI, to_wire_names
+from threadline.codecs._tool_names import GEMINI
 from threadline.codecs._tools import (
     call_names,
     hashed_id,
-    map_call_ids,
     name_results_after_calls,
+    prepass,
     read_back_result,
 )
 from threadline.codecs._turns import (
@@ -248,8 +248,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
     contents: list[dict[str, Any]] = []
@@ -1008,8 +1009,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

@@ -80,14 +80,14 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
     call_names,
     fold_attachments,
-    map_call_ids,
     name_results_after_calls,
+    prepass,
     read_back_result,
     read_text_result,
     text_tool_content,
@@ -207,8 +207,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
+    )
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
@@ -305,15 +306,15 @@ def _assistant_message(
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if part.text:  # an empty text says nothing, and an empty message is refused
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
         elif isinstance(part, ReasoningPart):
             content.append(_thinking_chunk(part))
+        elif isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
         elif isinstance(
             part, (HookPart, FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
         ):
@@ -730,8 +731,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id, mint=_mint_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
+    )
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due

@@ -57,13 +57,13 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     arguments_json,
     call_from_json,
     fold_attachments,
-    map_call_ids,
     name_results_after_calls,
+    prepass,
     read_back_result,
     read_text_result,
     text_tool_content,
@@ -167,8 +167,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -222,9 +223,7 @@ def _assistant_message(
     calls: list[dict[str, Any]] = []
     audio: str | None = None
     for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             metadata = part.metadata
             if metadata and audio is None and (audio := _audio_id(part)) is not None:
                 continue  # the API takes an audio reply back by its id only
@@ -236,6 +235,8 @@ def _assistant_message(
                 content.append({"type": "text", "text": part.text})
         elif isinstance(part, ToolCallPart):
             calls.append(_tool_call(part, ids))
+        elif isinstance(part, Placeholder):
+            content.append({"type": "text", "text": part.text})
         elif isinstance(
             part,
             (
@@ -677,8 +678,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     for index, message in enumerate(prepared):
         parts: list[Any] = []

@@ -72,13 +72,13 @@ from threadline.codecs._reading import (
     response_metadata,
     strip_nulls,
 )
-from threadline.codecs._tool_names import STANDARD, to_wire_names
+from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import (
     add_error_prefix,
     arguments_json,
     call_from_json,
-    map_call_ids,
     name_results_after_calls,
+    prepass,
     read_back_result,
     strip_error_prefix,
 )
@@ -224,13 +224,13 @@ def _entries(parts: Iterable[Resolved], *, keep_ids: bool) -> list[_Entry]:
     ``keep_ids``."""
     out: list[_Entry] = []
     for part in parts:
-        if isinstance(part, Placeholder):
-            out.append(_Entry("text", TextPart(text=part.text)))
-        elif isinstance(part, TextPart):
+        if isinstance(part, TextPart):
             if part.text:
                 out.append(_Entry("text", part, _item_id(part) if keep_ids else None))
         elif isinstance(part, ToolCallPart):
             out.append(_Entry("call", part, _item_id(part) if keep_ids else None))
+        elif isinstance(part, Placeholder):
+            out.append(_Entry("text", TextPart(text=part.text)))
         elif isinstance(part, ProviderToolCallPart):
             out.append(_Entry("hosted", part))
         else:
@@ -334,8 +334,9 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
@@ -964,8 +965,9 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared = to_wire_names(prepared, TOOL_NAMES)
-    ids = map_call_ids(prepared, is_valid=_valid_id)
+    prepared, ids, options = prepass(
+        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    )
     out: list[Message] = []
     for index, message in enumerate(prepared):
         role = message.role
