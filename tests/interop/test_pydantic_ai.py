@@ -4,6 +4,7 @@ pydantic-ai's own machinery (its JSON adapter, an Agent run) accepting what we g
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import warnings
@@ -393,3 +394,35 @@ def test_missing_pydantic_ai_names_the_extra() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert 'pip install "threadline[pydantic-ai]"' in done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[{",  # not JSON
+        '[{"kind": "bogus"}]',  # an unknown message kind
+        '[{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "\\ud800"}]}]',
+        '[{"kind": "request", "parts": [{"part_kind": "tool-return", "tool_name": "t", '
+        '"tool_call_id": "c", "content": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}]}]",
+    ],
+    ids=["not-json", "unknown-kind", "lone-surrogate", "5000-deep"],
+)
+def test_bad_json_is_threadlines_validation_error(text: str) -> None:
+    with pytest.raises(tl.ValidationError, match="invalid pydantic-ai history JSON"):
+        from_pydantic_ai(text)
+
+
+def test_a_bad_mapping_is_threadlines_validation_error_naming_the_message() -> None:
+    with pytest.raises(tl.ValidationError, match=r"messages\[0\]"):
+        from_pydantic_ai([{"kind": "bogus"}])
+
+
+def test_ten_thousand_calls_sharing_one_id_convert_in_linear_time() -> None:
+    # Outside data may repeat one id; conversion keeps every call (integrity repair is a
+    # separate, linear step) and does not slow down per repeat.
+    calls = [
+        {"part_kind": "tool-call", "tool_name": "t", "tool_call_id": "same", "args": {}}
+        for _ in range(10_000)
+    ]
+    (message,) = from_pydantic_ai(json.dumps([{"kind": "response", "parts": calls}]))
+    assert len(message.tool_calls) == 10_000

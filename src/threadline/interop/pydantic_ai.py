@@ -145,16 +145,21 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
             threadline message cannot (a file URL without a scheme...), naming where.
     """
     if isinstance(messages, (bytes, bytearray, str)):
-        native: Iterable[Any] = _ModelMessages.validate_json(messages)
+        try:
+            native: Iterable[Any] = _ModelMessages.validate_json(messages)
+        except pydantic.ValidationError as error:
+            # pydantic-ai's own errors (bad JSON, too deep, a lone surrogate, an unknown kind)
+            # leave as threadline's, as the docstring promises.
+            raise translate_errors(error, "invalid pydantic-ai history JSON", "messages") from None
     else:
         native = messages
     out: list[Message] = []
     for index, message in enumerate(native):
-        if not isinstance(message, (pai.ModelResponse, pai.ModelRequest)) and isinstance(
-            message, Mapping
-        ):
-            message = _ModelMessages.validate_python([message])[0]
         try:
+            if not isinstance(message, (pai.ModelResponse, pai.ModelRequest)) and isinstance(
+                message, Mapping
+            ):
+                message = _ModelMessages.validate_python([message])[0]
             if isinstance(message, pai.ModelResponse):
                 converted = [_from_response(message)]
             elif isinstance(message, pai.ModelRequest):
