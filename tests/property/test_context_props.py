@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
@@ -262,6 +263,7 @@ def units_from(messages: list[tl.Message], start: int) -> list[tl.Message]:
     return [m for m in messages[:start] if m.role == "system"] + messages[start:]
 
 
+@pytest.mark.slow  # 300 examples of its own: the full tier's
 @settings(max_examples=300)
 @given(with_internal_runs(), st.integers(1, 12))
 def test_max_messages_holds_unless_one_unit_alone_exceeds_it(
@@ -335,6 +337,7 @@ def test_history_window_after_restore_and_from_the_constructor(
     assert list(history) == expected
 
 
+@pytest.mark.slow  # 300 examples of its own: the full tier's
 @settings(max_examples=300)
 @given(histories, budgets, budgets, st.data())
 def test_trimming_a_snapshot_is_trimming_its_messages(

@@ -77,6 +77,7 @@ def assert_each_thread_whole_and_in_order(messages: Iterable[tl.Message], thread
         assert positions[thread] == list(range(PER_THREAD)), f"thread {thread} lost or reordered"
 
 
+@pytest.mark.slow  # seconds of work: the full tier's
 def test_concurrent_appends_lose_nothing_and_keep_each_threads_order() -> None:
     history = History()
     sent = [batches(t) for t in range(THREADS)]
@@ -86,6 +87,7 @@ def test_concurrent_appends_lose_nothing_and_keep_each_threads_order() -> None:
     assert_each_thread_whole_and_in_order(history, THREADS)
 
 
+@pytest.mark.slow  # seconds of work: the full tier's
 def test_listeners_see_every_event_in_mutation_order_across_threads() -> None:
     history = History()
     versions: list[int] = []
@@ -103,6 +105,7 @@ def test_listeners_see_every_event_in_mutation_order_across_threads() -> None:
     assert appended == list(history)
 
 
+@pytest.mark.slow  # seconds of work: the full tier's
 def test_extend_batches_stay_whole() -> None:
     history = History()
     size = 50

@@ -122,6 +122,7 @@ def test_the_line_count_sees_a_quadratic_loop() -> None:
     assert growth > 50
 
 
+@pytest.mark.slow  # seconds of work: the full tier's
 def test_responses_encode_of_many_reasoning_segments_returns_in_time() -> None:
     # The old plan prepended each segment to a list: N squared entries copied, at C speed, so
     # the line count does not see it. 60,000 segments take about 2 s now and took 36 s then.
