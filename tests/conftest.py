@@ -2,12 +2,13 @@
 
 Tiers: a plain ``python -m pytest`` runs the quick tier, which a newcomer can run in a few
 minutes on two cores with no server: everything but the fault and soak tests
-(``tests/faults``), the tests that need a Redis or PostgreSQL server (marked
-``requires_server``) and the tests marked ``slow``. ``THREADLINE_FULL=1`` (which ``.ci/run``
-sets) runs the full tier: all of it, with the ``ci`` hypothesis profile. ``THREADLINE_FULL=rest``
-runs what the full tier adds to the quick one: the full-tier-only tests and every hypothesis
-test (again, with the ``ci`` profile). ``.ci/run`` runs the quick tier as a newcomer would, timed
-against the README's promise, then ``rest``, so together they are the full tier.
+(``tests/faults``), the SDK conformance suites (``tests/conformance``), the tests that need a
+Redis or PostgreSQL server (marked ``requires_server``) and the tests marked ``slow``.
+``THREADLINE_FULL=1`` (which ``.ci/run`` sets) runs the full tier: all of it, with the ``ci``
+hypothesis profile. ``THREADLINE_FULL=rest`` runs what the full tier adds to the quick one: the
+full-tier-only tests and every hypothesis test (again, with the ``ci`` profile). ``.ci/run``
+runs the quick tier as a newcomer would, timed against the README's promise, then ``rest``, so
+together they are the full tier.
 
 Profiles: ``dev`` (the default, quick: 10 examples) and ``ci`` (200, chosen when ``CI`` or
 ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
@@ -61,11 +62,14 @@ settings.load_profile(
 )
 
 _FAULTS = Path(__file__).parent / "faults"
+_CONFORMANCE = Path(__file__).parent / "conformance"
+"""The official SDKs judging ~4,000 payloads: about a minute, so the full tier's."""
 
 
 def _full_tier_only(item: pytest.Item) -> bool:
     return (
         item.path.is_relative_to(_FAULTS)
+        or item.path.is_relative_to(_CONFORMANCE)
         or item.get_closest_marker("requires_server") is not None
         or item.get_closest_marker("slow") is not None
     )
