@@ -23,13 +23,16 @@ names and the history's, so a definition, its calls and its results agree. Bedro
 refuses a history holding ``toolUse`` or ``toolResult`` blocks without a ``toolConfig``: with
 no ``tools=`` given, the tools the history calls are declared, with a schema that takes any
 object (the model may then call them again; pass ``tools=`` to say which it may call).
+
+Each call returns a fresh tool list and fresh tool dicts, down to the adapted schemas: those
+are built once per schema and dialect and shared by every body, read-only
+(``threadline._shared_json``), so that an agent loop's turn does not copy 20 schemas.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import marshal
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from threadline._sequences import read_messages
+from threadline._shared_json import SharedDict, share
 from threadline.codecs._tool_names import (
     ToolNameRule,
     map_tool_names,
@@ -197,10 +201,18 @@ def _invalid(path: str, problem: str, kind: str) -> ValidationError:
     return ValidationError(f"encode: {detail}", [detail])
 
 
-def _parameters(tool: ToolDefinition, dialect: Dialect) -> dict[str, Any]:
-    from threadline.tools import adapted_parameters
+def _parameters(tool: ToolDefinition, dialect: Dialect) -> SharedDict:
+    return _shared_schema(tool._text, dialect)
 
-    return adapted_parameters(tool, dialect)
+
+@functools.lru_cache(maxsize=1024)
+def _shared_schema(text: str, dialect: Dialect) -> SharedDict:
+    """The adapted schema of a schema's JSON ``text``, built once and shared, read-only, by
+    every body that sends it (``threadline._shared_json``)."""
+    from threadline._schemas import adapt_schema_text
+
+    shared: SharedDict = share(pydantic_core.from_json(adapt_schema_text(text, dialect)))
+    return shared
 
 
 def _described(tool: ToolDefinition, fields: dict[str, Any], key: str = "description") -> None:
@@ -230,31 +242,67 @@ if TYPE_CHECKING:
 
 
 def _listed(request: ToolRequest, build: Builder) -> list[dict[str, Any]]:
-    """``build`` over ``request.tools``: a fresh list each call, built once per shape,
-    definitions and wire names (an agent loop sends the same tools every turn).
+    """``build`` over ``request.tools``, built once per shape, definitions and wire names (an
+    agent loop sends the same tools every turn).
 
-    The key holds each definition's schema text as well: two equal definitions whose schemas
-    list their keys in another order are sent each as written.
+    Each call returns a fresh list of fresh tool dicts, down to the schemas: those are shared
+    by every call, read-only (``_shared_schema``). The lookup goes first by the definitions'
+    identity (a definition is frozen, and the entry holds it, so its ``id`` is not reused),
+    then by a key holding each definition's schema text as well: two equal definitions whose
+    schemas list their keys in another order are sent each as written.
     """
-    key = tuple((tool, tool._text, request.wire_name(tool.name)) for tool in request.tools)
-    listed: list[dict[str, Any]] = marshal.loads(_kept(build, key))
-    return listed
+    tools = request.tools
+    if request.wire:
+        kept = _kept(build, tuple((t, t._text, request.wire_name(t.name)) for t in tools))
+    else:
+        ids = (build, tuple(map(id, tools)))
+        entry = _BY_IDENTITY.get(ids)
+        if entry is None:
+            entry = (tools, _kept(build, tuple((t, t._text, t.name) for t in tools)))
+            if len(_BY_IDENTITY) >= _IDENTITY_ENTRIES:
+                _BY_IDENTITY.clear()
+            _BY_IDENTITY[ids] = entry
+        kept = entry[1]
+    return [_copied(tool, shape) for tool, shape in kept]
+
+
+if TYPE_CHECKING:
+    Shape = tuple[tuple[str, "Shape | None"], ...]
+    """Where a built tool holds its own dicts (a nested ``Shape``) or lists of scalars
+    (``None``): all else it holds is a scalar or a shared schema."""
+    Kept = tuple[tuple[dict[str, Any], Shape], ...]
+
+_IDENTITY_ENTRIES = 64
+_BY_IDENTITY: dict[tuple[Builder, tuple[int, ...]], tuple[tuple[ToolDefinition, ...], Kept]] = {}
+"""``_listed``'s first lookup: ``(builder, ids of the definitions)`` to the definitions (held,
+so that no id is reused while its entry lives) and their built tools."""
+
+
+def _copied(value: dict[str, Any], shape: Shape) -> dict[str, Any]:
+    """A copy of ``value`` and of its own dicts and lists (``shape``), sharing the rest."""
+    copy = value.copy()
+    for key, inner in shape:
+        copy[key] = list(value[key]) if inner is None else _copied(value[key], inner)
+    return copy
+
+
+def _shape(value: dict[str, Any]) -> Shape:
+    """The ``Shape`` of a built tool: its plain dicts and lists (a shared schema is neither)."""
+    return tuple(
+        (key, None if type(item) is list else _shape(item))
+        for key, item in value.items()
+        if type(item) in (dict, list)
+    )
 
 
 @functools.lru_cache(maxsize=256)
-def _kept(build: Builder, key: tuple[tuple[ToolDefinition, str, str], ...]) -> bytes:
-    """The tool list for ``key`` (definition, schema text, wire name), serialized.
-
-    It is kept serialized and read back, so a caller mutating the body it got never changes
-    the next one. ``marshal`` reads it back in about half the time JSON parsing takes (the
-    bytes are this process's own, never outside data): what it stores is a JSON round trip
-    of the built list, in which no two places share a dict or a list (equal strings, which
-    no one can mutate, are one object, and marshal writes each once).
-    """
+def _kept(build: Builder, key: tuple[tuple[ToolDefinition, str, str], ...]) -> Kept:
+    """The tools for ``key`` (definition, schema text, wire name), each with its ``Shape``;
+    never given out as they are: ``_listed`` copies them down to the shared schemas."""
     tools = tuple(tool for tool, _, _ in key)
     request = ToolRequest(tools, None, {tool.name: wire for tool, _, wire in key})
-    text = pydantic_core.to_json([build(tool, request) for tool in tools])
-    return marshal.dumps(pydantic_core.from_json(text))
+    built = [build(tool, request) for tool in tools]
+    return tuple((tool, _shape(tool)) for tool in built)
 
 
 # -- One function per format ------------------------------------------------------------------
