@@ -100,6 +100,8 @@ def encode(
         tools: the [`ToolDefinition`][threadline.ToolDefinition] s the model may call, sent
             in the provider's shape with each schema adapted to it; names the provider
             refuses are sent as wire names (one mapping with the history's tool names).
+            The tool list and tool dicts are each body's own; the schemas in them are shared
+            between bodies and read-only (``copy.deepcopy`` one to change it).
         tool_choice: ``"auto"``, ``"none"``, ``"required"`` (some tool must be called) or a
             tool's name (that tool must be called); ``None`` sends none.
         output_schema: ask for a reply in this shape: a JSON Schema object, a pydantic model
