@@ -12,8 +12,10 @@ on what it is asked to write. ``sanitize_untrusted`` drops it with every other
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
+from threadline._validation import invalid
 from threadline.errors import ErrorDetail
 from threadline.messages import Message, ToolResultPart
 
@@ -22,6 +24,7 @@ __all__ = [
     "BLOB_URL_PREFIX",
     "blob_mark_errors",
     "may_hold_blob_marks",
+    "refuse_blob_marks",
 ]
 
 BLOB_URL_PREFIX: Final = "threadline-blob:"
@@ -64,3 +67,18 @@ def blob_mark_errors(message: Message, path: str) -> list[ErrorDetail]:
                 if BLOB_METADATA_KEY in item.metadata
             )
     return [ErrorDetail(where + _PATH_KEY, _FIX, "reserved_key") for where in found]
+
+
+def refuse_blob_marks(messages: Sequence[Message], summary: str) -> None:
+    """Refuse ``messages`` (paths ``messages[i]``) if any carries the reserved key.
+
+    Raises:
+        threadline.ValidationError: ``summary``, then each place that carries the key.
+    """
+    details = [
+        detail
+        for index, message in enumerate(messages)
+        for detail in blob_mark_errors(message, f"messages[{index}]")
+    ]
+    if details:
+        raise invalid(summary, details)

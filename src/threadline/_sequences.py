@@ -22,7 +22,7 @@ import pydantic
 
 from threadline._blob_marks import blob_mark_errors
 from threadline._message_fields import FROM_DATA
-from threadline._validation import translate_errors
+from threadline._validation import invalid, translate_errors
 from threadline.errors import ErrorDetail, ValidationError
 from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
 from threadline.messages import Message
@@ -223,8 +223,4 @@ def _a(noun: str) -> str:
 
 
 def _invalid(where: str, details: Sequence[ErrorDetail]) -> ValidationError:
-    lines = "\n".join(f"  {detail}" for detail in details)
-    noun = "problem" if len(details) == 1 else "problems"
-    return ValidationError(
-        f"{where}: invalid messages, nothing was changed: {len(details)} {noun}\n{lines}", details
-    )
+    return invalid(f"{where}: invalid messages, nothing was changed", details)

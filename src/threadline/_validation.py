@@ -13,7 +13,13 @@ from typing_extensions import Self
 from threadline._json import NOT_UNICODE_HINT
 from threadline.errors import ErrorDetail, ValidationError
 
-__all__ = ["RoleHints", "format_path", "register_part_tags", "translate_errors"]
+__all__ = [
+    "RoleHints",
+    "format_path",
+    "invalid",
+    "register_part_tags",
+    "translate_errors",
+]
 
 # The tags of the part unions: pydantic puts the chosen tag into an error's location
 # (``parts.0.tool_call.arguments``); a JSON path reads better without it. They are the tags of
@@ -192,6 +198,11 @@ def translate_errors(
             continue
         seen.add((path, message))
         details.append(ErrorDetail(path, message, kind))
+    return invalid(summary, details)
+
+
+def invalid(summary: str, details: Sequence[ErrorDetail]) -> ValidationError:
+    """A `ValidationError` for ``details``: ``summary``, how many problems, one line each."""
     lines = "\n".join(f"  {detail}" for detail in details)
     noun = "problem" if len(details) == 1 else "problems"
     return ValidationError(f"{summary}: {len(details)} {noun}\n{lines}", details)

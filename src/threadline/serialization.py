@@ -24,7 +24,7 @@ import pydantic_core
 from pydantic_core import PydanticCustomError, core_schema
 from typing_extensions import TypedDict
 
-from threadline._blob_marks import BLOB_METADATA_KEY, blob_mark_errors, may_hold_blob_marks
+from threadline._blob_marks import BLOB_METADATA_KEY, may_hold_blob_marks, refuse_blob_marks
 from threadline._json import (
     EMPTY,
     FrozenJsonMap,
@@ -409,7 +409,7 @@ def load_json(data: bytes | bytearray | str, *, limits: Limits | None = None) ->
         check_fields=bounded is None,
     )
     if may_hold_blob_marks(data):
-        _refuse_blob_marks(messages)
+        refuse_blob_marks(messages, "invalid input to load_json")
     return messages
 
 
@@ -431,18 +431,6 @@ def _load_checked(
         raise _version_error(validated["version"])
     enforce_counts(messages, limits, what="load_json")
     return messages
-
-
-def _refuse_blob_marks(messages: list[Message]) -> None:
-    details: list[ErrorDetail] = []
-    for index, message in enumerate(messages):
-        details.extend(blob_mark_errors(message, f"messages[{index}]"))
-    if details:
-        lines = "\n".join(f"  {detail}" for detail in details)
-        noun = "problem" if len(details) == 1 else "problems"
-        raise ValidationError(
-            f"invalid input to load_json: {len(details)} {noun}\n{lines}", details
-        )
 
 
 def json_schema() -> dict[str, Any]:

@@ -207,25 +207,13 @@ def encode(
 ) -> dict[str, Any]:
     """Write ``messages`` as boto3 ``converse`` keyword arguments: ``messages`` and ``system``.
 
-    Args:
-        messages: the history, in order.
-        system: system text placed first in the top-level ``system`` list.
-        model: the target model id; Bedrock reasoning from another model is not replayed (an
-            inference profile, its ARN and its base model id are one model).
-        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
-            sends it as it is.
-        reasoning: ``auto`` replays Bedrock reasoning (to its model) and drops other
-            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
-        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
-            or raises.
-        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
-            carry as a file as its text instead; ``unsupported`` (the default) applies
-            ``unsupported`` to it.
+    The options, and what they raise, are those of [`threadline.encode`][threadline.encode];
+    what is particular to this format:
 
-    Raises:
-        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
-        ValueError: an option has a value outside its documented choices.
+    Args:
+        system: placed first in the top-level ``system`` list.
+        model: a model id; an inference profile, its ARN and its base model id are one model.
+        reasoning: ``auto`` replays Bedrock reasoning (to its model).
     """
     prepared, options = prepare_for_encoding(
         messages,

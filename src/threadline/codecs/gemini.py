@@ -219,25 +219,14 @@ def encode(
     """Write ``messages`` as ``{"contents": [...], "systemInstruction"?: {...}}`` for
     ``generateContent``.
 
-    Args:
-        messages: the history, in order.
-        system: system text placed first in ``systemInstruction``.
-        model: the target model; Gemini thought signatures from another model are not sent.
-        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
-            sends it as it is.
-        reasoning: ``auto`` replays Gemini thoughts and thought signatures (to their model)
-            and drops other reasoning; ``text`` sends other reasoning as text; ``drop`` sends
-            no reasoning and no signature.
-        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
-            or raises.
-        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
-            carry as a file as its text instead; ``unsupported`` (the default) applies
-            ``unsupported`` to it.
+    The options, and what they raise, are those of [`threadline.encode`][threadline.encode];
+    what is particular to this format:
 
-    Raises:
-        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
-        ValueError: an option has a value outside its documented choices.
+    Args:
+        system: placed first in ``systemInstruction``.
+        model: Gemini thought signatures from another model are not sent.
+        reasoning: ``auto`` replays Gemini thoughts and thought signatures (to their model);
+            ``drop`` sends no reasoning and no signature.
     """
     prepared, options = prepare_for_encoding(
         messages,

@@ -179,24 +179,12 @@ def encode(
 ) -> dict[str, Any]:
     """Write ``messages`` as ``{"messages": [...]}`` for Mistral's chat completions API.
 
-    Args:
-        messages: the history, in order.
-        system: system text sent first, as its own system message.
-        model: the target model; Mistral thinking from another model is not replayed.
-        integrity: ``auto`` repairs the history first, ``strict`` raises instead, ``off``
-            sends it as it is.
-        reasoning: ``auto`` replays Mistral thinking (to its model) and drops other
-            reasoning; ``text`` sends other reasoning as text; ``drop`` sends none.
-        unsupported: a part the format cannot carry becomes a placeholder text, is dropped,
-            or raises.
-        text_files: ``inline`` sends a text file (``text/*``, JSON, CSV) the format cannot
-            carry as a file as its text instead; ``unsupported`` (the default) applies
-            ``unsupported`` to it.
+    The options, and what they raise, are those of [`threadline.encode`][threadline.encode];
+    what is particular to this format:
 
-    Raises:
-        threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
-        threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent.
-        ValueError: an option has a value outside its documented choices.
+    Args:
+        system: sent first, as its own system message.
+        reasoning: ``auto`` replays Mistral thinking (to its model).
     """
     prepared, options = prepare_for_encoding(
         messages,

@@ -40,11 +40,11 @@ from typing import Any, Final
 
 import pydantic
 
-from threadline._blob_marks import blob_mark_errors
+from threadline._blob_marks import refuse_blob_marks
 from threadline._validation import translate_errors
 from threadline.codecs._media import data_url, parse_data_url
 from threadline.codecs._reading import Reader
-from threadline.errors import UnsupportedContentError, ValidationError
+from threadline.errors import UnsupportedContentError
 from threadline.integrity import sanitize_untrusted
 from threadline.limits import Layout, Limits, enforce_counts, enforce_limits, resolve_limits
 from threadline.messages import (
@@ -135,7 +135,7 @@ def from_ui_messages(
     for index, raw in enumerate(wire):
         messages.extend(_read_message(raw, f"messages[{index}]", reader))
     enforce_counts(messages, checked, what=_WHAT)
-    _refuse_blob_marks(messages)
+    refuse_blob_marks(messages, _WHAT)
     if trusted:
         return messages
     return sanitize_untrusted(
@@ -148,16 +148,6 @@ def from_ui_messages(
 
 def _default_limits(trusted: bool) -> Limits:
     return Limits() if trusted else Limits.untrusted()
-
-
-def _refuse_blob_marks(messages: list[Message]) -> None:
-    errors = [
-        detail
-        for index, message in enumerate(messages)
-        for detail in blob_mark_errors(message, f"messages[{index}]")
-    ]
-    if errors:
-        raise ValidationError(f"{_WHAT}: {errors[0].path}: {errors[0].message}", errors)
 
 
 # ---------------------------------------------------------------------------------------------

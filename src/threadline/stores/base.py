@@ -49,6 +49,7 @@ __all__ = [
     "as_message_list",
     "check_expected_version",
     "check_version_argument",
+    "check_write",
     "conflict",
     "replayed",
     "reused_id",
@@ -384,6 +385,22 @@ def check_version_argument(
 def check_expected_version(expected_version: object, where: str) -> int | None:
     """``expected_version`` checked by `check_version_argument`."""
     return check_version_argument(expected_version, "expected_version", where)
+
+
+def check_write(
+    conversation_id: str, messages: object, expected_version: object, where: str
+) -> tuple[list[Message], int | None]:
+    """The arguments of an ``append`` or ``replace`` (``where``, as ``"MyStore.append"``),
+    checked as every store checks them before it writes: the id
+    ([`validate_conversation_id`][]), then ``expected_version`` ([`check_expected_version`][]),
+    then the batch, returned as a new list ([`as_message_list`][]).
+
+    Raises:
+        threadline.ValidationError: the first argument that is invalid; nothing was written.
+    """
+    validate_conversation_id(conversation_id)
+    expected = check_expected_version(expected_version, where)
+    return as_message_list(messages, where), expected
 
 
 _ABSENT: Any = object()

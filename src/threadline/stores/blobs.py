@@ -50,10 +50,10 @@ from typing import Final, Protocol, TypeAlias, runtime_checkable
 from threadline._blob_marks import (
     BLOB_METADATA_KEY,
     BLOB_URL_PREFIX,
-    blob_mark_errors,
+    refuse_blob_marks,
 )
 from threadline._json import freeze_json_map
-from threadline.errors import ErrorDetail, StoreError, StoreRecoveryWarning, ValidationError
+from threadline.errors import StoreError, StoreRecoveryWarning
 from threadline.messages import FilePart, Message, Part, TextPart, ToolResultPart
 from threadline.stores._closing import Closing
 from threadline.stores._files import fsync_directory
@@ -294,16 +294,7 @@ def offload_files(
         threadline.StoreError: the blob store failed.
     """
     items = list(messages)
-    details: list[ErrorDetail] = []
-    for index, message in enumerate(items):
-        details.extend(blob_mark_errors(message, f"messages[{index}]"))
-    if details:
-        lines = "\n".join(f"  {detail}" for detail in details)
-        raise ValidationError(
-            f"refused to store messages in conversation {conversation_id!r}: {len(details)} "
-            f"reserved key(s)\n{lines}",
-            details,
-        )
+    refuse_blob_marks(items, f"refused to store messages in conversation {conversation_id!r}")
     header = _scope_header(conversation_id)
     out: list[Message] = []
     for message in items:

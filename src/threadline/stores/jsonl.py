@@ -72,8 +72,7 @@ from threadline.stores._jsonl_versions import ParentFile, VersionFile
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
-    as_message_list,
-    check_expected_version,
+    check_write,
     conflict,
     replayed,
     validate_conversation_id,
@@ -205,9 +204,9 @@ class JsonlStore(JsonRows, PollingWatch):
                 (nothing was appended).
             threadline.StoreError: the file cannot be written (nothing was appended).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "JsonlStore.append")
-        items = as_message_list(messages, "JsonlStore.append")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, "JsonlStore.append"
+        )
         if not items:
             return
         path = self._path(conversation_id)
@@ -261,9 +260,9 @@ class JsonlStore(JsonRows, PollingWatch):
                 (nothing changed).
             threadline.StoreError: the file cannot be written (nothing changed).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "JsonlStore.replace")
-        items = as_message_list(messages, "JsonlStore.replace")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, "JsonlStore.replace"
+        )
         ids = [message.id for message in items]
         if len(set(ids)) != len(ids):
             texts = [message.model_dump_json() for message in items]

@@ -30,7 +30,7 @@ import contextlib
 import functools
 import os
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -93,11 +93,7 @@ class _AsyncTwin(AsyncClosing, Generic[_S]):
                 (nothing was appended).
             threadline.StoreError: as the blocking store's ``append``.
         """
-        # The list is taken now: a caller changing its list while the thread runs changes nothing.
-        batch = list(messages) if isinstance(messages, list) else messages
-        await self._call(
-            self._store.append, conversation_id, batch, expected_version=expected_version
-        )
+        await self._write(self._store.append, conversation_id, messages, expected_version)
 
     async def replace(
         self,
@@ -114,10 +110,20 @@ class _AsyncTwin(AsyncClosing, Generic[_S]):
                 (nothing changed).
             threadline.StoreError: as the blocking store's ``replace``.
         """
+        await self._write(self._store.replace, conversation_id, messages, expected_version)
+
+    def _write(
+        self,
+        write: Callable[..., None],
+        conversation_id: str,
+        messages: Sequence[Message],
+        expected_version: int | None,
+    ) -> Awaitable[None]:
+        """The call of the blocking store's ``append`` or ``replace`` (``write``), to await
+        (a plain function, so a write costs no extra coroutine)."""
+        # The list is taken now: a caller changing its list while the thread runs changes nothing.
         batch = list(messages) if isinstance(messages, list) else messages
-        await self._call(
-            self._store.replace, conversation_id, batch, expected_version=expected_version
-        )
+        return self._call(write, conversation_id, batch, expected_version=expected_version)
 
     async def delete(self, conversation_id: str) -> None:
         """Remove the conversation, and step its version (even when it does not exist).

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from threadline.messages import Message
 from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
-    as_message_list,
-    check_expected_version,
+    check_write,
     conflict,
     replayed,
     validate_conversation_id,
@@ -82,9 +81,10 @@ class MemoryStore(PollingWatch):
             threadline.ConflictError: the conversation is not at ``expected_version``
                 (nothing is appended).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "MemoryStore.append")
-        items = _stored(as_message_list(messages, "MemoryStore.append"))
+        batch, expected = check_write(
+            conversation_id, messages, expected_version, "MemoryStore.append"
+        )
+        items = _stored(batch)
         if not items:
             return
         with self._lock:
@@ -119,14 +119,10 @@ class MemoryStore(PollingWatch):
             threadline.ConflictError: the conversation is not at ``expected_version``
                 (nothing changes).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "MemoryStore.replace")
-        items = _fresh(
-            conversation_id,
-            _stored(as_message_list(messages, "MemoryStore.replace")),
-            {},
-            "MemoryStore.replace",
+        batch, expected = check_write(
+            conversation_id, messages, expected_version, "MemoryStore.replace"
         )
+        items = _fresh(conversation_id, _stored(batch), {}, "MemoryStore.replace")
         with self._lock:
             self._check(conversation_id, expected, "MemoryStore.replace")
             self._bump(conversation_id)

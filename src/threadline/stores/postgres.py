@@ -88,8 +88,7 @@ from threadline.stores._closing import AsyncClosing, Closing
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
-    as_message_list,
-    check_expected_version,
+    check_write,
     conflict,
     replayed,
     validate_conversation_id,
@@ -207,12 +206,6 @@ class _PostgresStoreBase(JsonRows):
     def __repr__(self) -> str:
         return f"{self._NAME}({self._where!r}, table_prefix={self.table_prefix!r})"
 
-    def _items(
-        self, conversation_id: str, messages: Sequence[Message], method: str
-    ) -> list[Message]:
-        validate_conversation_id(conversation_id)
-        return as_message_list(messages, f"{self._NAME}.{method}")
-
     def _failing(self, doing: str) -> AbstractContextManager[None]:
         """Raise psycopg's errors (and invalid stored JSON) as `StoreError`."""
         return driver_errors(f"{self!r} could not {doing}")
@@ -288,9 +281,6 @@ class _PostgresStoreBase(JsonRows):
     def _conflict(self, row: Any, conversation_id: str, expected: int | None) -> Exception:
         """The conflict of an append whose statement found another version (read since)."""
         return conflict(f"{self._NAME}.append", conversation_id, expected or 0, int(row[0]))
-
-    def _expected(self, expected_version: object, method: str) -> int | None:
-        return check_expected_version(expected_version, f"{self._NAME}.{method}")
 
 
 class PostgresStore(_PostgresStoreBase, Closing):
@@ -387,8 +377,9 @@ class PostgresStore(_PostgresStoreBase, Closing):
             threadline.ValidationError: (also) a message reuses the id of a different one;
                 nothing was appended.
         """
-        items = self._items(conversation_id, messages, "append")
-        expected = self._expected(expected_version, "append")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, f"{self._NAME}.append"
+        )
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
@@ -430,8 +421,9 @@ class PostgresStore(_PostgresStoreBase, Closing):
             threadline.StoreError: the server cannot be reached or refused a statement
                 (nothing changed).
         """
-        items = self._items(conversation_id, messages, "replace")
-        expected = self._expected(expected_version, "replace")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, f"{self._NAME}.replace"
+        )
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = self._rows(items, conversation_id)
             steps = self._replace_steps(conversation_id, items, texts)
@@ -627,8 +619,9 @@ class AsyncPostgresStore(_PostgresStoreBase, AsyncClosing):
             threadline.ConflictError: as for [`PostgresStore.append`][].
             threadline.StoreError: as for [`PostgresStore.append`][].
         """
-        items = self._items(conversation_id, messages, "append")
-        expected = self._expected(expected_version, "append")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, f"{self._NAME}.append"
+        )
         if not items:
             return
         cid = {"cid": conversation_id}
@@ -669,8 +662,9 @@ class AsyncPostgresStore(_PostgresStoreBase, AsyncClosing):
             threadline.ConflictError: as for [`PostgresStore.replace`][].
             threadline.StoreError: as for [`PostgresStore.replace`][].
         """
-        items = self._items(conversation_id, messages, "replace")
-        expected = self._expected(expected_version, "replace")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, f"{self._NAME}.replace"
+        )
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
             steps = self._replace_steps(conversation_id, items, texts)

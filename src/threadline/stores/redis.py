@@ -85,8 +85,7 @@ from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch, check_after_version
 from threadline.stores.base import (
-    as_message_list,
-    check_expected_version,
+    check_write,
     conflict,
     replayed,
     reused_id,
@@ -148,11 +147,19 @@ class _RedisStoreBase(JsonRows):
     def __repr__(self) -> str:
         return _describe(self._NAME, self._url, self._client, self.prefix)
 
-    def _items(
-        self, conversation_id: str, messages: Sequence[Message], method: str
-    ) -> list[Message]:
-        validate_conversation_id(conversation_id)
-        return as_message_list(messages, f"{self._NAME}.{method}")
+    def _checked(
+        self,
+        conversation_id: str,
+        messages: Sequence[Message],
+        expected_version: object,
+        method: str,
+    ) -> tuple[list[Message], str]:
+        """The arguments of ``method`` (``append`` or ``replace``), by `check_write`; the version as
+        the scripts take it (``""`` for none)."""
+        items, expected = check_write(
+            conversation_id, messages, expected_version, f"{self._NAME}.{method}"
+        )
+        return items, "" if expected is None else str(expected)
 
     def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
         """Raise the driver's errors (and ``errors``) as `StoreError`."""
@@ -187,11 +194,6 @@ class _RedisStoreBase(JsonRows):
     def _forked(self, result: object, new_id: str) -> None:
         if isinstance(result, int) and result < 0:
             raise taken(new_id, f"{self._NAME}.fork")
-
-    def _expected(self, expected_version: object, method: str) -> str:
-        """The scripts' ``expected`` argument: the version, or ``""`` for none."""
-        expected = check_expected_version(expected_version, f"{self._NAME}.{method}")
-        return "" if expected is None else str(expected)
 
     def _key(self, conversation_id: str) -> str:
         return _make_key(self.prefix, "conv", conversation_id)
@@ -314,8 +316,7 @@ class RedisStore(_RedisStoreBase, Closing):
             threadline.ValidationError: (also) a message reuses the id of a different one;
                 nothing was appended.
         """
-        items = self._items(conversation_id, messages, "append")
-        expected = self._expected(expected_version, "append")
+        items, expected = self._checked(conversation_id, messages, expected_version, "append")
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
@@ -339,8 +340,7 @@ class RedisStore(_RedisStoreBase, Closing):
                 (nothing changed).
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        items = self._items(conversation_id, messages, "replace")
-        expected = self._expected(expected_version, "replace")
+        items, expected = self._checked(conversation_id, messages, expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = self._rows(items, conversation_id)
             batch = self._batch(conversation_id, items, texts, "replace")
@@ -473,8 +473,7 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
             threadline.ConflictError: as for [`RedisStore.append`][].
             threadline.StoreError: as for [`RedisStore.append`][].
         """
-        items = self._items(conversation_id, messages, "append")
-        expected = self._expected(expected_version, "append")
+        items, expected = self._checked(conversation_id, messages, expected_version, "append")
         if not items:
             return
         with self._failing(f"append to conversation {conversation_id!r}"):
@@ -497,8 +496,7 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
             threadline.ConflictError: as for [`RedisStore.replace`][].
             threadline.StoreError: as for [`RedisStore.replace`][].
         """
-        items = self._items(conversation_id, messages, "replace")
-        expected = self._expected(expected_version, "replace")
+        items, expected = self._checked(conversation_id, messages, expected_version, "replace")
         with self._failing(f"replace conversation {conversation_id!r}"):
             texts = await self._rows_async(items, conversation_id)
             batch = self._batch(conversation_id, items, texts, "replace")

@@ -73,8 +73,7 @@ from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
 from threadline.stores.base import (
-    as_message_list,
-    check_expected_version,
+    check_write,
     conflict,
     replayed,
     validate_conversation_id,
@@ -248,9 +247,9 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 (nothing was appended).
             threadline.StoreError: the database cannot be written (nothing was appended).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "SQLiteStore.append")
-        items = as_message_list(messages, "SQLiteStore.append")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, "SQLiteStore.append"
+        )
         if not items:
             return
         action = f"{self!r} could not append to conversation {conversation_id!r}"
@@ -308,9 +307,9 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 (nothing changed).
             threadline.StoreError: the database cannot be written (nothing changed).
         """
-        validate_conversation_id(conversation_id)
-        expected = check_expected_version(expected_version, "SQLiteStore.replace")
-        items = as_message_list(messages, "SQLiteStore.replace")
+        items, expected = check_write(
+            conversation_id, messages, expected_version, "SQLiteStore.replace"
+        )
         action = f"{self!r} could not replace conversation {conversation_id!r}"
         with wrap_driver_errors(action, sqlite3.Error):
             texts = self._rows(items, conversation_id)
