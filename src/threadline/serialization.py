@@ -206,6 +206,10 @@ def _load_validator(
     - with ``max_string``, every string (keys of JSON values and file bytes as base64
       included) at most that long.
 
+    And it does less than the full path's validator where reading JSON needs less: no
+    ``str_min_length`` (`_without_text_check`), file bytes decoded by pydantic-core
+    (`_decode_base64`), no ``model_post_init`` (`_share_fields_sets` after it).
+
     It only ever accepts what the full path accepts, and builds the same objects: on any
     error ``load_json`` runs the full path, whose errors say what is wrong and where.
     ``None`` when this pydantic-core cannot build it (``load_json`` then takes the full path).
