@@ -15,8 +15,11 @@ version 1 could silently drop fields.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 from functools import cache, lru_cache
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -34,6 +37,8 @@ from threadline._json import (
     json_map_schema,
     json_value_schema,
 )
+from threadline._message_fields import ALL_FIELDS
+from threadline._message_fields import _decode_base64 as _full_path_base64
 from threadline._sequences import read_messages
 from threadline._validation import translate_errors
 from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
@@ -201,6 +206,10 @@ def _load_validator(
     - with ``max_string``, every string (keys of JSON values and file bytes as base64
       included) at most that long.
 
+    And it does less than the full path's validator where reading JSON needs less: no
+    ``str_min_length`` (`_without_text_check`), file bytes decoded by pydantic-core
+    (`_decode_base64`), no ``model_post_init`` (`_share_fields_sets` after it).
+
     It only ever accepts what the full path accepts, and builds the same objects: on any
     error ``load_json`` runs the full path, whose errors say what is wrong and where.
     ``None`` when this pydantic-core cannot build it (``load_json`` then takes the full path).
@@ -250,9 +259,19 @@ def _for_loading(schema: Any, depth: int, max_depth: int, refs: dict[str, Any]) 
             return json_value_schema(level, max_depth, refs)
         if kind == "dataclass" and node.get("cls") is ToolCallPart:
             node = _without_raw_arguments(node)
+        if kind in ("model", "dataclass"):
+            node = _without_text_check(node)
+        if kind == "function-after" and node["function"].get("function") is _full_path_base64:
+            node = {**node, "function": {**node["function"], "function": _decode_base64}}
         if kind == "model" and node.get("cls") is Message:
+            # Without ``model_post_init`` (a Python call per message): `_share_fields_sets`
+            # does what it does for the whole list at once.
             return _by_role(
-                {key: copy(value, level + 1) for key, value in node.items() if key != "ref"}
+                {
+                    key: copy(value, level + 1)
+                    for key, value in node.items()
+                    if key not in ("ref", "post_init")
+                }
             )
         inner = level + 1 if kind in _CONTAINERS else level
         metadata = metadata or (kind == "dataclass-field" and node.get("name") == "metadata")
@@ -279,6 +298,38 @@ def _without_raw_arguments(part: dict[str, Any]) -> dict[str, Any]:
             field = {**field, "schema": {**field["schema"], "schema": core_schema.none_schema()}}
         fields.append(field)
     return {**part, "post_init": False, "schema": {**args, "fields": fields}}
+
+
+def _without_text_check(node: dict[str, Any]) -> dict[str, Any]:
+    """A model's or a part's schema without ``str_min_length``, which only makes pydantic-core
+    count the characters of every string to refuse a lone surrogate: JSON text cannot hold one
+    (its parser refuses an unpaired ``\\ud800``, and a ``str`` holding one raw is refused before
+    parsing), so for `_load_validator` that is a pass over every string for nothing."""
+    config = node.get("config")
+    if type(config) is not dict or "str_min_length" not in config:
+        return node
+    return {**node, "config": {k: v for k, v in config.items() if k != "str_min_length"}}
+
+
+@cache
+def _base64_validator() -> pydantic_core.SchemaValidator:
+    """pydantic-core's base64 decoder, for `_decode_base64`: a JSON string to its bytes."""
+    config = core_schema.CoreConfig(val_json_bytes="base64")
+    return pydantic_core.SchemaValidator(core_schema.bytes_schema(), config)
+
+
+def _decode_base64(value: str) -> bytes:
+    """A file part's bytes as `_load_validator` reads them: decoded by pydantic-core, about
+    three times faster than ``binascii``. It takes padded text only (pydantic-core's decoder
+    also takes unpadded text, which the full path refuses), and refuses what it cannot decode
+    exactly as the full path would (the full path then says why, or takes it)."""
+    if len(value) % 4 or '"' in value or "\\" in value:
+        raise PydanticCustomError("base64", "not padded base64")
+    try:
+        decoded: bytes = _base64_validator().validate_json(f'"{value}"')
+    except pydantic_core.ValidationError:
+        raise PydanticCustomError("base64", "not base64 this decoder reads") from None
+    return decoded
 
 
 def _frozen_metadata(value: dict[str, Any]) -> FrozenJsonMap:
@@ -429,8 +480,40 @@ def _load_checked(
     messages: list[Message] = validated if bare else validated["messages"]
     if not bare and validated["version"] != FORMAT_VERSION:
         raise _version_error(validated["version"])
-    enforce_counts(messages, limits, what="load_json")
+    if _may_exceed_counts(data, messages, limits):
+        enforce_counts(messages, limits, what="load_json")  # which limit, and where
+    _share_fields_sets(messages)
     return messages
+
+
+_MIN_PART_TEXT = len('{"type":"reasoning"}')
+"""The shortest JSON a part can be written as: text shorter than this many bytes per part
+cannot hold more parts than that."""
+_PARTS = attrgetter("parts")
+_FIELDS_SET = "__pydantic_fields_set__"
+_fields_set = attrgetter(_FIELDS_SET)
+_ALL_FIELDS = frozenset(ALL_FIELDS)  # compared as a frozenset: faster than the set subclass
+
+
+def _may_exceed_counts(
+    data: bytes | bytearray | str, messages: list[Message], limits: Limits
+) -> bool:
+    """Whether ``messages`` exceed ``max_messages`` or ``max_parts``, counted at C speed (and
+    not at all when ``data`` is too short to hold more parts than ``max_parts``)."""
+    if limits.max_messages is not None and len(messages) > limits.max_messages:
+        return True
+    maximum = limits.max_parts
+    if maximum is None or len(data) // _MIN_PART_TEXT <= maximum:
+        return False
+    return sum(map(len, map(_PARTS, messages))) > maximum
+
+
+def _share_fields_sets(messages: list[Message]) -> None:
+    """What ``Message.model_post_init`` does, for a list at once and without a Python call per
+    message: a message given every serialized field (all of them, when ``dump_json`` wrote
+    it) gets the one shared fields set in place of its own (728 bytes each)."""
+    complete = compress(messages, map(eq, repeat(_ALL_FIELDS), map(_fields_set, messages)))
+    deque(map(object.__setattr__, complete, repeat(_FIELDS_SET), repeat(ALL_FIELDS)), maxlen=0)
 
 
 def json_schema() -> dict[str, Any]:

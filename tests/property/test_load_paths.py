@@ -24,6 +24,7 @@ import threadline as tl
 from tests.strategies import any_messages, conversations
 from threadline import serialization
 from threadline._json import EMPTY, FrozenJsonMap
+from threadline._message_fields import ALL_FIELDS
 from threadline.testing import hostile
 
 _LIMITS = [None, tl.Limits.none(), tl.Limits.untrusted(), tl.Limits(max_depth=8, max_string=40)]
@@ -40,7 +41,16 @@ def _outcome(text: str | bytes, limits: tl.Limits | None) -> tuple[Any, ...]:
         messages = tl.load_json(text, limits=limits)
     except tl.ValidationError as error:
         return (type(error), sorted(detail.path for detail in error.errors))
-    return ("ok", messages, _maps(messages))
+    return ("ok", messages, _maps(messages), _fields_sets(messages))
+
+
+def _fields_sets(messages: list[tl.Message]) -> list[tuple[frozenset[str], bool]]:
+    """Each message's fields set, and whether it is the one shared set (a message given every
+    serialized field shares it; ``==`` between messages does not compare fields sets)."""
+    return [
+        (frozenset(message.model_fields_set), message.model_fields_set is ALL_FIELDS)
+        for message in messages
+    ]
 
 
 def _maps(messages: list[tl.Message]) -> list[tuple[type, bool]]:
@@ -210,3 +220,83 @@ def test_tool_calls_with_raw_arguments_load_the_same() -> None:
     assert loaded[1] == [invalid]
     both = text.replace('"arguments":{}', '"arguments":{"a":1}')
     assert _same(both, None)[0] is tl.ValidationError
+
+
+# Base64 a file part's data may hold: what the full path reads (standard or URL-safe alphabet,
+# padded, with or without canonical trailing bits) and what it refuses (no or wrong padding,
+# mixed or foreign characters, escapes that spell base64 characters).
+_BASE64 = [
+    "",
+    "aGk=",
+    "aGk",
+    "aGk==",
+    "aGl=",
+    "+/+/",
+    "-_-_",
+    "+/-_",
+    "YQ==YQ==",
+    "aG k=",
+    "aGk=\\n",
+    "\\u0061Gk=",
+    "aGk\\u003d",
+    "====",
+    "=aGk",
+    "\u00e9aGk",
+]
+
+
+@pytest.mark.slow
+@given(
+    st.lists(any_messages(), min_size=1, max_size=3),
+    st.sampled_from(_BASE64),
+    st.integers(0, 5),
+    st.sampled_from(_LIMITS),
+)
+def test_file_bytes_load_the_same(
+    messages: list[tl.Message], data: str, index: int, limits: tl.Limits | None
+) -> None:
+    """File bytes are decoded by pydantic-core on the checked path, binascii on the full one."""
+    document = _document(messages)
+    files = [
+        part
+        for message in document["messages"]
+        for part in message["parts"]
+        if part["type"] == "file" and part["data"] is not None
+    ]
+    if not files:
+        return
+    files[index % len(files)]["data"] = "__planted__"
+    _same(json.dumps(document).replace("__planted__", data), limits)
+
+
+def test_each_base64_form_loads_as_before() -> None:
+    message = tl.user_message("see", tl.file_part(b"hi", "image/png"))
+    text = tl.dump_json([message]).decode()
+    assert '"data":"aGk="' in text
+    outcomes = {data: _same(text.replace("aGk=", data), None)[0] for data in _BASE64}
+    assert outcomes["aGk="] == "ok"
+    assert outcomes["-_-_"] == "ok"
+    assert outcomes["aGl="] == "ok"  # non-canonical trailing bits: read as before
+    assert outcomes["aGk"] is tl.ValidationError  # unpadded: refused as before
+    assert outcomes["aGk=\\n"] is tl.ValidationError
+
+
+def test_fields_sets_are_shared_only_when_complete() -> None:
+    """The checked path shares the fields set after validation, as ``model_post_init`` does."""
+    full = tl.dump_json([tl.user_message("hi", id="m1")]).decode()
+    loaded = _same(full, None)
+    assert loaded[3] == [(frozenset(ALL_FIELDS), True)]
+    partial = '[{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]'
+    loaded = _same(partial, None)
+    assert loaded[3] == [(frozenset({"id", "role", "parts"}), False)]
+    loaded = _same(full.replace('"created_at":null', '"created_at":null,"replay":false'), None)
+    assert loaded[3] == [(frozenset({*ALL_FIELDS, "replay"}), False)]
+
+
+def test_part_counts_are_enforced_as_before() -> None:
+    messages = [tl.user_message("a", "b"), tl.assistant_message("c", "d", "e")]
+    text = tl.dump_json(messages)
+    for maximum in (1, 4, 5, 6):
+        outcome = _same(text, tl.Limits(max_parts=maximum))
+        assert (outcome[0] == "ok") == (maximum >= 5)
+    assert _same(text, tl.Limits(max_messages=1))[0] is tl.LimitExceededError
