@@ -59,6 +59,7 @@ from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
+    Resolved,
     carried,
     is_blank,
     resolve,
@@ -236,7 +237,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     names = _DocumentNames()
@@ -263,12 +264,14 @@ def encode(
             message, role = user_note, "user"
         elif role == "user":  # its texts never read back as system notes
             message = escape_notes(message)
-        if role == "assistant":
-            blocks = _assistant_blocks(message, index, ids, options)
+        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
+            blocks = _assistant_blocks(
+                ready[index] or resolve(message, index, options, CAPABILITIES), ids
+            )
             wire_role = "assistant"
         elif role == "tool":
             blocks = []
-            for part in resolve(message, index, options, CAPABILITIES):
+            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
                     blocks.append(_tool_result_block(part, ids, names))
                     if part.metadata:
@@ -358,11 +361,9 @@ def _user_blocks(
     return blocks
 
 
-def _assistant_blocks(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[dict[str, Any]]:
+def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in parts:
         if isinstance(part, TextPart):
             if is_blank(part.text):
                 continue
@@ -894,7 +895,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     names = _DocumentNames()
