@@ -412,18 +412,25 @@ def _scan_into(
         kept = False
         tool = message.role == "tool"
         for part in parts:
-            kind = type(part)
-            if kind is TextPart:
+            # the common parts first, a tool message's results before the assistant's parts
+            if type(part) is TextPart:
                 kept = True
+            elif tool and isinstance(part, ToolResultPart):
+                call_ids[part.call_id] = None
+                if part.name is not None:
+                    tool_names[part.name] = None
+                if leading is None:  # decided: only the ids and names are still looked for
+                    pass
+                elif type(part.content) is str:
+                    kept = True
+                else:
+                    leading = None
             elif isinstance(part, ToolCallPart):
                 kept = True
                 call_ids[part.id] = None
                 tool_names[part.name] = None
             elif leading is None:  # decided: only the ids and names are still looked for
-                if tool and isinstance(part, ToolResultPart):
-                    call_ids[part.call_id] = None
-                    if part.name is not None:
-                        tool_names[part.name] = None
+                pass
             elif isinstance(part, ReasoningPart):
                 if drop_all or (drop_foreign and part.provider != provider):
                     if kept:
@@ -438,14 +445,6 @@ def _scan_into(
                     kept = True
                 else:
                     leading = None  # not replayed (`reasoning_action`): resolved part by part
-            elif tool and isinstance(part, ToolResultPart):
-                call_ids[part.call_id] = None
-                if part.name is not None:
-                    tool_names[part.name] = None
-                if type(part.content) is str:
-                    kept = True
-                else:
-                    leading = None
             else:
                 leading = None
         add(None if leading is None else parts[leading:] if leading else parts)

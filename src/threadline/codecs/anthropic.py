@@ -230,7 +230,8 @@ def encode(
                 for part in ready[index] or resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
-            blocks.extend(moved)
+            if moved:  # the files of failed results, after all the results
+                blocks.extend(moved)
             wire_role = "user"
         else:
             blocks = _user_blocks(message, index, options)

@@ -280,10 +280,8 @@ def encode(
         else:
             blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
-        if blocks:
-            if turns and turns[-1]["role"] == wire_role:
-                merged.append(turns[-1]["content"])
-            merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+        if blocks and merge_into_turns(turns, wire_role, blocks, is_result=_is_result):
+            merged.append(turns[-1]["content"])
     for content in merged:  # one message's blocks never hold two cache points in a row
         _collapse_cache_points(content)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
@@ -350,7 +348,8 @@ def _user_blocks(
         if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
-                _add_cache_point(blocks, part)
+                if part.metadata:
+                    _add_cache_point(blocks, part)
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
             _add_cache_point(blocks, part)

@@ -253,7 +253,8 @@ def _ids_allowed(message: Message, options: EncodeOptions) -> bool:
     ``reasoning="drop"``, and for a given model only when the message came from it."""
     if options.reasoning == "drop":
         return False
-    return for_model(options.model, message.metadata.get("model"))
+    model = options.model
+    return model is None or for_model(model, message.metadata.get("model"))
 
 
 def _has_item_id(part: ReasoningPart) -> bool:
