@@ -59,12 +59,17 @@ def _check(
     capabilities: Capabilities,
     options: EncodeOptions,
 ) -> None:
-    messages, ids, plan = prepass(history, options, capabilities, rule, is_valid=_short)
+    messages, ids, plan, ready = prepass(history, options, capabilities, rule, is_valid=_short)
     assert messages == to_wire_names(history, rule)
     assert ids == map_call_ids(history, is_valid=_short)
     assert type(plan) is Planned
+    assert len(ready) == len(messages)
     for index, message in enumerate(messages):
         expected = [part for _, part in _resolve_parts(message, index, options, capabilities)]
+        shortcut = ready[index]  # what a codec maps without calling resolve
+        if shortcut is not None:
+            assert list(shortcut) == expected
+            assert all(any(p is part for p in message.parts) for part in shortcut)
         assert list(resolve(message, index, plan, capabilities)) == expected
         assert list(resolve(message, index, options, capabilities)) == expected
         indexed = _resolve_parts(message, index, options, capabilities)
@@ -84,7 +89,9 @@ def test_one_walk_gives_the_names_ids_and_parts_of_three() -> None:
             )
             for rule in (STANDARD, GEMINI):
                 _check(history, rule, capabilities, options)
-    messages, ids, _ = prepass(history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short)
+    messages, ids, _, _ = prepass(
+        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
+    )
     assert ids.keys() == {
         "an_id_much_longer_than_29_characters",
         "an_orphan_result_id_over_29_characters",
@@ -97,7 +104,9 @@ def test_a_history_with_nothing_to_map_is_returned_as_it_is() -> None:
     options = EncodeOptions(
         provider="anthropic", model=None, reasoning="auto", unsupported="placeholder"
     )
-    messages, ids, _ = prepass(history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short)
+    messages, ids, _, _ = prepass(
+        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
+    )
     assert messages is history
     assert ids == {}
 
@@ -109,7 +118,7 @@ def test_a_message_the_plan_is_not_for_is_resolved_on_its_own() -> None:
     options = EncodeOptions(
         provider="anthropic", model=None, reasoning="text", unsupported="placeholder"
     )
-    _, _, plan = prepass(history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short)
+    _, _, plan, _ = prepass(history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short)
     other = tl.assistant_message("only text")
     assert list(resolve(other, 0, plan, anthropic.CAPABILITIES)) == list(other.parts)
     assert [part.text for part in resolve(history[0], 0, plan, anthropic.CAPABILITIES)] == [  # type: ignore[union-attr]
@@ -134,3 +143,28 @@ def test_prepass_is_to_wire_names_map_call_ids_and_resolve(
         unsupported="placeholder",
     )
     _check(history, rule, CAPABILITIES[provider], options)
+
+
+def test_the_plan_holds_the_renamed_parts_of_a_message_with_nothing_to_resolve() -> None:
+    history = [
+        tl.user_message("Go."),
+        tl.assistant_message(
+            tl.reasoning_part("r", provider="openai"),
+            tl.tool_call_part("call_1", "files.read", {}),
+        ),
+        tl.tool_message(tl.tool_result_part("call_1", "x", name="files.read")),
+    ]
+    options = EncodeOptions(
+        provider="anthropic", model=None, reasoning="auto", unsupported="placeholder"
+    )
+    messages, _, _, ready = prepass(
+        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
+    )
+    assert ready[1] == messages[1].parts[1:]  # the dropped reasoning is left out
+    assert ready[2] is messages[2].parts
+    call, result = ready[1][0], ready[2][0]
+    assert isinstance(call, tl.ToolCallPart)
+    assert call.name.startswith("files_read__")
+    assert isinstance(result, tl.ToolResultPart)
+    assert result.name == call.name
+    _check(history, STANDARD, anthropic.CAPABILITIES, options)

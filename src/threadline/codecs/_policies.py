@@ -311,9 +311,9 @@ def resolve(
         threadline.UnsupportedContentError: ``unsupported="raise"`` and the first part the
             format refuses.
     """
-    leading = _leading(message, index, options, capabilities)
-    if leading is not None:
-        return list(message.parts[leading:]) if leading else message.parts
+    ready = _ready(message, index, options, capabilities)
+    if ready is not None:
+        return ready if ready is message.parts else list(ready)
     return [part for _, part in _resolve_parts(message, index, options, capabilities)]
 
 
@@ -324,9 +324,9 @@ def resolve_indexed(
     the text parts of reasoning sent as text, a placeholder and an inlined file share the
     index of the part they replace. For a format whose mapping depends on where a part was
     (OpenAI Responses ties the item ids after a reasoning part to it)."""
-    leading = _leading(message, index, options, capabilities)
-    if leading is not None:
-        return list(enumerate(message.parts))[leading:]
+    ready = _ready(message, index, options, capabilities)
+    if ready is not None:
+        return list(enumerate(message.parts))[len(message.parts) - len(ready) :]
     return _resolve_parts(message, index, options, capabilities)
 
 
@@ -340,32 +340,37 @@ class Planned(EncodeOptions):
     """The prepared messages the plan is for (`resolve` checks it is given one of them)."""
     capabilities: Capabilities | None = None
     """The format's capabilities the plan was decided with."""
-    leading: Sequence[int | None] = ()
-    """Per message, what `_leading_drops` gives for it."""
+    ready: Sequence[Sequence[Resolved] | None] = ()
+    """Per message, what `resolve` gives for it when it has nothing to resolve (`Scan.ready`),
+    else ``None``."""
 
 
-def _leading(
+def _ready(
     message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
-) -> int | None:
-    """`_leading_drops` for ``message``, looked up when the options hold a plan for it (a
-    codec may map a changed copy of a prepared message, such as a system note: that copy is
-    walked on its own)."""
+) -> Sequence[Resolved] | None:
+    """`Scan.ready` for ``message``, looked up when the options hold a plan for it (a codec
+    may map a changed copy of a prepared message, such as a system note: that copy is walked
+    on its own)."""
     if (
         type(options) is Planned
         and options.capabilities is capabilities
         and index < len(options.messages)
         and options.messages[index] is message
     ):
-        return options.leading[index]
-    return _leading_drops(message, options, capabilities)
+        return options.ready[index]
+    found: list[Sequence[Resolved] | None] = []
+    _scan_into((message,), options, capabilities, found, {}, {})
+    return found[0]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Scan:
     """What one walk over the prepared messages found: `scan`'s result."""
 
-    leading: list[int | None]
-    """Per message, what `_leading_drops` gives for it."""
+    ready: list[Sequence[Resolved] | None]
+    """Per message, what `resolve` gives for it when nothing in it is to be resolved: its
+    parts, or the ones after its leading dropped reasoning (`_leading_drops`); else
+    ``None``."""
     call_ids: dict[str, None]
     """The ids of the tool calls and tool results, each once, in order of appearance."""
     tool_names: dict[str, None]
@@ -383,7 +388,7 @@ def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capa
     anything else needs `_resolve_parts`, which decides the same way, part by part.
     """
     out = Scan([], {}, {})
-    _scan_into(messages, options, capabilities, out.leading, out.call_ids, out.tool_names)
+    _scan_into(messages, options, capabilities, out.ready, out.call_ids, out.tool_names)
     return out
 
 
@@ -391,56 +396,58 @@ def _scan_into(
     messages: Sequence[Message],
     options: EncodeOptions,
     capabilities: Capabilities,
-    found: list[int | None],
+    found: list[Sequence[Resolved] | None],
     call_ids: dict[str, None],
     tool_names: dict[str, None],
 ) -> None:
-    policy = options.reasoning
     provider = options.provider
     model = options.model
     replayable = capabilities.replayable
+    drop_all = options.reasoning == "drop"
+    drop_foreign = options.reasoning == "auto"
+    add = found.append
     for message in messages:
+        parts = message.parts
         leading: int | None = 0
         kept = False
         tool = message.role == "tool"
-        for part in message.parts:
-            kind = type(part)
-            if kind is TextPart:
+        for part in parts:
+            # the common parts first, a tool message's results before the assistant's parts
+            if type(part) is TextPart:
                 kept = True
+            elif tool and isinstance(part, ToolResultPart):
+                call_ids[part.call_id] = None
+                if part.name is not None:
+                    tool_names[part.name] = None
+                if leading is None:  # decided: only the ids and names are still looked for
+                    pass
+                elif type(part.content) is str:
+                    kept = True
+                else:
+                    leading = None
             elif isinstance(part, ToolCallPart):
                 kept = True
                 call_ids[part.id] = None
                 tool_names[part.name] = None
             elif leading is None:  # decided: only the ids and names are still looked for
-                if isinstance(part, ToolResultPart) and tool:
-                    call_ids[part.call_id] = None
-                    if part.name is not None:
-                        tool_names[part.name] = None
+                pass
             elif isinstance(part, ReasoningPart):
-                if policy == "drop" or (part.provider != provider and policy == "auto"):
+                if drop_all or (drop_foreign and part.provider != provider):
                     if kept:
                         leading = None
                     else:
                         leading += 1  # never replayed, never sent as text: dropped
-                elif not (
+                elif (
                     part.provider == provider
                     and (model is None or for_model(model, part.model))
                     and replayable(part)
                 ):
+                    kept = True
+                else:
                     leading = None  # not replayed (`reasoning_action`): resolved part by part
-                else:
-                    kept = True
-            elif isinstance(part, ToolResultPart) and tool:
-                call_ids[part.call_id] = None
-                if part.name is not None:
-                    tool_names[part.name] = None
-                if type(part.content) is str:
-                    kept = True
-                else:
-                    leading = None
             else:
                 leading = None
-        found.append(leading)
+        add(None if leading is None else parts[leading:] if leading else parts)
 
 
 def planned(
@@ -449,17 +456,18 @@ def planned(
     """``options`` holding what `scan` found for ``messages`` (the messages to be mapped:
     renaming tools keeps each part where it was)."""
     fields = {field.name: getattr(options, field.name) for field in dataclasses.fields(options)}
-    fields.update(messages=messages, capabilities=capabilities, leading=found.leading)
+    fields.update(messages=messages, capabilities=capabilities, ready=found.ready)
     return Planned(**fields)
 
 
 def _leading_drops(
     message: Message, options: EncodeOptions, capabilities: Capabilities
 ) -> int | None:
-    """`scan`'s shortcut for one message."""
-    found: list[int | None] = []
+    """`scan`'s shortcut for one message: how many leading parts it drops, or ``None``."""
+    found: list[Sequence[Resolved] | None] = []
     _scan_into((message,), options, capabilities, found, {}, {})
-    return found[0]
+    ready = found[0]
+    return None if ready is None else len(message.parts) - len(ready)
 
 
 def _resolve_parts(

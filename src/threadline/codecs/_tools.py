@@ -17,7 +17,7 @@ import pydantic
 
 from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
 from threadline._validation import translate_errors
-from threadline.codecs._policies import Capabilities, planned, scan
+from threadline.codecs._policies import Capabilities, Resolved, planned, scan
 from threadline.codecs._reading import Reader, current_limits
 from threadline.codecs._tool_names import ToolNameRule, map_tool_names, rename_tools
 from threadline.codecs.base import TOOL_ERROR_PREFIX, EncodeOptions
@@ -99,14 +99,17 @@ def prepass(
     *,
     is_valid: Callable[[str], bool],
     mint: Callable[[str, int], str] = hashed_id,
-) -> tuple[list[Message], dict[str, str], EncodeOptions]:
+) -> tuple[list[Message], dict[str, str], EncodeOptions, Sequence[Sequence[Resolved] | None]]:
     """What an ``encode`` needs before it maps its prepared ``messages``, from one walk over
     them (`scan`).
 
     Returns ``messages`` with the tool names ``rule`` refuses replaced by their wire names
     (`to_wire_names`; ``messages`` itself when none is), the wire ids of the call ids
-    ``is_valid`` refuses (`map_call_ids`), and ``options`` holding `resolve`'s shortcut for
-    each of the returned messages.
+    ``is_valid`` refuses (`map_call_ids`), ``options`` holding `resolve`'s shortcut for
+    each of the returned messages, and that shortcut (`Planned.ready`): per returned message,
+    what `resolve` gives for it when it has nothing to resolve, else ``None``. A codec's loop
+    maps ``ready[index]`` without calling `resolve` when it is not ``None`` and the message is
+    the returned one itself (not a changed copy, such as an escaped user message).
 
     Raises:
         ValueError: ``rule`` or ``mint`` made a name or an id it refuses itself (a bug).
@@ -114,9 +117,15 @@ def prepass(
     found = scan(messages, options, capabilities)
     mapping = map_tool_names(found.tool_names, rule)
     if mapping:
-        messages = rename_tools(messages, mapping)  # each part stays where it was
+        renamed = rename_tools(messages, mapping)  # each part stays where it was
+        ready = found.ready
+        for index, (old, new) in enumerate(zip(messages, renamed, strict=True)):
+            parts = ready[index]
+            if new is not old and parts is not None:  # the same parts, renamed
+                ready[index] = new.parts[len(old.parts) - len(parts) :]
+        messages = renamed
     ids = _wire_ids(found.call_ids, is_valid, mint)
-    return messages, ids, planned(messages, options, capabilities, found)
+    return messages, ids, planned(messages, options, capabilities, found), found.ready
 
 
 def _wire_ids(

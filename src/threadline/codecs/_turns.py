@@ -25,22 +25,24 @@ def merge_into_turns(
     *,
     key: str = "content",
     is_result: Callable[[Mapping[str, Any]], bool] | None = None,
-) -> None:
+) -> bool:
     """Add one message's ``blocks`` as a turn of ``role``, or to the last turn when it has
-    that role: one block per part, text never joined.
+    that role: one block per part, text never joined. Returns whether they went to the last
+    turn.
 
     With ``is_result``, a message of tool results merged into a turn that already holds
     other blocks goes before them (Anthropic and Bedrock refuse a tool result after text).
     """
     if not turns or turns[-1]["role"] != role:
         turns.append({"role": role, key: blocks})
-        return
+        return False
     content: list[dict[str, Any]] = turns[-1][key]
     if is_result is None or not is_result(blocks[0]) or is_result(content[-1]):
         content.extend(blocks)
-        return
+        return True
     first_other = next(i for i, block in enumerate(content) if not is_result(block))
     content[first_other:first_other] = blocks
+    return True
 
 
 def add_leading_turn(

@@ -59,6 +59,7 @@ from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
     ProviderToolPart,
+    Resolved,
     carried,
     is_blank,
     resolve,
@@ -182,7 +183,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     system_blocks: list[dict[str, Any]] = []
@@ -205,17 +206,20 @@ def encode(
             message, role = user_note, "user"
         elif role == "user":  # its texts never read back as system notes
             message = escape_notes(message)
-        if role == "assistant":
-            blocks = _assistant_blocks(message, index, ids, options)
+        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
+            blocks = _assistant_blocks(
+                ready[index] or resolve(message, index, options, CAPABILITIES), ids
+            )
             wire_role = "assistant"
         elif role == "tool":
             moved: list[dict[str, Any]] = []
             blocks = [
                 _tool_result_block(part, ids, moved)
-                for part in resolve(message, index, options, CAPABILITIES)
+                for part in ready[index] or resolve(message, index, options, CAPABILITIES)
                 if isinstance(part, ToolResultPart)
             ]
-            blocks.extend(moved)
+            if moved:  # the files of failed results, after all the results
+                blocks.extend(moved)
             wire_role = "user"
         else:
             blocks = _user_blocks(message, index, options)
@@ -264,12 +268,10 @@ def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[d
     return blocks
 
 
-def _assistant_blocks(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[dict[str, Any]]:
+def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     server_calls: dict[str, str] = {}
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in parts:
         if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
@@ -868,7 +870,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     out: list[Message] = []

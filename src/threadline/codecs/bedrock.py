@@ -59,6 +59,7 @@ from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
+    Resolved,
     carried,
     is_blank,
     resolve,
@@ -224,7 +225,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     names = _DocumentNames()
@@ -251,12 +252,14 @@ def encode(
             message, role = user_note, "user"
         elif role == "user":  # its texts never read back as system notes
             message = escape_notes(message)
-        if role == "assistant":
-            blocks = _assistant_blocks(message, index, ids, options)
+        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
+            blocks = _assistant_blocks(
+                ready[index] or resolve(message, index, options, CAPABILITIES), ids
+            )
             wire_role = "assistant"
         elif role == "tool":
             blocks = []
-            for part in resolve(message, index, options, CAPABILITIES):
+            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
                     blocks.append(_tool_result_block(part, ids, names))
                     if part.metadata:
@@ -265,10 +268,8 @@ def encode(
         else:
             blocks = _user_blocks(message, index, options, names)
             wire_role = "user"
-        if blocks:
-            if turns and turns[-1]["role"] == wire_role:
-                merged.append(turns[-1]["content"])
-            merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+        if blocks and merge_into_turns(turns, wire_role, blocks, is_result=_is_result):
+            merged.append(turns[-1]["content"])
     for content in merged:  # one message's blocks never hold two cache points in a row
         _collapse_cache_points(content)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
@@ -335,7 +336,8 @@ def _user_blocks(
         if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
-                _add_cache_point(blocks, part)
+                if part.metadata:
+                    _add_cache_point(blocks, part)
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part, _FILE_BLOCKS, names)))
             _add_cache_point(blocks, part)
@@ -346,11 +348,9 @@ def _user_blocks(
     return blocks
 
 
-def _assistant_blocks(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[dict[str, Any]]:
+def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in parts:
         if isinstance(part, TextPart):
             if is_blank(part.text):
                 continue
@@ -882,7 +882,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     names = _DocumentNames()

@@ -57,6 +57,7 @@ from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
     ProviderToolPart,
+    Resolved,
     carried,
     for_model,
     is_one_of,
@@ -237,7 +238,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     names = call_names(prepared)
@@ -255,12 +256,17 @@ def encode(
             parts = [{"text": note(part.text)} for part in _texts(message)]  # in the user turn
         else:
             leading = False
-            if role == "assistant":
-                parts = _model_parts(message, index, ids, options)
+            if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
+                parts = _model_parts(
+                    message,
+                    ready[index] or resolve(message, index, options, CAPABILITIES),
+                    ids,
+                    options,
+                )
             elif role == "tool":
                 parts = [
                     _function_response(part, ids, names)
-                    for part in resolve(message, index, options, CAPABILITIES)
+                    for part in ready[index] or resolve(message, index, options, CAPABILITIES)
                     if isinstance(part, ToolResultPart)
                 ]
             else:
@@ -306,11 +312,11 @@ def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[di
 
 
 def _model_parts(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
+    message: Message, resolved: Sequence[Resolved], ids: Mapping[str, str], options: EncodeOptions
 ) -> list[dict[str, Any]]:
     signatures_allowed = _signatures_allowed(message, options)
     parts: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in resolved:
         block: dict[str, Any]
         if isinstance(part, Placeholder):
             parts.append({"text": part.text})
@@ -998,7 +1004,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     out: list[Message] = []

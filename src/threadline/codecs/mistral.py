@@ -64,6 +64,7 @@ from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
 from threadline.codecs._policies import (
     Capabilities,
     Placeholder,
+    Resolved,
     carried,
     never_refused,
     resolve,
@@ -195,7 +196,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
     )
     names = call_names(prepared)
@@ -205,8 +206,8 @@ def encode(
     attachments: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
         role = message.role
-        if role == "tool":
-            for part in resolve(message, index, options, CAPABILITIES):
+        if role == "tool":  # the plan holds the parts of a message with nothing to resolve
+            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, names, attachments))
             continue
@@ -214,7 +215,9 @@ def encode(
             _append(out, {"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(message, index, ids, options)
+            item = _assistant_message(
+                ready[index] or resolve(message, index, options, CAPABILITIES), ids
+            )
         elif role == "user":
             item = _content_message("user", escape_notes(message), index, options)
         elif role == "system" and _system_role(out) == "system":
@@ -288,12 +291,10 @@ def _content_message(
     return {"role": role, "content": content}
 
 
-def _assistant_message(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> dict[str, Any] | None:
+def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in parts:
         if isinstance(part, TextPart):
             if part.text:  # an empty text says nothing, and an empty message is refused
                 content.append({"type": "text", "text": part.text})
@@ -719,7 +720,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
     )
     out: list[Message] = []

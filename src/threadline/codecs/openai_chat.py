@@ -44,7 +44,14 @@ from threadline.codecs._media import (
     media_type_from_url,
     parse_data_url,
 )
-from threadline.codecs._policies import Capabilities, Placeholder, carried, never_refused, resolve
+from threadline.codecs._policies import (
+    Capabilities,
+    Placeholder,
+    Resolved,
+    carried,
+    never_refused,
+    resolve,
+)
 from threadline.codecs._reading import (
     Reader,
     as_json_document,
@@ -156,7 +163,7 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     out: list[dict[str, Any]] = []
@@ -165,8 +172,8 @@ def encode(
     attachments: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
         role = message.role
-        if role == "tool":
-            for part in resolve(message, index, options, CAPABILITIES):
+        if role == "tool":  # the plan holds the parts of a message with nothing to resolve
+            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, attachments))
             continue
@@ -174,7 +181,9 @@ def encode(
             out.append({"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(message, index, ids, options)
+            item = _assistant_message(
+                ready[index] or resolve(message, index, options, CAPABILITIES), ids
+            )
         elif role == "user" or role == "system":
             item = _user_or_system_message(message, index, options)
         else:  # internal messages never reach a model, even with integrity="off"
@@ -205,13 +214,11 @@ def _user_or_system_message(
     return {"role": message.role, "content": content}
 
 
-def _assistant_message(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> dict[str, Any] | None:
+def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
     audio: str | None = None
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in parts:
         if isinstance(part, TextPart):
             metadata = part.metadata
             if metadata and audio is None and (audio := _audio_id(part)) is not None:
@@ -667,7 +674,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     out: list[Message] = []

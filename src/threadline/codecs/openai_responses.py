@@ -165,8 +165,14 @@ class _Entry(NamedTuple):
     item_id: str | None = None
 
 
-def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
-    """What an assistant message sends, in order.
+def _plan(
+    message: Message,
+    index: int,
+    options: EncodeOptions,
+    ready: Sequence[Resolved] | None = None,
+) -> list[_Entry]:
+    """What an assistant message sends, in order (``ready``: what `resolve` gives for it, when
+    the plan of `prepass` holds it).
 
     A message is cut into segments, each headed by an OpenAI reasoning part; the parts of a
     segment are what that reasoning produced. A reasoning item that is not sent takes the item
@@ -185,7 +191,9 @@ def _plan(message: Message, index: int, options: EncodeOptions) -> list[_Entry]:
         if type(part) is ReasoningPart and part.provider == PROVIDER
     ]
     if not heads:
-        return _entries(resolve(message, index, options, CAPABILITIES), keep_ids=own_ids)
+        if ready is None:
+            ready = resolve(message, index, options, CAPABILITIES)
+        return _entries(ready, keep_ids=own_ids)
     resolved = resolve_indexed(message, index, options, CAPABILITIES)
     # Each segment's resolved parts: the ones before the first head, then one list per head.
     segments: list[list[tuple[int, Resolved]]] = [[] for _ in range(len(heads) + 1)]
@@ -245,7 +253,8 @@ def _ids_allowed(message: Message, options: EncodeOptions) -> bool:
     ``reasoning="drop"``, and for a given model only when the message came from it."""
     if options.reasoning == "drop":
         return False
-    return for_model(options.model, message.metadata.get("model"))
+    model = options.model
+    return model is None or for_model(model, message.metadata.get("model"))
 
 
 def _has_item_id(part: ReasoningPart) -> bool:
@@ -322,17 +331,17 @@ def encode(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
         role = message.role
-        if role == "assistant":
-            _assistant_items(_plan(message, index, options), ids, items)
+        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
+            _assistant_items(_plan(message, index, options, ready[index]), ids, items)
         elif role == "tool":
-            for part in resolve(message, index, options, CAPABILITIES):
+            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
                 if type(part) is ToolResultPart:
                     items.append(_output_item(part, ids, custom))
         elif role == "user" or role == "system":
@@ -953,7 +962,7 @@ def normalize_for_round_trip(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = prepass(
+    prepared, ids, options, _ = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
     out: list[Message] = []
