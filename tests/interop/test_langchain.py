@@ -596,6 +596,11 @@ def test_history_modes() -> None:
         _ = ThreadlineChatMessageHistory(store, "c", mode="strict").messages
 
 
+def test_history_refuses_an_unknown_mode_at_construction() -> None:
+    with pytest.raises(ValueError, match="mode must be 'auto', 'strict' or None"):
+        ThreadlineChatMessageHistory(MemoryStore(), "c", mode="repair")  # type: ignore[arg-type]
+
+
 def test_history_validates_the_conversation_id() -> None:
     with pytest.raises(ValidationError):
         ThreadlineChatMessageHistory(MemoryStore(), "../etc")

@@ -566,11 +566,14 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
 
     Raises:
         threadline.ValidationError: ``conversation_id`` is not a valid id.
+        ValueError: ``mode`` is not one of those three.
     """
 
     def __init__(
         self, store: Store | AsyncStore, conversation_id: str, *, mode: Mode | None = "auto"
     ) -> None:
+        if mode not in ("auto", "strict", None):
+            raise ValueError(f"mode must be 'auto', 'strict' or None, not {mode!r}")
         self.store = store
         self.conversation_id = validate_conversation_id(conversation_id)
         self.mode: Mode | None = mode
