@@ -11,7 +11,7 @@ import threadline as tl
 from threadline import Message, ReasoningPart, TextPart, ToolCallPart
 from threadline.codecs._policies import (
     Capabilities,
-    _leading_drops,
+    _ready,
     _resolve_parts,
     resolve,
     resolve_indexed,
@@ -62,7 +62,7 @@ def test_the_shortcut_gives_what_the_part_by_part_pass_gives(
         full = _resolve_parts(message, 0, options, _CAPS)
         assert list(resolve_indexed(message, 0, options, _CAPS)) == full
         assert list(resolve(message, 0, options, _CAPS)) == [part for _, part in full]
-        taken += _leading_drops(message, options, _CAPS) is not None
+        taken += _ready(message, 0, options, _CAPS) is not None
     assert taken  # the shortcut was taken for some of them
 
 
@@ -71,5 +71,5 @@ def test_a_tool_message_of_text_results_is_carried_as_it_is() -> None:
         provider="anthropic", model=None, reasoning="auto", unsupported="placeholder"
     )
     message = tl.tool_message(tl.tool_result_part("call_1", "done", name="lookup"))
-    assert _leading_drops(message, options, _CAPS) == 0
+    assert _ready(message, 0, options, _CAPS) is message.parts
     assert resolve(message, 0, options, _CAPS) is message.parts

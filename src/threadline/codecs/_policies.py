@@ -369,7 +369,7 @@ class Scan:
 
     ready: list[Sequence[Resolved] | None]
     """Per message, what `resolve` gives for it when nothing in it is to be resolved: its
-    parts, or the ones after its leading dropped reasoning (`_leading_drops`); else
+    parts, or the ones after its leading dropped reasoning; else
     ``None``."""
     call_ids: dict[str, None]
     """The ids of the tool calls and tool results, each once, in order of appearance."""
@@ -458,16 +458,6 @@ def planned(
     fields = {field.name: getattr(options, field.name) for field in dataclasses.fields(options)}
     fields.update(messages=messages, capabilities=capabilities, ready=found.ready)
     return Planned(**fields)
-
-
-def _leading_drops(
-    message: Message, options: EncodeOptions, capabilities: Capabilities
-) -> int | None:
-    """`scan`'s shortcut for one message: how many leading parts it drops, or ``None``."""
-    found: list[Sequence[Resolved] | None] = []
-    _scan_into((message,), options, capabilities, found, {}, {})
-    ready = found[0]
-    return None if ready is None else len(message.parts) - len(ready)
 
 
 def _resolve_parts(
