@@ -17,7 +17,8 @@ import json
 from typing import Any
 
 import threadline as tl
-from threadline.codecs import decode_response, encode
+from threadline.codecs import decode_response
+from threadline.codecs import encode
 
 # -- 1. The conversation starts on Claude -------------------------------------------------------
 

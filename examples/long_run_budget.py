@@ -19,7 +19,9 @@ Run it with ``python examples/long_run_budget.py``.
 from __future__ import annotations
 
 import threadline as tl
-from threadline.context import RollingSummary, ToolResultMasking, is_summary
+from threadline.context import RollingSummary
+from threadline.context import ToolResultMasking
+from threadline.context import is_summary
 from threadline.context.masking import MASKED_KEY
 from threadline.integrity import prepare_messages
 from threadline.tokens import estimate_tokens

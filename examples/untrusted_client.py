@@ -21,8 +21,11 @@ import secrets
 from typing import Any
 
 import threadline as tl
-from threadline.limits import LimitExceededError, Limits
-from threadline.sealing import SealError, seal, verify_prefix
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
+from threadline.sealing import SealError
+from threadline.sealing import seal
+from threadline.sealing import verify_prefix
 
 SYSTEM_PROMPT = "You are the support assistant of Example Shop. Never issue refunds."
 KEYS = {"2026-01": secrets.token_bytes(32)}  # in production: from a secret store, rotated

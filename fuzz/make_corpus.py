@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import threadline as tl
-from threadline.codecs import codec_names, get_codec
-from threadline.testing._conversations import hostile_id_conversation, sample_conversations
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
+from threadline.testing._conversations import hostile_id_conversation
+from threadline.testing._conversations import sample_conversations
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

@@ -16,8 +16,10 @@ import os
 import pydantic_core
 
 import threadline as tl
-from fuzz.known import CODEC_DEFECTS, known
-from threadline.codecs import codec_names, get_codec
+from fuzz.known import CODEC_DEFECTS
+from fuzz.known import known
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
 from threadline.limits import Limits
 
 __all__ = ["CODEC_TARGETS", "codec_target", "load_json_target", "selector"]

@@ -21,16 +21,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck
+from hypothesis import Phase
+from hypothesis import settings
 
-from tests.support import (
-    delete_redis_prefix,
-    drop_postgres_tables,
-    new_postgres_prefix,
-    new_redis_prefix,
-    postgres_server_dsn,
-    redis_server_url,
-)
+from tests.support import delete_redis_prefix
+from tests.support import drop_postgres_tables
+from tests.support import new_postgres_prefix
+from tests.support import new_redis_prefix
+from tests.support import postgres_server_dsn
+from tests.support import redis_server_url
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
 settings.register_profile(

@@ -9,22 +9,22 @@ Integrity tests inject defects into these; serialization tests round-trip them.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 
 from hypothesis import strategies as st
 
-from threadline import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline import FilePart
+from threadline import HookPart
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 
 PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
 

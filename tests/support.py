@@ -11,7 +11,8 @@ import os
 import uuid
 from collections.abc import Iterable
 from types import ModuleType
-from typing import NoReturn, TypeVar
+from typing import NoReturn
+from typing import TypeVar
 
 import pytest
 

@@ -7,98 +7,97 @@ use, so ``import threadline`` imports pydantic and nothing optional.
 import typing as _typing
 
 from threadline._lazy import lazy_attributes as _lazy_attributes
-from threadline.errors import (
-    CodecError,
-    ConflictError,
-    ConversationReplacedError,
-    ErrorDetail,
-    IntegrityError,
-    LimitExceededError,
-    PluginError,
-    SealError,
-    StoreError,
-    StoreRecoveryWarning,
-    ThreadlineError,
-    ThreadlineWarning,
-    UnknownProviderError,
-    UnsupportedContentError,
-    UnsupportedVersionError,
-    ValidationError,
-)
-from threadline.history import History, HistoryEvent, Snapshot
-from threadline.integrity import (
-    IntegrityIssue,
-    IntegrityReport,
-    Repaired,
-    check_messages,
-    prepare_messages,
-    repair_messages,
-    sanitize_untrusted,
-)
+from threadline.errors import CodecError
+from threadline.errors import ConflictError
+from threadline.errors import ConversationReplacedError
+from threadline.errors import ErrorDetail
+from threadline.errors import IntegrityError
+from threadline.errors import LimitExceededError
+from threadline.errors import PluginError
+from threadline.errors import SealError
+from threadline.errors import StoreError
+from threadline.errors import StoreRecoveryWarning
+from threadline.errors import ThreadlineError
+from threadline.errors import ThreadlineWarning
+from threadline.errors import UnknownProviderError
+from threadline.errors import UnsupportedContentError
+from threadline.errors import UnsupportedVersionError
+from threadline.errors import ValidationError
+from threadline.history import History
+from threadline.history import HistoryEvent
+from threadline.history import Snapshot
+from threadline.integrity import IntegrityIssue
+from threadline.integrity import IntegrityReport
+from threadline.integrity import Repaired
+from threadline.integrity import check_messages
+from threadline.integrity import prepare_messages
+from threadline.integrity import repair_messages
+from threadline.integrity import sanitize_untrusted
 from threadline.limits import Limits
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    Role,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    assistant_message,
-    file_part,
-    hook_part,
-    internal_message,
-    reasoning_part,
-    same_content,
-    system_message,
-    text_part,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    use_id_factory,
-    user_message,
-)
-from threadline.sealing import seal, verify, verify_prefix
-from threadline.serialization import dump_json, json_schema, load_json
-from threadline.tokens import TokenCounter, estimate_tokens
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import Role
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
+from threadline.messages import assistant_message
+from threadline.messages import file_part
+from threadline.messages import hook_part
+from threadline.messages import internal_message
+from threadline.messages import reasoning_part
+from threadline.messages import same_content
+from threadline.messages import system_message
+from threadline.messages import text_part
+from threadline.messages import tool_call_part
+from threadline.messages import tool_message
+from threadline.messages import tool_result_part
+from threadline.messages import use_id_factory
+from threadline.messages import user_message
+from threadline.sealing import seal
+from threadline.sealing import verify
+from threadline.sealing import verify_prefix
+from threadline.serialization import dump_json
+from threadline.serialization import json_schema
+from threadline.serialization import load_json
+from threadline.tokens import TokenCounter
+from threadline.tokens import estimate_tokens
 from threadline.usage import Usage
 
 if _typing.TYPE_CHECKING:
-    from threadline.codecs import decode, decode_response, encode
-    from threadline.context import (
-        Plugin,
-        RollingSummary,
-        ToolResultMasking,
-        Trimmed,
-        trim_messages,
-    )
-    from threadline.stores import (
-        AsyncStore,
-        FileBlobStore,
-        JsonlStore,
-        MemoryStore,
-        SQLiteBlobStore,
-        SQLiteStore,
-        Store,
-    )
-    from threadline.streaming import (
-        AsyncStream,
-        Finish,
-        PartEnd,
-        PartStart,
-        ReasoningDelta,
-        StreamAssembler,
-        StreamEvent,
-        TextDelta,
-        ToolCallDelta,
-        assemble,
-        astream,
-    )
-    from threadline.tools import ToolDefinition, tool_from_function, tool_from_model
+    from threadline.codecs import decode
+    from threadline.codecs import decode_response
+    from threadline.codecs import encode
+    from threadline.context import Plugin
+    from threadline.context import RollingSummary
+    from threadline.context import ToolResultMasking
+    from threadline.context import Trimmed
+    from threadline.context import trim_messages
+    from threadline.stores import AsyncStore
+    from threadline.stores import FileBlobStore
+    from threadline.stores import JsonlStore
+    from threadline.stores import MemoryStore
+    from threadline.stores import SQLiteBlobStore
+    from threadline.stores import SQLiteStore
+    from threadline.stores import Store
+    from threadline.streaming import AsyncStream
+    from threadline.streaming import Finish
+    from threadline.streaming import PartEnd
+    from threadline.streaming import PartStart
+    from threadline.streaming import ReasoningDelta
+    from threadline.streaming import StreamAssembler
+    from threadline.streaming import StreamEvent
+    from threadline.streaming import TextDelta
+    from threadline.streaming import ToolCallDelta
+    from threadline.streaming import assemble
+    from threadline.streaming import astream
+    from threadline.tools import ToolDefinition
+    from threadline.tools import tool_from_function
+    from threadline.tools import tool_from_model
 
 __version__ = "0.1.0.dev0"
 

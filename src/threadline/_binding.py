@@ -18,11 +18,18 @@ from __future__ import annotations
 import inspect
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
-from threadline._following import apply_reloaded, check_follow, start_following
-from threadline.errors import ConflictError, ErrorDetail, ValidationError
+from threadline._following import apply_reloaded
+from threadline._following import check_follow
+from threadline._following import start_following
+from threadline.errors import ConflictError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 from threadline.messages import Message
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from typing import Final
 
 from threadline._validation import invalid
 from threadline.errors import ErrorDetail
-from threadline.messages import Message, ToolResultPart
+from threadline.messages import Message
+from threadline.messages import ToolResultPart
 
 __all__ = [
     "BLOB_METADATA_KEY",

@@ -16,13 +16,20 @@ import operator
 import re
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic_core
 
-from threadline._json import FrozenJsonMap, find_not_unicode_in_text, lone_surrogate, not_unicode
-from threadline.errors import ErrorDetail, LimitExceededError, ValidationError
+from threadline._json import FrozenJsonMap
+from threadline._json import find_not_unicode_in_text
+from threadline._json import lone_surrogate
+from threadline._json import not_unicode
+from threadline.errors import ErrorDetail
+from threadline.errors import LimitExceededError
+from threadline.errors import ValidationError
 
 DEPTH_CEILING = 200
 """The deepest nesting any `Limits` may allow.

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 __all__ = ["Docstring", "parse_docstring"]
 

@@ -15,12 +15,18 @@ import inspect
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, cast
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Literal
+from typing import TypeAlias
+from typing import cast
 
-from threadline._background import Background, hand_error
-from threadline._log import Log, Snapshot
+from threadline._background import Background
+from threadline._background import hand_error
+from threadline._log import Log
+from threadline._log import Snapshot
 from threadline.messages import Message
 
 __all__ = ["EventKind", "Events", "HistoryEvent", "Listener", "ListenerErrorHandler"]

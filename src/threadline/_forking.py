@@ -9,7 +9,8 @@ bound to the new conversation in the same way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from threadline._binding import Binding
 

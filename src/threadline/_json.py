@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, NoReturn, TypeAlias
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import NoReturn
+from typing import TypeAlias
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic import GetCoreSchemaHandler
+from pydantic import GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema, from_json
+from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema
+from pydantic_core import from_json
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | Mapping[str, JsonValue] | None"
 """A value that JSON can hold."""

@@ -4,7 +4,8 @@ import its optional dependencies or heavy modules (private)."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["lazy_attributes"]

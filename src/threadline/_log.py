@@ -27,18 +27,26 @@ import itertools
 import operator
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, NoReturn, overload
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import NoReturn
+from typing import overload
 
 from threadline._sequences import read_messages
-from threadline.messages import Message, ToolCallPart, ToolResultPart
-from threadline.tokens import (
-    TokenCounter,
-    checked_counter,
-    content_chars,
-    measure,
-    tokens_from_measure,
-)
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
+from threadline.tokens import TokenCounter
+from threadline.tokens import checked_counter
+from threadline.tokens import content_chars
+from threadline.tokens import measure
+from threadline.tokens import tokens_from_measure
 
 __all__ = [
     "Log",

@@ -9,19 +9,28 @@ import binascii
 import json
 import re
 import secrets
-from base64 import b64decode, b64encode
-from collections.abc import Callable, Iterator, Mapping
+from base64 import b64decode
+from base64 import b64encode
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationInfo
+from pydantic import GetCoreSchemaHandler
+from pydantic import GetJsonSchemaHandler
+from pydantic import ValidationInfo
 from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema
 
-from threadline._json import FrozenJsonMap, check_json_value
-from threadline.errors import ErrorDetail, ValidationError
+from threadline._json import FrozenJsonMap
+from threadline._json import check_json_value
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 
 __all__ = [
     "ALL_FIELDS",

@@ -14,12 +14,19 @@ from __future__ import annotations
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias, cast
+from collections.abc import Callable
+from collections.abc import Iterable
+from datetime import datetime
+from datetime import timedelta
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeAlias
+from typing import cast
 
-from threadline._background import Background, hand_error
-from threadline.errors import PluginError, ValidationError
+from threadline._background import Background
+from threadline._background import hand_error
+from threadline.errors import PluginError
+from threadline.errors import ValidationError
 from threadline.messages import Message
 
 if TYPE_CHECKING:

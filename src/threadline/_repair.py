@@ -30,24 +30,28 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import TypeAlias
 
-from threadline._json import EMPTY, FrozenJsonMap
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 if TYPE_CHECKING:
     from threadline.integrity import IssueCode

@@ -11,24 +11,28 @@ limits; everything here works on validated messages and never mutates them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
+from typing import Final
 
-from threadline._json import EMPTY, FrozenJsonMap
-from threadline._urls import is_public_web_url, is_web_url
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
+from threadline._urls import is_public_web_url
+from threadline._urls import is_web_url
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 _SAFE_METADATA_KEYS: Final = frozenset({"openai.custom_tool", "openai.namespace", "openai.refusal"})
 """The metadata keys a client may set: markers of a part's shape that name no provider-side

@@ -31,12 +31,17 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeAlias, get_args
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import Literal
+from typing import TypeAlias
+from typing import get_args
 
 import pydantic_core
 
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 
 __all__ = [
     "DIALECTS",

@@ -14,17 +14,25 @@ anything is used, listing every problem as an `ErrorDetail` whose
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timezone
 from typing import TypeAlias
 
 import pydantic
 
 from threadline._blob_marks import blob_mark_errors
 from threadline._message_fields import FROM_DATA
-from threadline._validation import invalid, translate_errors
-from threadline.errors import ErrorDetail, ValidationError
-from threadline.limits import THREADLINE_LAYOUT, Limits, enforce_limits
+from threadline._validation import invalid
+from threadline._validation import translate_errors
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
+from threadline.limits import THREADLINE_LAYOUT
+from threadline.limits import Limits
+from threadline.limits import enforce_limits
 from threadline.messages import Message
 
 __all__ = [

@@ -15,7 +15,8 @@ itself), this is read-only at every depth and copies to plain, mutable data.
 from __future__ import annotations
 
 import copy
-from typing import Any, NoReturn
+from typing import Any
+from typing import NoReturn
 
 __all__ = ["SharedDict", "SharedList", "share"]
 

@@ -11,8 +11,12 @@ metadata names (``None`` when it names none, or the object cannot be read).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NoReturn, Protocol
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import NoReturn
+from typing import Protocol
 
 from threadline.errors import CodecError
 from threadline.usage import Usage

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails
+from pydantic_core import InitErrorDetails
+from pydantic_core import PydanticCustomError
 from typing_extensions import Self
 
 from threadline._json import NOT_UNICODE_HINT
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 
 __all__ = [
     "RoleHints",

@@ -38,15 +38,23 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 # The parts live in threadline._cli; ``name as name`` re-exports what callers read from here.
 from threadline._cli.commands import history_stats as history_stats
 from threadline._cli.commands import jsonable as jsonable
-from threadline._cli.commands import run_check, run_convert, run_repair, run_show, run_stats
+from threadline._cli.commands import run_check
+from threadline._cli.commands import run_convert
+from threadline._cli.commands import run_repair
+from threadline._cli.commands import run_show
+from threadline._cli.commands import run_stats
 from threadline._cli.output import EXIT_ISSUES as EXIT_ISSUES
-from threadline._cli.output import EXIT_OK, EXIT_UNREADABLE, PROG, one_line
+from threadline._cli.output import EXIT_OK
+from threadline._cli.output import EXIT_UNREADABLE
+from threadline._cli.output import PROG
 from threadline._cli.output import CliError as CliError
+from threadline._cli.output import one_line
 from threadline._cli.output import printable as printable
 from threadline._cli.reading import Loaded as Loaded
 from threadline._cli.reading import load_history as load_history

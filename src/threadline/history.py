@@ -32,36 +32,62 @@ from __future__ import annotations
 
 import operator
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timedelta
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
+from typing import TypeVar
+from typing import overload
 
 from typing_extensions import Self
 
 from threadline._background import Background
-from threadline._binding import (
-    Binding,
-    OnConflict,
-    bind_async,
-    bind_blocking,
-)
-from threadline._events import EventKind, Events, HistoryEvent, Listener, ListenerErrorHandler
+from threadline._binding import Binding
+from threadline._binding import OnConflict
+from threadline._binding import bind_async
+from threadline._binding import bind_blocking
+from threadline._events import EventKind
+from threadline._events import Events
+from threadline._events import HistoryEvent
+from threadline._events import Listener
+from threadline._events import ListenerErrorHandler
 from threadline._following import stop_following
 from threadline._forking import Branching
-from threadline._log import Log, Snapshot, rebuild_snapshot, snapshot_storage
-from threadline._plugins import PluginErrorHandler, Plugins
-from threadline._sequences import Clock, clock_for, history_input, leading_messages, read_message
+from threadline._log import Log
+from threadline._log import Snapshot
+from threadline._log import rebuild_snapshot
+from threadline._log import snapshot_storage
+from threadline._plugins import PluginErrorHandler
+from threadline._plugins import Plugins
+from threadline._sequences import Clock
+from threadline._sequences import clock_for
+from threadline._sequences import history_input
+from threadline._sequences import leading_messages
+from threadline._sequences import read_message
 from threadline._usage_readers import total_usage
 from threadline.integrity import prepare_messages
-from threadline.limits import Limits, enforce_counts, enforce_limits, resolve_limits
-from threadline.messages import Message, ToolResultPart
-from threadline.serialization import dump_json, load_json
-from threadline.tokens import TokenCounter, content_chars
+from threadline.limits import Limits
+from threadline.limits import enforce_counts
+from threadline.limits import enforce_limits
+from threadline.limits import resolve_limits
+from threadline.messages import Message
+from threadline.messages import ToolResultPart
+from threadline.serialization import dump_json
+from threadline.serialization import load_json
+from threadline.tokens import TokenCounter
+from threadline.tokens import content_chars
 from threadline.usage import Usage
 
 if TYPE_CHECKING:
     from threadline.context.base import Plugin
-    from threadline.stores.base import AsyncStore, Store
+    from threadline.stores.base import AsyncStore
+    from threadline.stores.base import Store
 
 __all__ = [
     "EventKind",

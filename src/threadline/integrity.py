@@ -73,12 +73,17 @@ output). Anything else (a ``str``, a ``dict``, a single message, an iterator) ra
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias, get_args
+from typing import Final
+from typing import Literal
+from typing import TypeAlias
+from typing import get_args
 
 import threadline._repair as _repair
-from threadline._sanitize import Untrusted, sanitized
+from threadline._sanitize import Untrusted
+from threadline._sanitize import sanitized
 from threadline._sequences import read_messages
 from threadline.errors import IntegrityError
 from threadline.limits import Limits

@@ -37,36 +37,37 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from threadline._bounded_json import (
-    CONTAINERS,
-    DEPTH_CEILING,
-    DEPTH_FLOOR,
-    FIELD_GETTERS,
-    SCALARS,
-    STRING_GETTERS,
-    Limits,
-    check_size,
-    exceeded,
-    is_container,
-    locate,
-    long_string,
-    long_string_error,
-    member_path,
-    not_finite_error,
-    parse_arguments,
-    parse_json,
-    parse_json_value,
-    parser_depth_error,
-    resolve_limits,
-    run_walk,
-    walk,
-    walk_fields,
-)
+from threadline._bounded_json import CONTAINERS
+from threadline._bounded_json import DEPTH_CEILING
+from threadline._bounded_json import DEPTH_FLOOR
+from threadline._bounded_json import FIELD_GETTERS
+from threadline._bounded_json import SCALARS
+from threadline._bounded_json import STRING_GETTERS
+from threadline._bounded_json import Limits
+from threadline._bounded_json import check_size
+from threadline._bounded_json import exceeded
+from threadline._bounded_json import is_container
+from threadline._bounded_json import locate
+from threadline._bounded_json import long_string
+from threadline._bounded_json import long_string_error
+from threadline._bounded_json import member_path
+from threadline._bounded_json import not_finite_error
+from threadline._bounded_json import parse_arguments
+from threadline._bounded_json import parse_json
+from threadline._bounded_json import parse_json_value
+from threadline._bounded_json import parser_depth_error
+from threadline._bounded_json import resolve_limits
+from threadline._bounded_json import run_walk
+from threadline._bounded_json import walk
+from threadline._bounded_json import walk_fields
 from threadline.errors import LimitExceededError
-from threadline.messages import PART_TYPES, Message
+from threadline.messages import PART_TYPES
+from threadline.messages import Message
 
 __all__ = [
     "DEPTH_CEILING",

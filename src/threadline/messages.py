@@ -14,35 +14,50 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, Protocol, TypeAlias, TypeVar, Union, get_args
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import Protocol
+from typing import TypeAlias
+from typing import TypeVar
+from typing import Union
+from typing import get_args
 
 import pydantic
-from pydantic import AfterValidator, ConfigDict, Field
+from pydantic import AfterValidator
+from pydantic import ConfigDict
+from pydantic import Field
 from pydantic_core import PydanticCustomError
 
-from threadline._bounded_json import Limits, parse_arguments
-from threadline._json import EMPTY, JSON_DATA, FrozenJsonMap, JsonValue
-from threadline._message_fields import (
-    ALL_FIELDS,
-    ROLE_PARTS_TEXT,
-    WHERE_INSTEAD,
-    SerializedByItsClass,
-    StandardBase64,
-    is_url,
-    json_result_text,
-    merged_metadata,
-    new_message_id,
-    refuse_replay_from_data,
-    use_id_factory,
-)
+from threadline._bounded_json import Limits
+from threadline._bounded_json import parse_arguments
+from threadline._json import EMPTY
+from threadline._json import JSON_DATA
+from threadline._json import FrozenJsonMap
+from threadline._json import JsonValue
+from threadline._message_fields import ALL_FIELDS
+from threadline._message_fields import ROLE_PARTS_TEXT
+from threadline._message_fields import WHERE_INSTEAD
+from threadline._message_fields import SerializedByItsClass
+from threadline._message_fields import StandardBase64
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
+from threadline._message_fields import is_url
+from threadline._message_fields import json_result_text
+from threadline._message_fields import merged_metadata
+from threadline._message_fields import new_message_id
+from threadline._message_fields import refuse_replay_from_data
+from threadline._message_fields import use_id_factory
 from threadline._usage_readers import message_usage
-from threadline._validation import RoleHints, register_part_tags, translate_errors
-from threadline.errors import ErrorDetail, ValidationError
+from threadline._validation import RoleHints
+from threadline._validation import register_part_tags
+from threadline._validation import translate_errors
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 from threadline.usage import Usage
 
 __all__ = [

@@ -58,15 +58,20 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import pydantic_core
 
-from threadline._json import find_in_value, lone_surrogate, not_unicode
+from threadline._json import find_in_value
+from threadline._json import lone_surrogate
+from threadline._json import not_unicode
 from threadline._sequences import read_messages
-from threadline.errors import ErrorDetail, SealError, ValidationError
+from threadline.errors import ErrorDetail
+from threadline.errors import SealError
+from threadline.errors import ValidationError
 from threadline.limits import Limits
 from threadline.messages import Message
 

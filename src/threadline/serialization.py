@@ -17,43 +17,52 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from functools import cache, lru_cache
-from itertools import compress, repeat
-from operator import attrgetter, eq
-from typing import Annotated, Any, Literal
+from functools import cache
+from functools import lru_cache
+from itertools import compress
+from itertools import repeat
+from operator import attrgetter
+from operator import eq
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
 import pydantic
 import pydantic_core
-from pydantic_core import PydanticCustomError, core_schema
+from pydantic_core import PydanticCustomError
+from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
-from threadline._blob_marks import BLOB_METADATA_KEY, may_hold_blob_marks, refuse_blob_marks
-from threadline._json import (
-    EMPTY,
-    FrozenJsonMap,
-    find_not_unicode_in_text,
-    is_json_data_schema,
-    is_json_map_schema,
-    json_map_schema,
-    json_value_schema,
-)
+from threadline._blob_marks import BLOB_METADATA_KEY
+from threadline._blob_marks import may_hold_blob_marks
+from threadline._blob_marks import refuse_blob_marks
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
+from threadline._json import find_not_unicode_in_text
+from threadline._json import is_json_data_schema
+from threadline._json import is_json_map_schema
+from threadline._json import json_map_schema
+from threadline._json import json_value_schema
 from threadline._message_fields import ALL_FIELDS
 from threadline._message_fields import _decode_base64 as _full_path_base64
 from threadline._sequences import read_messages
 from threadline._validation import translate_errors
-from threadline.errors import ErrorDetail, UnsupportedVersionError, ValidationError
-from threadline.limits import (
-    THREADLINE_LAYOUT,
-    LimitExceededError,
-    Limits,
-    check_size,
-    enforce_counts,
-    enforce_limits,
-    enforce_message_limits,
-    parser_depth_error,
-    resolve_limits,
-)
-from threadline.messages import ALLOWED_PARTS, PART_BY_TAG, Message, ToolCallPart
+from threadline.errors import ErrorDetail
+from threadline.errors import UnsupportedVersionError
+from threadline.errors import ValidationError
+from threadline.limits import THREADLINE_LAYOUT
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
+from threadline.limits import check_size
+from threadline.limits import enforce_counts
+from threadline.limits import enforce_limits
+from threadline.limits import enforce_message_limits
+from threadline.limits import parser_depth_error
+from threadline.limits import resolve_limits
+from threadline.messages import ALLOWED_PARTS
+from threadline.messages import PART_BY_TAG
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
 
 __all__ = [
     "FORMAT",

@@ -18,25 +18,30 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
-from threadline.codecs._stream_base import (
-    Builder,
-    Finish,
-    PartEnd,
-    PartKind,
-    PartStart,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    as_event,
-    check_arguments,
-    parse_object,
-)
-from threadline.errors import CodecError, ThreadlineError, UnknownProviderError
-from threadline.messages import Message, ToolCallPart
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._stream_base import Finish
+from threadline.codecs._stream_base import PartEnd
+from threadline.codecs._stream_base import PartKind
+from threadline.codecs._stream_base import PartStart
+from threadline.codecs._stream_base import ReasoningDelta
+from threadline.codecs._stream_base import StreamEvent
+from threadline.codecs._stream_base import TextDelta
+from threadline.codecs._stream_base import ToolCallDelta
+from threadline.codecs._stream_base import as_event
+from threadline.codecs._stream_base import check_arguments
+from threadline.codecs._stream_base import parse_object
+from threadline.errors import CodecError
+from threadline.errors import ThreadlineError
+from threadline.errors import UnknownProviderError
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
 
 __all__ = [
     "AsyncStream",

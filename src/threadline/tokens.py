@@ -26,16 +26,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import Final
+from typing import Protocol
 
-from threadline.messages import (
-    FilePart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = [
     "CHARS_PER_TOKEN",

@@ -14,16 +14,24 @@ import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic_core import PydanticCustomError
 
-from threadline._bounded_json import Limits, walk
+from threadline._bounded_json import Limits
+from threadline._bounded_json import walk
 from threadline._docstrings import parse_docstring
-from threadline._json import EMPTY, FrozenJsonMap, check_json_value
-from threadline._schemas import Dialect, adapt_schema_text, drop_strict_nulls, schema_text
-from threadline.errors import ErrorDetail, ValidationError
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
+from threadline._json import check_json_value
+from threadline._schemas import Dialect
+from threadline._schemas import adapt_schema_text
+from threadline._schemas import drop_strict_nulls
+from threadline._schemas import schema_text
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 
 if typing.TYPE_CHECKING:
     import pydantic

@@ -25,7 +25,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 
 __all__ = ["Usage"]
 

@@ -21,16 +21,14 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests.strategies import conversations
-from threadline import (
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline import HookPart
+from threadline import Message
+from threadline import Part
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 
 encode_options = st.fixed_dictionaries(
     {},

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 __all__ = ["changed"]
 

@@ -17,15 +17,13 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests.conformance._histories import agent_histories
-from threadline import (
-    FilePart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-)
+from threadline import FilePart
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline import ToolCallPart
 
 MODELS = ("model-a", "model-b")
 signatures = st.binary(min_size=1, max_size=24).map(lambda raw: base64.b64encode(raw).decode())

@@ -23,8 +23,12 @@ import dataclasses
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
 
 from tests.conformance.judges import WireError
 

@@ -21,7 +21,10 @@ from __future__ import annotations
 import collections.abc
 import functools
 import typing
-from typing import Any, Union, get_args, get_origin
+from typing import Any
+from typing import Union
+from typing import get_args
+from typing import get_origin
 
 import pydantic
 import typing_extensions as te

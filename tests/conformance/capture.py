@@ -8,7 +8,8 @@ validate: this shows what the SDK serializes, the judges say whether it is valid
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from tests.support import require_module

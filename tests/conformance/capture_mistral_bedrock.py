@@ -11,10 +11,12 @@ judges do.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
-from tests.conformance.capture import NOWHERE, capture_request
+from tests.conformance.capture import NOWHERE
+from tests.conformance.capture import capture_request
 from tests.support import require_module
 
 __all__ = ["CONVERSE_REPLY", "MISTRAL_REPLY", "capture_bedrock", "capture_mistral"]

@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tests.conformance.capture import NOWHERE, capture_request
+from tests.conformance.capture import NOWHERE
+from tests.conformance.capture import capture_request
 from tests.support import require_module
 
 __all__ = ["canonical_gemini", "capture_gemini", "capture_openai_responses"]

@@ -23,13 +23,15 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
 
 from tests.conformance import _strict_types
-from tests.conformance.judges import WireError, type_problems
+from tests.conformance.judges import WireError
+from tests.conformance.judges import type_problems
 from tests.support import require_module
 
 __all__ = [
@@ -171,10 +173,8 @@ def mistral_common_problems(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     require_module("mistral_common")
     from mistral_common.exceptions import MistralCommonException
     from mistral_common.protocol.instruct.request import ChatCompletionRequest
-    from mistral_common.protocol.instruct.validator import (
-        MistralRequestValidatorV11,
-        ValidationMode,
-    )
+    from mistral_common.protocol.instruct.validator import MistralRequestValidatorV11
+    from mistral_common.protocol.instruct.validator import ValidationMode
 
     converted = [_for_mistral_common(message) for message in messages]
     try:

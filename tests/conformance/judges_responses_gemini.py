@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
 
 from tests.conformance import _strict_types
-from tests.conformance.judges import WireError, _summarize, type_problems
+from tests.conformance.judges import WireError
+from tests.conformance.judges import _summarize
+from tests.conformance.judges import type_problems
 
 __all__ = [
     "gemini_rules",
@@ -190,7 +193,8 @@ def gemini_request_problems(payload: Mapping[str, Any]) -> list[str]:
     """``tools`` and ``toolConfig`` through ``google-genai``'s own models (``extra="forbid"``)
     and its Gemini Developer API converters, and the REST rule the SDK leaves to the service:
     an ``OBJECT`` schema's ``properties``, when given, is not empty."""
-    from google.genai import models, types
+    from google.genai import models
+    from google.genai import types
 
     problems: list[str] = []
     for index, raw in enumerate(payload.get("tools") or []):
@@ -250,7 +254,8 @@ def _as_json(value: Any) -> str:
 
 
 def _content_problems(raw: Any, where: str, *, system: bool) -> list[str]:
-    from google.genai import models, types
+    from google.genai import models
+    from google.genai import types
 
     try:
         content = types.Content.model_validate_json(_as_json(raw))

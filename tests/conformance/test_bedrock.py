@@ -7,14 +7,18 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 
 import threadline as tl
-from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from tests.conformance._histories import role_parts
 from tests.conformance._payloads import changed as edit
 from tests.conformance.capture_mistral_bedrock import capture_bedrock
 from tests.conformance.judges import WireError
-from tests.conformance.judges_mistral_bedrock import converse_response_problems, judge_bedrock
+from tests.conformance.judges_mistral_bedrock import converse_response_problems
+from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.support import require_module
 from threadline import Message
 from threadline.codecs import bedrock

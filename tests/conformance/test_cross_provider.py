@@ -24,22 +24,37 @@ import dataclasses
 import itertools
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._responses import CODECS, MODELS, Turn, response, sdk_problems
-from tests.conformance.judges import judge_anthropic, judge_openai_chat
-from tests.conformance.judges_mistral_bedrock import judge_bedrock, judge_mistral
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
+from tests.conformance._responses import CODECS
+from tests.conformance._responses import MODELS
+from tests.conformance._responses import Turn
+from tests.conformance._responses import response
+from tests.conformance._responses import sdk_problems
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_mistral_bedrock import judge_bedrock
+from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module
-from threadline import Message, ReasoningPart, TextPart
-from threadline.codecs import decode, decode_response, encode
-from threadline.codecs._policies import downgrade_reasoning, is_blank
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline.codecs import decode
+from threadline.codecs import decode_response
+from threadline.codecs import encode
+from threadline.codecs._policies import downgrade_reasoning
+from threadline.codecs._policies import is_blank
 
 pytestmark = pytest.mark.requires_sdk
 

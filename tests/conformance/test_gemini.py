@@ -10,19 +10,28 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from tests.conformance._histories import role_parts
 from tests.conformance._payloads import changed
 from tests.conformance._provider_state import gemini_histories
-from tests.conformance.capture_more import canonical_gemini, capture_gemini
-from tests.conformance.judges import WireError, judge_anthropic
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
+from tests.conformance.capture_more import canonical_gemini
+from tests.conformance.capture_more import capture_gemini
+from tests.conformance.judges import WireError
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module
 from threadline import Message
-from threadline.codecs import anthropic, gemini, openai_responses
+from threadline.codecs import anthropic
+from threadline.codecs import gemini
+from threadline.codecs import openai_responses
 from threadline.integrity import prepare_messages
 from threadline.testing import check_codec
 

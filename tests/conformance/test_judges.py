@@ -8,12 +8,10 @@ from typing import Any
 import pytest
 
 from tests.conformance._payloads import changed
-from tests.conformance.judges import (
-    WireError,
-    judge_anthropic,
-    judge_openai_chat,
-    type_problems,
-)
+from tests.conformance.judges import WireError
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges import type_problems
 from tests.support import require_module
 
 pytestmark = pytest.mark.requires_sdk

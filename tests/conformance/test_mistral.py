@@ -8,10 +8,13 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 
 import threadline as tl
-from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from tests.conformance._histories import role_parts
 from tests.conformance._payloads import changed as edit
 from tests.conformance.capture_mistral_bedrock import capture_mistral
 from tests.conformance.judges import WireError

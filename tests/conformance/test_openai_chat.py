@@ -6,9 +6,12 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 
-from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from tests.conformance._histories import role_parts
 from tests.conformance.capture import capture_openai_chat
 from tests.conformance.judges import judge_openai_chat
 from tests.support import require_module

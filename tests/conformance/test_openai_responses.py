@@ -12,11 +12,14 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance._histories import agent_histories, encode_options, role_parts
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from tests.conformance._histories import role_parts
 from tests.conformance._payloads import changed
 from tests.conformance._provider_state import openai_histories
 from tests.conformance.capture_more import capture_openai_responses

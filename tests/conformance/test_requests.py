@@ -5,28 +5,36 @@ the real SDK clients over a fake transport sending exactly our body."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import Literal
 
 import pydantic
 import pytest
 
 import threadline as tl
 from tests.conformance import _rules
-from tests.conformance.capture import (
-    NOWHERE,
-    capture_anthropic,
-    capture_openai_chat,
-    capture_request,
-)
-from tests.conformance.capture_mistral_bedrock import capture_bedrock, capture_mistral
-from tests.conformance.capture_more import GEMINI_REPLY, capture_openai_responses
-from tests.conformance.judges import judge_anthropic, judge_openai_chat
-from tests.conformance.judges_mistral_bedrock import judge_bedrock, judge_mistral
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
+from tests.conformance.capture import NOWHERE
+from tests.conformance.capture import capture_anthropic
+from tests.conformance.capture import capture_openai_chat
+from tests.conformance.capture import capture_request
+from tests.conformance.capture_mistral_bedrock import capture_bedrock
+from tests.conformance.capture_mistral_bedrock import capture_mistral
+from tests.conformance.capture_more import GEMINI_REPLY
+from tests.conformance.capture_more import capture_openai_responses
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_mistral_bedrock import judge_bedrock
+from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module
 from threadline import Message
-from threadline.codecs import bedrock, codec_names, encode, wire_tool_names
+from threadline.codecs import bedrock
+from threadline.codecs import codec_names
+from threadline.codecs import encode
+from threadline.codecs import wire_tool_names
 
 pytestmark = pytest.mark.requires_sdk
 

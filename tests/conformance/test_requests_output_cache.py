@@ -4,24 +4,33 @@ SDKs' own request types, sent through the real clients, and the structured reply
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import pydantic
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.conformance._histories import agent_histories
-from tests.conformance.capture import capture_anthropic, capture_openai_chat
-from tests.conformance.capture_mistral_bedrock import capture_bedrock, capture_mistral
+from tests.conformance.capture import capture_anthropic
+from tests.conformance.capture import capture_openai_chat
+from tests.conformance.capture_mistral_bedrock import capture_bedrock
+from tests.conformance.capture_mistral_bedrock import capture_mistral
 from tests.conformance.capture_more import capture_openai_responses
-from tests.conformance.judges import WireError, judge_anthropic, judge_openai_chat
-from tests.conformance.judges_mistral_bedrock import judge_bedrock, judge_mistral
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
+from tests.conformance.judges import WireError
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_mistral_bedrock import judge_bedrock
+from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module
-from threadline.codecs import decode_response, encode
+from threadline.codecs import decode_response
+from threadline.codecs import encode
 
 pytestmark = pytest.mark.requires_sdk
 
@@ -257,7 +266,8 @@ def test_a_forced_tool_reply_without_output_schema_stays_a_call() -> None:
 def test_the_forced_tool_joins_existing_tools_and_becomes_any() -> None:
     payload = encode(_history(), provider="anthropic")
     payload["tools"] = [{"name": "search", "input_schema": {"type": "object"}}]
-    from threadline.codecs._structured import output_definition, with_output_schema
+    from threadline.codecs._structured import output_definition
+    from threadline.codecs._structured import with_output_schema
 
     out = with_output_schema(payload, "anthropic", output_definition(Forecast))
     assert [tool["name"] for tool in out["tools"]] == ["search", "Forecast"]
@@ -276,7 +286,8 @@ def test_a_bedrock_history_with_tool_use_keeps_its_tools_defined() -> None:
     bedrock["toolConfig"] = {
         "tools": [{"toolSpec": {"name": "search", "inputSchema": {"json": {"type": "object"}}}}]
     }
-    from threadline.codecs._structured import output_definition, with_output_schema
+    from threadline.codecs._structured import output_definition
+    from threadline.codecs._structured import with_output_schema
 
     out = with_output_schema(bedrock, "bedrock", output_definition(SCHEMA))
     assert out["toolConfig"]["toolChoice"] == {"any": {}}

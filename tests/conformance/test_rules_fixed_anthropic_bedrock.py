@@ -7,14 +7,17 @@ caller adds included).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 import threadline as tl
 from tests.conformance import _rules
-from threadline import FilePart, Message, ReasoningPart
+from threadline import FilePart
+from threadline import Message
+from threadline import ReasoningPart
 from threadline.codecs import encode
 
 PNG = FilePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")

@@ -9,7 +9,8 @@ xfail turns that into a failure, and the fix removes the mark here and the rule'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -17,7 +18,8 @@ import pytest
 import threadline as tl
 from tests.conformance import _rules
 from tests.conformance.judges import WireError
-from threadline import FilePart, Message
+from threadline import FilePart
+from threadline import Message
 from threadline.codecs import encode
 
 PNG = FilePart(media_type="image/png", data=b"\x89PNG\r\n\x1a\n")

@@ -9,7 +9,9 @@ import pytest
 import threadline as tl
 from tests.conformance import _rules
 from threadline import Message
-from threadline.codecs import decode, encode, wire_tool_names
+from threadline.codecs import decode
+from threadline.codecs import encode
+from threadline.codecs import wire_tool_names
 
 HOSTILE = ("files.read", "get weather", "t" * 70, "ns:lookup", "tool/v2", "météo", "1st")
 

@@ -4,17 +4,22 @@ accept (the payload judged as in the other conformance suites)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.conformance.judges import judge_anthropic, judge_openai_chat
-from tests.conformance.judges_mistral_bedrock import judge_bedrock, judge_mistral
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
+from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_mistral_bedrock import judge_bedrock
+from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.stream_cases import STREAMS
 from tests.stream_recordings import RECORDED
 from tests.support import require_module

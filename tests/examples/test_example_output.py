@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.examples.test_examples import ROOT, run_python
+from tests.examples.test_examples import ROOT
+from tests.examples.test_examples import run_python
 
 
 def test_untrusted_client_says_the_file_url_was_dropped_not_refused(tmp_path: Path) -> None:

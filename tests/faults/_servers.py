@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import require_module, unavailable
+from tests.support import require_module
+from tests.support import unavailable
 
 __all__ = ["HANG_GUARD", "PrivatePostgres", "PrivateRedis", "private_postgres", "private_redis"]
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import threadline as tl
 
 if TYPE_CHECKING:
-    from threadline.stores import PostgresStore, RedisStore
+    from threadline.stores import PostgresStore
+    from threadline.stores import RedisStore
 
 
 def open_store(kind: str, location: str, prefix: str) -> RedisStore | PostgresStore:

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.faults._servers import private_postgres, private_redis
+from tests.faults._servers import private_postgres
+from tests.faults._servers import private_redis
 
 # Fixtures re-exported from _servers (named here so pytest finds them in this directory).
 __all__ = ["async_store", "private_postgres", "private_redis", "server_store"]
@@ -23,12 +24,14 @@ def _fresh_store(request: pytest.FixtureRequest, kind: str, *, blocking: bool) -
     the test's own (closed by the test)."""
     make: Any
     if kind == "redis":
-        from threadline.stores.redis import AsyncRedisStore, RedisStore
+        from threadline.stores.redis import AsyncRedisStore
+        from threadline.stores.redis import RedisStore
 
         make = RedisStore if blocking else AsyncRedisStore
         url = request.getfixturevalue("redis_url")
         return make(url, prefix=request.getfixturevalue("redis_prefix"))
-    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
+    from threadline.stores.postgres import AsyncPostgresStore
+    from threadline.stores.postgres import PostgresStore
 
     make = PostgresStore if blocking else AsyncPostgresStore
     dsn = request.getfixturevalue("postgres_dsn")
@@ -41,7 +44,8 @@ def async_store(request: pytest.FixtureRequest) -> Any:
     """A fresh async store on a shared server, or an async twin of a local store whose writes
     run in worker threads (closed by the test)."""
     if request.param in ("sqlite", "jsonl"):
-        from threadline.stores import AsyncJsonlStore, AsyncSQLiteStore
+        from threadline.stores import AsyncJsonlStore
+        from threadline.stores import AsyncSQLiteStore
 
         place = request.getfixturevalue("tmp_path") / "store"
         if request.param == "sqlite":

@@ -24,14 +24,19 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import threadline as tl
-from tests.support import require_module, unavailable
-from threadline.stores import FileBlobStore, JsonlStore, SQLiteStore, Store
+from tests.support import require_module
+from tests.support import unavailable
+from threadline.stores import FileBlobStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
 
 DISK_SIZE = "1m"
 HANG_GUARD = 120.0  # seconds: only against a hang, never a performance assertion

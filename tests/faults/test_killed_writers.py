@@ -15,10 +15,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.faults._workers import append_until_killed, batch, open_store
+from tests.faults._workers import append_until_killed
+from tests.faults._workers import batch
+from tests.faults._workers import open_store
 
 if TYPE_CHECKING:
-    from threadline.stores import PostgresStore, RedisStore
+    from threadline.stores import PostgresStore
+    from threadline.stores import RedisStore
 
 pytestmark = [
     pytest.mark.requires_server,

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import AsyncLostReply, LostReply
+from tests.stores._helpers import AsyncLostReply
+from tests.stores._helpers import LostReply
 
 pytestmark = pytest.mark.requires_server
 

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.faults._workers import append_to_both, open_store
+from tests.faults._workers import append_to_both
+from tests.faults._workers import open_store
 from threadline.stores import SQLiteStore
 from threadline.testing._store_kit import _check_batches
 

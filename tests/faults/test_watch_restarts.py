@@ -60,7 +60,8 @@ async def _watch_while(store: Any, disturb: Any, writer_store: Any) -> list[str]
 
 
 def test_a_redis_watch_catches_up_through_a_restart(private_redis: Any) -> None:
-    from threadline.stores.redis import AsyncRedisStore, RedisStore
+    from threadline.stores.redis import AsyncRedisStore
+    from threadline.stores.redis import RedisStore
 
     writer_store = RedisStore(private_redis.url)
 
@@ -86,7 +87,8 @@ def test_a_postgres_watch_catches_up_after_its_connection_is_killed(
 ) -> None:
     import psycopg
 
-    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
+    from threadline.stores.postgres import AsyncPostgresStore
+    from threadline.stores.postgres import PostgresStore
 
     writer_store = PostgresStore(postgres_dsn, table_prefix=postgres_prefix)
     killed: list[int] = []

@@ -12,8 +12,10 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import TypeVar
 
 HANG_SECONDS = 2.0
 

@@ -18,9 +18,14 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.strategies import conversations, json_values, texts
-from threadline.codecs import codec_names, get_codec
-from threadline.stores.blobs import BLOB_METADATA_KEY, BLOB_URL_PREFIX, blob_key
+from tests.strategies import conversations
+from tests.strategies import json_values
+from tests.strategies import texts
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
+from threadline.stores.blobs import BLOB_METADATA_KEY
+from threadline.stores.blobs import BLOB_URL_PREFIX
+from threadline.stores.blobs import blob_key
 
 KEY_VALUES = st.one_of(
     st.builds(lambda data: blob_key(data), st.binary(max_size=8)),

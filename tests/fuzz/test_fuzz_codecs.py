@@ -16,15 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz.known import CODEC_DEFECTS, known
+from fuzz.known import CODEC_DEFECTS
+from fuzz.known import known
 from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.fuzz._mutations import mutated_bytes, mutated_documents, nested
-from tests.strategies import conversations, json_values
-from threadline.codecs import codec_names, get_codec
+from tests.fuzz._mutations import mutated_bytes
+from tests.fuzz._mutations import mutated_documents
+from tests.fuzz._mutations import nested
+from tests.strategies import conversations
+from tests.strategies import json_values
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
 
 EXPECTED = (tl.ValidationError, tl.CodecError)
 # A decoded history can break the pairing rules (a result with no call): encode refuses it.

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.fuzz._mutations import mutated_documents, nested
+from tests.fuzz._mutations import mutated_documents
+from tests.fuzz._mutations import nested
 from tests.strategies import conversations
 
 EXPECTED = (tl.ValidationError,)

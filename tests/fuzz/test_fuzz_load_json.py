@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.fuzz._mutations import json_text, mutated_bytes, mutated_documents
+from tests.fuzz._mutations import json_text
+from tests.fuzz._mutations import mutated_bytes
+from tests.fuzz._mutations import mutated_documents
 from tests.strategies import conversations
 from threadline.limits import Limits
 

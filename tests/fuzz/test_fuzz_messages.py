@@ -15,8 +15,12 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.fuzz._mutations import json_text, mutated_bytes, mutated_documents, nested
-from tests.strategies import any_messages, json_values
+from tests.fuzz._mutations import json_text
+from tests.fuzz._mutations import mutated_bytes
+from tests.fuzz._mutations import mutated_documents
+from tests.fuzz._mutations import nested
+from tests.strategies import any_messages
+from tests.strategies import json_values
 
 EXPECTED = (pydantic.ValidationError,)
 

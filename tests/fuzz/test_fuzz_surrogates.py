@@ -13,14 +13,18 @@ import json
 from typing import Any
 
 import pydantic
-from hypothesis import assume, given
+from hypothesis import assume
+from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
 from tests.strategies import conversations
-from threadline.codecs import codec_names, get_codec
-from threadline.sealing import seal, verify, verify_prefix
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
+from threadline.sealing import seal
+from threadline.sealing import verify
+from threadline.sealing import verify_prefix
 
 KEY = bytes(range(32))
 surrogates = st.integers(0xD800, 0xDFFF).map(chr)

@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.fuzz._guard import call_expecting
-from tests.fuzz._mutations import mutated_bytes, mutated_documents, nested
+from tests.fuzz._mutations import mutated_bytes
+from tests.fuzz._mutations import mutated_documents
+from tests.fuzz._mutations import nested
 from tests.strategies import conversations
-from threadline.interop.vercel import from_ui_messages, to_ui_messages
+from threadline.interop.vercel import from_ui_messages
+from threadline.interop.vercel import to_ui_messages
 
 EXPECTED = (tl.ValidationError, tl.CodecError)
 FIXTURE = Path(__file__).resolve().parents[1] / "interop" / "fixtures" / "usechat_request.json"

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Literal
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+from typing import Any
+from typing import Literal
 
 from hypothesis import strategies as st
 from pydantic_ai import messages as pai
 from pydantic_ai.usage import RequestUsage
 
-from tests.strategies import file_bytes, json_objects, json_values, names, texts
+from tests.strategies import file_bytes
+from tests.strategies import json_objects
+from tests.strategies import json_values
+from tests.strategies import names
+from tests.strategies import texts
 
 _START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 stamps = st.integers(0, 10_000).map(lambda s: _START + timedelta(seconds=s))

@@ -20,48 +20,45 @@ if not REQUIRE_ALL:  # under THREADLINE_REQUIRE_ALL=1 a missing package fails th
     pytest.importorskip("langchain_core")
 
 from langchain_core.chat_history import BaseChatMessageHistory
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    ChatMessage,
-    FunctionMessage,
-    HumanMessage,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_openai_messages,
-)
+from langchain_core.messages import AIMessage
+from langchain_core.messages import BaseMessage
+from langchain_core.messages import ChatMessage
+from langchain_core.messages import FunctionMessage
+from langchain_core.messages import HumanMessage
+from langchain_core.messages import RemoveMessage
+from langchain_core.messages import SystemMessage
+from langchain_core.messages import ToolMessage
+from langchain_core.messages import convert_to_openai_messages
 
 from tests.support import part_as
-from threadline import (
-    FilePart,
-    IntegrityError,
-    MemoryStore,
-    Message,
-    ReasoningPart,
-    SQLiteStore,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Usage,
-    ValidationError,
-    assistant_message,
-    hook_part,
-    internal_message,
-    prepare_messages,
-    text_part,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
+from threadline import FilePart
+from threadline import IntegrityError
+from threadline import MemoryStore
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import SQLiteStore
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
+from threadline import Usage
+from threadline import ValidationError
+from threadline import assistant_message
+from threadline import hook_part
+from threadline import internal_message
+from threadline import prepare_messages
+from threadline import text_part
+from threadline import tool_call_part
+from threadline import tool_message
+from threadline import tool_result_part
+from threadline import user_message
 from threadline.integrity import MISSING_RESULT_TEXT
-from threadline.interop.langchain import (
-    ThreadlineChatMessageHistory,
-    from_langchain,
-    to_langchain,
-)
-from threadline.stores import AsyncMemoryStore, AsyncSQLiteStore, AsyncStore, Store
+from threadline.interop.langchain import ThreadlineChatMessageHistory
+from threadline.interop.langchain import from_langchain
+from threadline.interop.langchain import to_langchain
+from threadline.stores import AsyncMemoryStore
+from threadline.stores import AsyncSQLiteStore
+from threadline.stores import AsyncStore
+from threadline.stores import Store
 
 
 def one(messages: list[BaseMessage]) -> Message:
@@ -353,7 +350,8 @@ def test_response_metadata_maps_what_it_can_and_keeps_the_rest() -> None:
 
 
 def test_threadline_metadata_and_times_ride_in_response_metadata() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
+    from datetime import timezone
 
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
     message = user_message(
@@ -629,7 +627,8 @@ def test_converted_history_is_accepted_by_convert_to_openai_messages() -> None:
 
 @pytest.mark.requires_server
 def test_history_over_redis_blocking_and_async(redis_url: str, redis_prefix: str) -> None:
-    from threadline.stores import AsyncRedisStore, RedisStore
+    from threadline.stores import AsyncRedisStore
+    from threadline.stores import RedisStore
 
     with RedisStore(redis_url, prefix=redis_prefix) as store:
         history = ThreadlineChatMessageHistory(store, "conv-r")

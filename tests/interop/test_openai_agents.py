@@ -14,36 +14,47 @@ from typing import Any
 import pytest
 
 from tests.support import REQUIRE_ALL
-from threadline import (
-    Message,
-    ProviderToolCallPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    assistant_message,
-    tool_message,
-    user_message,
-)
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
+from threadline import assistant_message
+from threadline import tool_message
+from threadline import user_message
 from threadline.codecs import openai_responses
-from threadline.errors import ConflictError, IntegrityError, LimitExceededError, ValidationError
+from threadline.errors import ConflictError
+from threadline.errors import IntegrityError
+from threadline.errors import LimitExceededError
+from threadline.errors import ValidationError
 from threadline.limits import Limits
-from threadline.stores import AsyncSQLiteStore, MemoryStore, SQLiteStore
+from threadline.stores import AsyncSQLiteStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
 
 try:
-    from agents import Agent, ModelResponse, RunConfig, Runner, Usage, function_tool
-    from agents.memory import Session, SessionSettings
+    from agents import Agent
+    from agents import ModelResponse
+    from agents import RunConfig
+    from agents import Runner
+    from agents import Usage
+    from agents import function_tool
+    from agents.memory import Session
+    from agents.memory import SessionSettings
     from agents.models.interface import Model
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
+    from openai.types.responses import ResponseFunctionToolCall
+    from openai.types.responses import ResponseOutputMessage
+    from openai.types.responses import ResponseOutputText
 except ImportError:  # pragma: no cover - the test extra installs it
     if REQUIRE_ALL:
         raise
     pytest.skip("openai-agents is not installed (pip install -e .[test])", allow_module_level=True)
 
-from threadline.interop.openai_agents import CONTINUED, DIFF, ITEM, PROVIDER, ThreadlineSession
+from threadline.interop.openai_agents import CONTINUED
+from threadline.interop.openai_agents import DIFF
+from threadline.interop.openai_agents import ITEM
+from threadline.interop.openai_agents import PROVIDER
+from threadline.interop.openai_agents import ThreadlineSession
 
 pytestmark = pytest.mark.requires_sdk
 
@@ -432,7 +443,10 @@ def test_an_output_without_its_call_cannot_be_repaired() -> None:
 @pytest.mark.requires_server
 @pytest.mark.parametrize("kind", ["redis", "postgres"])
 def test_a_session_on_a_server_store(kind: str, request: pytest.FixtureRequest) -> None:
-    from threadline.stores import AsyncPostgresStore, AsyncRedisStore, PostgresStore, RedisStore
+    from threadline.stores import AsyncPostgresStore
+    from threadline.stores import AsyncRedisStore
+    from threadline.stores import PostgresStore
+    from threadline.stores import RedisStore
 
     store: Any
     astore: Any

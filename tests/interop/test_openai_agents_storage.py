@@ -16,14 +16,12 @@ from threadline.errors import ValidationError
 from threadline.stores import MemoryStore
 
 try:
-    from threadline.interop.openai_agents import (
-        CONTINUED,
-        DIFF,
-        ITEM,
-        ThreadlineSession,
-        items_of,
-        messages_of,
-    )
+    from threadline.interop.openai_agents import CONTINUED
+    from threadline.interop.openai_agents import DIFF
+    from threadline.interop.openai_agents import ITEM
+    from threadline.interop.openai_agents import ThreadlineSession
+    from threadline.interop.openai_agents import items_of
+    from threadline.interop.openai_agents import messages_of
 except ImportError:  # pragma: no cover - the test extra installs it
     if REQUIRE_ALL:
         raise

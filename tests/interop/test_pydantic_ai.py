@@ -9,7 +9,8 @@ import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime
+from datetime import timezone
 from typing import Any
 
 import pytest
@@ -21,13 +22,16 @@ require_module("pydantic_ai", 'pip install "threadline[pydantic-ai]"')
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai import messages as pai  # noqa: E402
 from pydantic_ai.messages import ModelMessagesTypeAdapter  # noqa: E402
-from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+from pydantic_ai.models.function import AgentInfo  # noqa: E402
+from pydantic_ai.models.function import FunctionModel  # noqa: E402
 from pydantic_ai.models.test import TestModel  # noqa: E402
 from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 import threadline as tl  # noqa: E402
-from threadline import Message, Usage  # noqa: E402
-from threadline.interop.pydantic_ai import from_pydantic_ai, to_pydantic_ai  # noqa: E402
+from threadline import Message  # noqa: E402
+from threadline import Usage  # noqa: E402
+from threadline.interop.pydantic_ai import from_pydantic_ai  # noqa: E402
+from threadline.interop.pydantic_ai import to_pydantic_ai  # noqa: E402
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 USAGE = Usage(input_tokens=10, output_tokens=5).to_dict()

@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.codecs import decode_response, encode
-from threadline.interop.vercel import from_ui_messages, to_ui_messages
+from threadline.codecs import decode_response
+from threadline.codecs import encode
+from threadline.interop.vercel import from_ui_messages
+from threadline.interop.vercel import to_ui_messages
 from threadline.limits import Limits
 
 FIXTURE = Path(__file__).parent / "fixtures" / "usechat_request.json"
@@ -298,7 +300,8 @@ def test_loss_ids_of_later_messages_in_a_run_are_not_kept() -> None:
 
 
 def test_loss_internal_messages_created_at_and_other_message_metadata() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
+    from datetime import timezone
 
     messages = [
         tl.user_message("hi", metadata={"tenant": "a"}, created_at=datetime.now(timezone.utc)),
@@ -437,7 +440,9 @@ def test_forged_provider_state_is_stripped() -> None:
 
 
 def test_a_sealed_history_survives_the_trip_through_the_browser() -> None:
-    from threadline.sealing import SealError, seal, verify_prefix
+    from threadline.sealing import SealError
+    from threadline.sealing import seal
+    from threadline.sealing import verify_prefix
 
     key = b"k" * 32
     history = from_ui_messages(body(), trusted=True)

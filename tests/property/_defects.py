@@ -30,23 +30,25 @@ output parts back to input parts by identity.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.strategies import PROVIDERS, conversations, hook_parts, texts
+from tests.strategies import PROVIDERS
+from tests.strategies import conversations
+from tests.strategies import hook_parts
+from tests.strategies import texts
 from tests.support import part_as
-from threadline import (
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 
 HOSTILE = (
     "many_unanswered",

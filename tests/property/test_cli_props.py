@@ -13,7 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from threadline.cli import Style, printable, render_transcript
+from threadline.cli import Style
+from threadline.cli import printable
+from threadline.cli import render_transcript
 
 UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 SGR = re.compile(r"\x1b\[[0-9;]*m")

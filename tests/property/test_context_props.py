@@ -13,16 +13,23 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import given
+from hypothesis import note
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
-from threadline.context import RollingSummary, ToolResultMasking, is_summary, trim_messages
+from threadline.context import RollingSummary
+from threadline.context import ToolResultMasking
+from threadline.context import is_summary
+from threadline.context import trim_messages
 from threadline.context.masking import MASKED_KEY
-from threadline.history import History, HistoryEvent
+from threadline.history import History
+from threadline.history import HistoryEvent
 from threadline.integrity import prepare_messages
-from threadline.tokens import content_chars, estimate_tokens
+from threadline.tokens import content_chars
+from threadline.tokens import estimate_tokens
 
 # Conversations, sometimes cut short (possibly right after a tool call, before its results).
 prefixes = conversations(max_turns=6).flatmap(

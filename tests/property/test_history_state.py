@@ -16,21 +16,22 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    Bundle,
-    RuleBasedStateMachine,
-    consumes,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import Bundle
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import consumes
+from hypothesis.stateful import initialize
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
 import threadline as tl
 from tests.strategies import any_messages
 from threadline.context import trim_messages
-from threadline.history import History, HistoryEvent, Snapshot
-from threadline.tokens import content_chars, estimate_tokens
+from threadline.history import History
+from threadline.history import HistoryEvent
+from threadline.history import Snapshot
+from threadline.tokens import content_chars
+from threadline.tokens import estimate_tokens
 
 # A message and whether to hand it to History as a mapping of its fields instead.
 inputs = st.tuples(

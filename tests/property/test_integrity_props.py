@@ -7,38 +7,33 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume
+from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.property._defects import (
-    FATAL,
-    HOSTILE,
-    RENAME_SAFE,
-    REPAIRABLE,
-    Defective,
-    defective_conversations,
-)
+from tests.property._defects import FATAL
+from tests.property._defects import HOSTILE
+from tests.property._defects import RENAME_SAFE
+from tests.property._defects import REPAIRABLE
+from tests.property._defects import Defective
+from tests.property._defects import defective_conversations
 from tests.strategies import conversations
 from tests.support import part_as
-from threadline import (
-    FilePart,
-    HookPart,
-    IntegrityError,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ToolCallPart,
-    ToolResultPart,
-    dump_json,
-)
+from threadline import FilePart
+from threadline import HookPart
+from threadline import IntegrityError
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
+from threadline import dump_json
 from threadline.codecs import get_codec
-from threadline.integrity import (
-    IntegrityReport,
-    check_messages,
-    prepare_messages,
-    repair_messages,
-    sanitize_untrusted,
-)
+from threadline.integrity import IntegrityReport
+from threadline.integrity import check_messages
+from threadline.integrity import prepare_messages
+from threadline.integrity import repair_messages
+from threadline.integrity import sanitize_untrusted
 
 REPAIR_MARKS = {
     "duplicate-tool-call",

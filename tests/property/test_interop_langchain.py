@@ -14,24 +14,30 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.strategies import conversations, json_objects, json_values, names, texts
+from tests.strategies import conversations
+from tests.strategies import json_objects
+from tests.strategies import json_values
+from tests.strategies import names
+from tests.strategies import texts
 from tests.support import REQUIRE_ALL
 
 if not REQUIRE_ALL:  # under THREADLINE_REQUIRE_ALL=1 a missing package fails the collection
     pytest.importorskip("langchain_core")
 
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    ChatMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-    convert_to_openai_messages,
-)
+from langchain_core.messages import AIMessage
+from langchain_core.messages import BaseMessage
+from langchain_core.messages import ChatMessage
+from langchain_core.messages import HumanMessage
+from langchain_core.messages import SystemMessage
+from langchain_core.messages import ToolMessage
+from langchain_core.messages import convert_to_openai_messages
 
-from threadline import FilePart, Message, ToolCallPart, ToolResultPart
-from threadline.interop.langchain import from_langchain, to_langchain
+from threadline import FilePart
+from threadline import Message
+from threadline import ToolCallPart
+from threadline import ToolResultPart
+from threadline.interop.langchain import from_langchain
+from threadline.interop.langchain import to_langchain
 
 
 def expected_round_trip(messages: list[Message]) -> list[Message]:

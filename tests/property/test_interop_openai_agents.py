@@ -20,7 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.strategies import conversations, json_objects, names, texts
+from tests.strategies import conversations
+from tests.strategies import json_objects
+from tests.strategies import names
+from tests.strategies import texts
 from tests.support import REQUIRE_ALL
 from threadline import Message
 from threadline.codecs import openai_responses

@@ -21,7 +21,8 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter  # noqa: E402
 from tests.interop.pydantic_ai_strategies import histories  # noqa: E402
 from tests.strategies import conversations  # noqa: E402
 from threadline import Message  # noqa: E402
-from threadline.interop.pydantic_ai import from_pydantic_ai, to_pydantic_ai  # noqa: E402
+from threadline.interop.pydantic_ai import from_pydantic_ai  # noqa: E402
+from threadline.interop.pydantic_ai import to_pydantic_ai  # noqa: E402
 
 
 def comparable(message: Message) -> tuple[Any, ...]:

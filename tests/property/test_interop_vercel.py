@@ -11,8 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.strategies import conversations, json_objects, json_values, names, texts
-from threadline.interop.vercel import from_ui_messages, to_ui_messages
+from tests.strategies import conversations
+from tests.strategies import json_objects
+from tests.strategies import json_values
+from tests.strategies import names
+from tests.strategies import texts
+from threadline.interop.vercel import from_ui_messages
+from threadline.interop.vercel import to_ui_messages
 
 
 @given(conversations(max_turns=3, replay=False))

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import json_values
-from threadline.limits import DEPTH_CEILING, LimitExceededError, Limits
+from threadline.limits import DEPTH_CEILING
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
 from threadline.messages import is_media_type
 
 EXPECTED = (tl.ValidationError, tl.CodecError)

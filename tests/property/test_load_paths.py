@@ -21,9 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.strategies import any_messages, conversations
+from tests.strategies import any_messages
+from tests.strategies import conversations
 from threadline import serialization
-from threadline._json import EMPTY, FrozenJsonMap
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
 from threadline._message_fields import ALL_FIELDS
 from threadline.testing import hostile
 

@@ -15,15 +15,18 @@ from urllib.parse import urlsplit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.strategies import (
-    CODEC_METADATA_KEYS,
-    RESPONSE_METADATA_KEYS,
-    SANITIZE_KEPT_KEYS,
-    json_values,
-    names,
-    texts,
-)
-from threadline import FilePart, Message, ReasoningPart, ToolResultPart, dump_json, load_json
+from tests.strategies import CODEC_METADATA_KEYS
+from tests.strategies import RESPONSE_METADATA_KEYS
+from tests.strategies import SANITIZE_KEPT_KEYS
+from tests.strategies import json_values
+from tests.strategies import names
+from tests.strategies import texts
+from threadline import FilePart
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import ToolResultPart
+from threadline import dump_json
+from threadline import load_json
 from threadline._urls import is_public_web_url
 from threadline.integrity import sanitize_untrusted
 

@@ -10,8 +10,10 @@ The histories are drawn without the flag, as every history read back from a clie
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from collections.abc import Mapping
+from datetime import datetime
+from datetime import timedelta
 from typing import Any
 
 import pydantic
@@ -19,8 +21,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.strategies import PROVIDERS, conversations
-from threadline import Message, SealError, TextPart, seal, verify
+from tests.strategies import PROVIDERS
+from tests.strategies import conversations
+from threadline import Message
+from threadline import SealError
+from threadline import TextPart
+from threadline import seal
+from threadline import verify
 
 KEY = bytes(range(32))
 ROLES = ("system", "user", "assistant", "tool", "internal")

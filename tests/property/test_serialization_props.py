@@ -11,7 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.strategies import any_messages, conversations, file_bytes, media_types
+from tests.strategies import any_messages
+from tests.strategies import conversations
+from tests.strategies import file_bytes
+from tests.strategies import media_types
 
 
 def without_replay(messages: list[tl.Message]) -> list[tl.Message]:

@@ -7,11 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from tests.stream_cases import FINAL, STREAMS
-from threadline import CodecError, Message, assemble, decode_response
+from tests.stream_cases import FINAL
+from tests.stream_cases import STREAMS
+from threadline import CodecError
+from threadline import Message
+from threadline import assemble
+from threadline import decode_response
 
 
 def same(a: Message, b: Message) -> bool:
@@ -33,7 +38,9 @@ def test_assembled_stream_is_the_decoded_response(provider: str, data: st.DataOb
 def test_a_cut_stream_is_refused_and_its_partial_form_repairs(
     provider: str, data: st.DataObject
 ) -> None:
-    from threadline import StreamAssembler, prepare_messages, user_message
+    from threadline import StreamAssembler
+    from threadline import prepare_messages
+    from threadline import user_message
 
     _, events = data.draw(STREAMS[provider])
     final = next(at for at, event in enumerate(events) if FINAL[provider](event))

@@ -11,14 +11,18 @@ adapted schema changes nothing.
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any
+from typing import TypeAlias
 
 import jsonschema
-from hypothesis import given, note
+from hypothesis import given
+from hypothesis import note
 from hypothesis import strategies as st
 
-from threadline import ToolDefinition, ValidationError
-from threadline._schemas import adapt_schema, drop_strict_nulls
+from threadline import ToolDefinition
+from threadline import ValidationError
+from threadline._schemas import adapt_schema
+from threadline._schemas import drop_strict_nulls
 
 # A drawn schema with the strategy of its values: pairs (value, the value as strict mode sends it).
 Pair: TypeAlias = "tuple[dict[str, Any], st.SearchStrategy[tuple[Any, Any]]]"

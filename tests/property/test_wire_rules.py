@@ -24,8 +24,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conformance import _rules
-from tests.conformance._histories import agent_histories, encode_options
-from threadline import FilePart, Message, TextPart, ToolCallPart, ToolResultPart
+from tests.conformance._histories import agent_histories
+from tests.conformance._histories import encode_options
+from threadline import FilePart
+from threadline import Message
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 from threadline.codecs import get_codec
 
 HOSTILE_TOOL_NAMES = ("files.read", "get weather", "t" * 70, "ns:lookup", "tool/v2", "météo")

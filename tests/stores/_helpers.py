@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from threadline import Message, StoreError, ValidationError, user_message
-from threadline.stores import (
-    AsyncStore,
-    FileBlobStore,
-    JsonlStore,
-    MemoryStore,
-    SQLiteBlobStore,
-    SQLiteStore,
-    Store,
-)
+from threadline import Message
+from threadline import StoreError
+from threadline import ValidationError
+from threadline import user_message
+from threadline.stores import AsyncStore
+from threadline.stores import FileBlobStore
+from threadline.stores import JsonlStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteBlobStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
 
 KINDS = ("memory", "sqlite", "sqlite+blobs", "jsonl", "jsonl+blobs")
 """Every store configuration the contract suite runs over."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import threadline as tl
-from threadline.stores import JsonlStore, SQLiteStore, Store
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
 
 
 def open_store(kind: str, location: str) -> Store:

@@ -15,14 +15,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 
 import threadline as tl
-from tests.stores.test_blobs import BIG, STORES, THRESHOLD, jsonl_with_files, with_files
+from tests.stores.test_blobs import BIG
+from tests.stores.test_blobs import STORES
+from tests.stores.test_blobs import THRESHOLD
+from tests.stores.test_blobs import jsonl_with_files
+from tests.stores.test_blobs import with_files
 from tests.strategies import conversations
 from threadline.limits import Limits
-from threadline.stores import FileBlobStore, JsonlStore, SQLiteStore, Store
-from threadline.stores.blobs import BLOB_METADATA_KEY, BLOB_URL_PREFIX, blob_key
+from threadline.stores import FileBlobStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
+from threadline.stores.blobs import BLOB_METADATA_KEY
+from threadline.stores.blobs import BLOB_URL_PREFIX
+from threadline.stores.blobs import blob_key
 
 SECRET = b"conv-A's private scan " * 500  # 11,000 bytes: over THRESHOLD, so it goes to a blob
 MISSING_KEY = "threadline.missing_blob"

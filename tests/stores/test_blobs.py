@@ -9,25 +9,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
-from threadline.stores import (
-    FileBlobStore,
-    JsonlStore,
-    SQLiteBlobStore,
-    SQLiteStore,
-    Store,
-)
-from threadline.stores.blobs import (
-    BLOB_METADATA_KEY,
-    BLOB_URL_PREFIX,
-    blob_key,
-    offload_files,
-    scoped_blob_key,
-)
+from threadline.stores import FileBlobStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteBlobStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
+from threadline.stores.blobs import BLOB_METADATA_KEY
+from threadline.stores.blobs import BLOB_URL_PREFIX
+from threadline.stores.blobs import blob_key
+from threadline.stores.blobs import offload_files
+from threadline.stores.blobs import scoped_blob_key
 
 BIG = bytes(range(256)) * 40  # 10,240 bytes
 OTHER = b"\xfb\xff" * 6000

@@ -10,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.stores._helpers import KINDS, ThreadedAsyncStore, store_factory
+from tests.stores._helpers import KINDS
+from tests.stores._helpers import ThreadedAsyncStore
+from tests.stores._helpers import store_factory
 from threadline import Message
-from threadline.stores import AsyncStore, MemoryStore, Store, validate_conversation_id
-from threadline.testing import ConformanceError, check_async_store, check_store
+from threadline.stores import AsyncStore
+from threadline.stores import MemoryStore
+from threadline.stores import Store
+from threadline.stores import validate_conversation_id
+from threadline.testing import ConformanceError
+from threadline.testing import check_async_store
+from threadline.testing import check_store
 
 
 @pytest.mark.parametrize("kind", KINDS)

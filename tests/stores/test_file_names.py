@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.stores._helpers import KINDS, store_factory
+from tests.stores._helpers import KINDS
+from tests.stores._helpers import store_factory
 from tests.stores._names import conversation_ids
 from threadline.stores import JsonlStore
 

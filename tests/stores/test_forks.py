@@ -48,7 +48,10 @@ def test_postgres_forks_on_tables_without_the_parents_table(
 @pytest.mark.requires_server
 @pytest.mark.parametrize("kind", ["redis", "postgres"])
 def test_a_history_branches_on_a_server_store(kind: str, request: pytest.FixtureRequest) -> None:
-    from threadline.stores import AsyncPostgresStore, AsyncRedisStore, PostgresStore, RedisStore
+    from threadline.stores import AsyncPostgresStore
+    from threadline.stores import AsyncRedisStore
+    from threadline.stores import PostgresStore
+    from threadline.stores import RedisStore
 
     store: Any
     astore: Any

@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import KINDS, store_factory
-from threadline.stores import CONVERSATION_ID_PATTERN, validate_conversation_id
-from threadline.testing._store_kit import INVALID_IDS, VALID_IDS
+from tests.stores._helpers import KINDS
+from tests.stores._helpers import store_factory
+from threadline.stores import CONVERSATION_ID_PATTERN
+from threadline.stores import validate_conversation_id
+from threadline.testing._store_kit import INVALID_IDS
+from threadline.testing._store_kit import VALID_IDS
 
 
 @pytest.mark.parametrize("cid", VALID_IDS)

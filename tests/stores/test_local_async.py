@@ -14,16 +14,14 @@ import pytest
 
 import threadline as tl
 from tests.stores._helpers import SMALL_THRESHOLD
-from threadline.stores import (
-    AsyncJsonlStore,
-    AsyncMemoryStore,
-    AsyncSQLiteStore,
-    AsyncStore,
-    FileBlobStore,
-    JsonlStore,
-    SQLiteBlobStore,
-    SQLiteStore,
-)
+from threadline.stores import AsyncJsonlStore
+from threadline.stores import AsyncMemoryStore
+from threadline.stores import AsyncSQLiteStore
+from threadline.stores import AsyncStore
+from threadline.stores import FileBlobStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteBlobStore
+from threadline.stores import SQLiteStore
 from threadline.testing import check_async_store
 
 TWINS = ("memory", "sqlite", "sqlite+blobs", "jsonl", "jsonl+blobs")

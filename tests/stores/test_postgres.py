@@ -17,7 +17,8 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +26,25 @@ import pydantic
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
-from tests.support import drop_postgres_tables, new_postgres_prefix, require_module
-from threadline.stores import AsyncStore, FileBlobStore, Store
-from threadline.testing._store_kit import _check_batches, check_async_store, check_store
+from tests.stores._helpers import SMALL_THRESHOLD
+from tests.stores._helpers import check_bad_batches
+from tests.support import drop_postgres_tables
+from tests.support import new_postgres_prefix
+from tests.support import require_module
+from threadline.stores import AsyncStore
+from threadline.stores import FileBlobStore
+from threadline.stores import Store
+from threadline.testing._store_kit import _check_batches
+from threadline.testing._store_kit import check_async_store
+from threadline.testing._store_kit import check_store
 
 try:
     import psycopg
 
-    from threadline.stores.postgres import (
-        SCHEMA_SQL,
-        AsyncPostgresStore,
-        PostgresStore,
-        schema_sql,
-    )
+    from threadline.stores.postgres import SCHEMA_SQL
+    from threadline.stores.postgres import AsyncPostgresStore
+    from threadline.stores.postgres import PostgresStore
+    from threadline.stores.postgres import schema_sql
 except ImportError:  # each test reports it: skips, or fails under THREADLINE_REQUIRE_ALL=1
     pass
 

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from tests.stores._workers import append_batches, append_until_killed, batch, open_store
+from tests.stores._workers import append_batches
+from tests.stores._workers import append_until_killed
+from tests.stores._workers import batch
+from tests.stores._workers import open_store
 from threadline.stores import Store
 from threadline.testing._store_kit import _check_batches
 

@@ -12,7 +12,8 @@ import asyncio
 import multiprocessing
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,16 +21,24 @@ import pydantic
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import SMALL_THRESHOLD, check_bad_batches
-from tests.support import delete_redis_prefix, new_redis_prefix, require_module
-from threadline.stores import AsyncStore, FileBlobStore, Store
-from threadline.testing._store_kit import _check_batches, check_async_store, check_store
+from tests.stores._helpers import SMALL_THRESHOLD
+from tests.stores._helpers import check_bad_batches
+from tests.support import delete_redis_prefix
+from tests.support import new_redis_prefix
+from tests.support import require_module
+from threadline.stores import AsyncStore
+from threadline.stores import FileBlobStore
+from threadline.stores import Store
+from threadline.testing._store_kit import _check_batches
+from threadline.testing._store_kit import check_async_store
+from threadline.testing._store_kit import check_store
 
 try:
     import redis
     import redis.asyncio
 
-    from threadline.stores.redis import AsyncRedisStore, RedisStore
+    from threadline.stores.redis import AsyncRedisStore
+    from threadline.stores.redis import RedisStore
 except ImportError:  # each test reports it: skips, or fails under THREADLINE_REQUIRE_ALL=1
     pass
 

@@ -14,13 +14,17 @@ import pytest
 from hypothesis import given
 
 import threadline as tl
-from tests.stores._names import conversation_ids, nested_readings, redis_prefixes, small_names
+from tests.stores._names import conversation_ids
+from tests.stores._names import nested_readings
+from tests.stores._names import redis_prefixes
+from tests.stores._names import small_names
 from tests.support import require_module
 
 try:
     import redis
 
-    from threadline.stores.redis import AsyncRedisStore, RedisStore
+    from threadline.stores.redis import AsyncRedisStore
+    from threadline.stores.redis import RedisStore
 except ImportError:  # each test reports it: skips, or fails under THREADLINE_REQUIRE_ALL=1
     pass
 

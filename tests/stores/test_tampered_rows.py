@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from threadline.stores import JsonlStore, SQLiteStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteStore
 
 
 def msgs(tag: str, count: int) -> list[tl.Message]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from tests.stores._workers import open_any_store, versioned_appends
+from tests.stores._workers import open_any_store
+from tests.stores._workers import versioned_appends
 from tests.support import unavailable
 from threadline.stores import Store
 

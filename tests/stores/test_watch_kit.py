@@ -6,22 +6,27 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import (
-    delete_redis_prefix,
-    drop_postgres_tables,
-    new_postgres_prefix,
-    new_redis_prefix,
-    require_module,
-)
+from tests.support import delete_redis_prefix
+from tests.support import drop_postgres_tables
+from tests.support import new_postgres_prefix
+from tests.support import new_redis_prefix
+from tests.support import require_module
 from threadline import Message
-from threadline.stores import JsonlStore, MemoryStore, SQLiteStore, Store
-from threadline.testing import ConformanceError, _store_kit_watch, check_async_watch, check_watch
+from threadline.stores import JsonlStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
+from threadline.testing import ConformanceError
+from threadline.testing import _store_kit_watch
+from threadline.testing import check_async_watch
+from threadline.testing import check_watch
 
 LOCAL = [
     "memory",

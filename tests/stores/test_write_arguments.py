@@ -16,7 +16,9 @@ import pytest
 
 import threadline as tl
 from tests.support import unavailable
-from threadline.stores import AsyncJsonlStore, AsyncMemoryStore, AsyncSQLiteStore
+from threadline.stores import AsyncJsonlStore
+from threadline.stores import AsyncMemoryStore
+from threadline.stores import AsyncSQLiteStore
 
 _LOCAL = ["memory", "jsonl", "sqlite"]
 KINDS = [

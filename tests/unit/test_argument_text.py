@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.limits import DEPTH_CEILING, LimitExceededError, Limits
+from threadline.limits import DEPTH_CEILING
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
 
 
 def deep_object(levels: int) -> str:

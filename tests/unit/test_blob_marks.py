@@ -15,7 +15,8 @@ import pytest
 
 import threadline as tl
 from threadline.interop.vercel import from_ui_messages
-from threadline.stores.blobs import FileBlobStore, offload_files
+from threadline.stores.blobs import FileBlobStore
+from threadline.stores.blobs import offload_files
 
 _FORGED = {"threadline.blob": "sha256:" + "0" * 64}
 

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import part_as, require_module
-from threadline import CodecError, UnsupportedContentError
+from tests.support import part_as
+from tests.support import require_module
+from threadline import CodecError
+from threadline import UnsupportedContentError
 from threadline.codecs import anthropic
 
 PNG = b"\x89PNG\r\n\x1a\n\xfb\xff"

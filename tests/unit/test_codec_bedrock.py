@@ -13,7 +13,9 @@ import pytest
 
 import threadline as tl
 from tests.support import part_as
-from threadline import CodecError, IntegrityError, UnsupportedContentError
+from threadline import CodecError
+from threadline import IntegrityError
+from threadline import UnsupportedContentError
 from threadline.codecs import bedrock
 
 PNG = b"\x89PNG\r\n\x1a\n\xfb\xff"

@@ -10,17 +10,23 @@ import pytest
 
 import threadline
 from tests.conformance import _strict_types
-from tests.conformance.judges import judge_openai_chat, type_problems
+from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges import type_problems
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
-from tests.conformance.judges_responses_gemini import judge_gemini, judge_openai_responses
-from threadline import CodecError, Message
-from threadline.codecs import anthropic, bedrock, gemini, mistral, openai_chat, openai_responses
-from threadline.messages import (
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-)
+from tests.conformance.judges_responses_gemini import judge_gemini
+from tests.conformance.judges_responses_gemini import judge_openai_responses
+from threadline import CodecError
+from threadline import Message
+from threadline.codecs import anthropic
+from threadline.codecs import bedrock
+from threadline.codecs import gemini
+from threadline.codecs import mistral
+from threadline.codecs import openai_chat
+from threadline.codecs import openai_responses
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
 
 USER = Message(role="user", parts=(TextPart(text="Is a golden retriever a good family dog?"),))
 NEXT = Message(role="user", parts=(TextPart(text="Why do you say they are loyal?"),))

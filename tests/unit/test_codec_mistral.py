@@ -11,7 +11,8 @@ import pytest
 
 import threadline as tl
 from tests.support import require_module
-from threadline import CodecError, UnsupportedContentError
+from threadline import CodecError
+from threadline import UnsupportedContentError
 from threadline.codecs import mistral
 
 PNG = b"\x89PNG\r\n\x1a\n\xfb\xff"

@@ -11,7 +11,9 @@ import pytest
 
 import threadline as tl
 from tests.conformance import _rules
-from threadline import FilePart, Message, same_content
+from threadline import FilePart
+from threadline import Message
+from threadline import same_content
 from threadline.codecs import mistral
 from threadline.integrity import prepare_messages
 

@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from tests.support import part_as, require_module
-from threadline import CodecError, IntegrityError, UnsupportedContentError
+from tests.support import part_as
+from tests.support import require_module
+from threadline import CodecError
+from threadline import IntegrityError
+from threadline import UnsupportedContentError
 from threadline.codecs import openai_responses
 
 PNG = b"\x89PNG\r\n\x1a\n\xfb\xff"

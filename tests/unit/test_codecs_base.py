@@ -11,40 +11,34 @@ import pytest
 
 import threadline as tl
 from threadline import CodecError
-from threadline.codecs._media import (
-    UNKNOWN_IMAGE,
-    image_type_from_url,
-    media_type_from_url,
-    parse_data_url,
-)
-from threadline.codecs._policies import (
-    downgrade_reasoning,
-    is_blank,
-    is_one_of,
-    placeholder_text,
-    reasoning_action,
-)
-from threadline.codecs._reading import Reader, response_message, response_metadata
-from threadline.codecs._tools import (
-    add_error_prefix,
-    arguments_json,
-    call_from_json,
-    call_names,
-    compact_json,
-    fold_attachments,
-    map_call_ids,
-    read_back_result,
-    read_text_result,
-    strip_error_prefix,
-    text_tool_content,
-)
-from threadline.codecs._turns import (
-    LEADING_USER_TEXT,
-    add_leading_turn,
-    is_leading_turn,
-    merge_into_turns,
-    without_leading_turn,
-)
+from threadline.codecs._media import UNKNOWN_IMAGE
+from threadline.codecs._media import image_type_from_url
+from threadline.codecs._media import media_type_from_url
+from threadline.codecs._media import parse_data_url
+from threadline.codecs._policies import downgrade_reasoning
+from threadline.codecs._policies import is_blank
+from threadline.codecs._policies import is_one_of
+from threadline.codecs._policies import placeholder_text
+from threadline.codecs._policies import reasoning_action
+from threadline.codecs._reading import Reader
+from threadline.codecs._reading import response_message
+from threadline.codecs._reading import response_metadata
+from threadline.codecs._tools import add_error_prefix
+from threadline.codecs._tools import arguments_json
+from threadline.codecs._tools import call_from_json
+from threadline.codecs._tools import call_names
+from threadline.codecs._tools import compact_json
+from threadline.codecs._tools import fold_attachments
+from threadline.codecs._tools import map_call_ids
+from threadline.codecs._tools import read_back_result
+from threadline.codecs._tools import read_text_result
+from threadline.codecs._tools import strip_error_prefix
+from threadline.codecs._tools import text_tool_content
+from threadline.codecs._turns import LEADING_USER_TEXT
+from threadline.codecs._turns import add_leading_turn
+from threadline.codecs._turns import is_leading_turn
+from threadline.codecs._turns import merge_into_turns
+from threadline.codecs._turns import without_leading_turn
 from threadline.codecs.base import EncodeOptions
 from threadline.usage import Usage
 

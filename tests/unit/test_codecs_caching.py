@@ -9,7 +9,8 @@ import pytest
 import threadline as tl
 from tests.conformance.judges import anthropic_request_rules
 from tests.conformance.judges_mistral_bedrock import bedrock_request_rules
-from threadline.codecs import decode, encode
+from threadline.codecs import decode
+from threadline.codecs import encode
 
 MARK = {"type": "ephemeral"}
 POINT = {"cachePoint": {"type": "default"}}

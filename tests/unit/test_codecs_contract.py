@@ -7,7 +7,10 @@ import types
 from typing import Any
 
 import threadline as tl
-from threadline import CodecError, Message, ReasoningPart, ValidationError
+from threadline import CodecError
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import ValidationError
 from threadline.codecs import base
 from threadline.limits import Limits
 from threadline.testing import check_codec

@@ -7,7 +7,9 @@ import pytest
 
 import threadline as tl
 from threadline import Message
-from threadline.codecs import codec_names, decode, encode
+from threadline.codecs import codec_names
+from threadline.codecs import decode
+from threadline.codecs import encode
 
 REFUSED = "files/read v2"
 """Refused by every provider's pattern (Gemini too: no ``/`` or space)."""

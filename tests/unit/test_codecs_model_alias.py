@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.codecs import anthropic, bedrock, gemini, openai_responses
+from threadline.codecs import anthropic
+from threadline.codecs import bedrock
+from threadline.codecs import gemini
+from threadline.codecs import openai_responses
 from threadline.codecs._policies import same_model
 
 CLAUDE = "anthropic.claude-sonnet-4-5-20250929-v1:0"

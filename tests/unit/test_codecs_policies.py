@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from threadline.codecs import anthropic, bedrock, gemini, mistral, openai_chat, openai_responses
-from threadline.codecs._policies import (
-    Capabilities,
-    Placeholder,
-    resolve,
-    resolve_indexed,
-    unanchored_reasoning,
-)
+from threadline.codecs import anthropic
+from threadline.codecs import bedrock
+from threadline.codecs import gemini
+from threadline.codecs import mistral
+from threadline.codecs import openai_chat
+from threadline.codecs import openai_responses
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Placeholder
+from threadline.codecs._policies import resolve
+from threadline.codecs._policies import resolve_indexed
+from threadline.codecs._policies import unanchored_reasoning
 from threadline.codecs.base import EncodeOptions
 
 

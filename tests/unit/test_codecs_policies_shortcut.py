@@ -8,15 +8,17 @@ import itertools
 import pytest
 
 import threadline as tl
-from threadline import Message, ReasoningPart, TextPart, ToolCallPart
-from threadline.codecs._policies import (
-    Capabilities,
-    _ready,
-    _resolve_parts,
-    resolve,
-    resolve_indexed,
-)
-from threadline.codecs.base import EncodeOptions, ReasoningPolicy
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import _ready
+from threadline.codecs._policies import _resolve_parts
+from threadline.codecs._policies import resolve
+from threadline.codecs._policies import resolve_indexed
+from threadline.codecs.base import EncodeOptions
+from threadline.codecs.base import ReasoningPolicy
 
 _CAPS = Capabilities(
     replayable=lambda part: part.signature is not None,

@@ -9,17 +9,22 @@ from hypothesis import strategies as st
 import threadline as tl
 from tests.strategies import conversations
 from threadline import Message
-from threadline.codecs import anthropic, openai_chat, openai_responses
-from threadline.codecs._policies import (
-    Capabilities,
-    Planned,
-    _resolve_parts,
-    resolve,
-    resolve_indexed,
-)
-from threadline.codecs._tool_names import GEMINI, STANDARD, ToolNameRule, to_wire_names
-from threadline.codecs._tools import map_call_ids, prepass
-from threadline.codecs.base import EncodeOptions, ReasoningPolicy
+from threadline.codecs import anthropic
+from threadline.codecs import openai_chat
+from threadline.codecs import openai_responses
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Planned
+from threadline.codecs._policies import _resolve_parts
+from threadline.codecs._policies import resolve
+from threadline.codecs._policies import resolve_indexed
+from threadline.codecs._tool_names import GEMINI
+from threadline.codecs._tool_names import STANDARD
+from threadline.codecs._tool_names import ToolNameRule
+from threadline.codecs._tool_names import to_wire_names
+from threadline.codecs._tools import map_call_ids
+from threadline.codecs._tools import prepass
+from threadline.codecs.base import EncodeOptions
+from threadline.codecs.base import ReasoningPolicy
 
 CAPABILITIES = {
     "anthropic": anthropic.CAPABILITIES,

@@ -10,8 +10,11 @@ import sys
 import pytest
 
 import threadline as tl
-from threadline import CodecError, UnknownProviderError, codecs
-from threadline.codecs import anthropic, openai_chat
+from threadline import CodecError
+from threadline import UnknownProviderError
+from threadline import codecs
+from threadline.codecs import anthropic
+from threadline.codecs import openai_chat
 
 DESIGN_ENCODE_KEYWORDS = ["system", "model", "integrity", "reasoning", "unsupported"]
 ENCODE_KEYWORDS = [*DESIGN_ENCODE_KEYWORDS, "text_files"]

@@ -9,7 +9,10 @@ import pytest
 
 import threadline as tl
 from threadline import Message
-from threadline.codecs import codec_names, decode_response, encode, wire_tool_names
+from threadline.codecs import codec_names
+from threadline.codecs import decode_response
+from threadline.codecs import encode
+from threadline.codecs import wire_tool_names
 from threadline.codecs._tool_names import STANDARD
 
 FORMATS = codec_names()

@@ -10,8 +10,11 @@ import pytest
 
 import threadline as tl
 from threadline import Message
-from threadline.codecs import codec_names, encode
-from threadline.codecs._tool_names import GEMINI, STANDARD, ToolNameRule
+from threadline.codecs import codec_names
+from threadline.codecs import encode
+from threadline.codecs._tool_names import GEMINI
+from threadline.codecs._tool_names import STANDARD
+from threadline.codecs._tool_names import ToolNameRule
 
 FORMATS = codec_names()
 READ = tl.ToolDefinition(

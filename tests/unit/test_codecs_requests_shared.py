@@ -18,7 +18,8 @@ import threadline as tl
 from tests.strategies import json_values
 from threadline import Message
 from threadline._shared_json import share
-from threadline.codecs import codec_names, encode
+from threadline.codecs import codec_names
+from threadline.codecs import encode
 from threadline.tools import adapted_parameters
 
 FORMATS = codec_names()

@@ -10,7 +10,8 @@ import pytest
 
 import threadline as tl
 from threadline.codecs import codec_names
-from threadline.codecs._sniff import guess_request_format, guess_response_format
+from threadline.codecs._sniff import guess_request_format
+from threadline.codecs._sniff import guess_response_format
 
 OPENAI_CHAT = {
     "id": "chatcmpl-1",

@@ -11,12 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
 from threadline import Message
-from threadline.codecs import decode, encode, get_codec
+from threadline.codecs import decode
+from threadline.codecs import encode
+from threadline.codecs import get_codec
 from threadline.integrity import prepare_messages
 
 NOTED = ("anthropic", "bedrock", "gemini", "mistral")

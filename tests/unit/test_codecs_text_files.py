@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline import FilePart, Message, UnsupportedContentError
-from threadline.codecs import decode, encode, get_codec
+from threadline import FilePart
+from threadline import Message
+from threadline import UnsupportedContentError
+from threadline.codecs import decode
+from threadline.codecs import encode
+from threadline.codecs import get_codec
 from threadline.codecs._policies import is_text_media_type
 from threadline.integrity import prepare_messages
 

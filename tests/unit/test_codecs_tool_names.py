@@ -7,20 +7,25 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
-from threadline import Message, prepare_messages
-from threadline.codecs import codec_names, decode, decode_response, encode, wire_tool_names
-from threadline.codecs._tool_names import (
-    GEMINI,
-    STANDARD,
-    ToolNameRule,
-    map_tool_names,
-    rename_tools,
-)
+from threadline import Message
+from threadline import prepare_messages
+from threadline.codecs import codec_names
+from threadline.codecs import decode
+from threadline.codecs import decode_response
+from threadline.codecs import encode
+from threadline.codecs import wire_tool_names
+from threadline.codecs._tool_names import GEMINI
+from threadline.codecs._tool_names import STANDARD
+from threadline.codecs._tool_names import ToolNameRule
+from threadline.codecs._tool_names import map_tool_names
+from threadline.codecs._tool_names import rename_tools
 
 PATTERNS = {
     "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.context import Plugin, ToolDefinition
-from threadline.history import History, HistoryEvent
+from threadline.context import Plugin
+from threadline.context import ToolDefinition
+from threadline.history import History
+from threadline.history import HistoryEvent
 from threadline.stores import MemoryStore
 
 

@@ -10,8 +10,11 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.context import Plugin, ToolDefinition, ToolResultMasking
-from threadline.context.masking import MASKED_KEY, RETRIEVE_TOOL_NAME
+from threadline.context import Plugin
+from threadline.context import ToolDefinition
+from threadline.context import ToolResultMasking
+from threadline.context.masking import MASKED_KEY
+from threadline.context.masking import RETRIEVE_TOOL_NAME
 from threadline.history import History
 from threadline.integrity import prepare_messages
 

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import pickle
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from threadline.context import RollingSummary, is_summary
+from threadline.context import RollingSummary
+from threadline.context import is_summary
 from threadline.context.summary import SUMMARY_KEY
-from threadline.history import History, HistoryEvent
+from threadline.history import History
+from threadline.history import HistoryEvent
 from threadline.integrity import prepare_messages
 
 SYSTEM = tl.system_message("Be brief.", id="s")

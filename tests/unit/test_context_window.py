@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.context import Trimmed, trim_messages
+from threadline.context import Trimmed
+from threadline.context import trim_messages
 from threadline.context.window import valid_cuts
-from threadline.history import History, HistoryEvent
+from threadline.history import History
+from threadline.history import HistoryEvent
 from threadline.integrity import prepare_messages
 from threadline.tokens import estimate_tokens
 

@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.history import History, HistoryEvent, Snapshot, content_chars
+from threadline.history import History
+from threadline.history import HistoryEvent
+from threadline.history import Snapshot
+from threadline.history import content_chars
 
 
 def make(n: int, prefix: str = "m") -> list[tl.Message]:

@@ -15,7 +15,8 @@ import pytest
 import threadline as tl
 from tests.stores._helpers import AsyncLostReply
 from threadline.history import History
-from threadline.stores import AsyncMemoryStore, AsyncSQLiteStore
+from threadline.stores import AsyncMemoryStore
+from threadline.stores import AsyncSQLiteStore
 
 
 def ids(messages: Sequence[tl.Message]) -> list[str]:

@@ -6,16 +6,21 @@ import asyncio
 import copy
 import pickle
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from threadline.context import RollingSummary, is_summary
-from threadline.history import History, HistoryEvent
-from threadline.stores import MemoryStore, SQLiteStore
+from threadline.context import RollingSummary
+from threadline.context import is_summary
+from threadline.history import History
+from threadline.history import HistoryEvent
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
 
 
 def make(n: int, prefix: str = "m") -> list[tl.Message]:

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import AsyncLostReply, LostReply, ThreadedAsyncStore
+from tests.stores._helpers import AsyncLostReply
+from tests.stores._helpers import LostReply
+from tests.stores._helpers import ThreadedAsyncStore
 from threadline.history import History
-from threadline.stores import JsonlStore, MemoryStore, SQLiteStore
+from threadline.stores import JsonlStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
 
 
 def make(n: int, prefix: str = "m") -> list[tl.Message]:

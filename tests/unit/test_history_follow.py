@@ -5,15 +5,18 @@ writes are not applied twice; ``unfollow`` stops it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from tests.stores._helpers import ThreadedAsyncStore, store_factory
-from threadline.stores import MemoryStore, SQLiteStore
+from tests.stores._helpers import ThreadedAsyncStore
+from tests.stores._helpers import store_factory
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
 from threadline.stores._watch import PollingWatch
 
 GUARD = 30.0  # seconds: against a hang only

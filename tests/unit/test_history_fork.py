@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline.stores import AsyncMemoryStore, AsyncSQLiteStore, MemoryStore, SQLiteStore
+from threadline.stores import AsyncMemoryStore
+from threadline.stores import AsyncSQLiteStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
 
 
 def texts(history: tl.History) -> list[str]:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from threadline.history import History, HistoryEvent, Snapshot
+from threadline.history import History
+from threadline.history import HistoryEvent
+from threadline.history import Snapshot
 
 THREADS = 8
 PER_THREAD = 10_000

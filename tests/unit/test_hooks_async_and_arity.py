@@ -17,7 +17,8 @@ import pytest
 
 import threadline as tl
 from threadline.context import Plugin
-from threadline.history import History, HistoryEvent
+from threadline.history import History
+from threadline.history import HistoryEvent
 
 
 class AsyncAfterAppend(Plugin):

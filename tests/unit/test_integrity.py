@@ -11,39 +11,35 @@ from typing import Any
 
 import pytest
 
-from threadline import (
-    History,
-    IntegrityError,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ToolCallPart,
-    ToolResultPart,
-    ValidationError,
-    assistant_message,
-    dump_json,
-    file_part,
-    hook_part,
-    internal_message,
-    load_json,
-    system_message,
-    text_part,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
-from threadline.integrity import (
-    ISSUE_CODES,
-    MISSING_RESULT_TEXT,
-    IntegrityIssue,
-    IntegrityReport,
-    Repaired,
-    check_messages,
-    prepare_messages,
-    repair_messages,
-    sanitize_untrusted,
-)
+from threadline import History
+from threadline import IntegrityError
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
+from threadline import ValidationError
+from threadline import assistant_message
+from threadline import dump_json
+from threadline import file_part
+from threadline import hook_part
+from threadline import internal_message
+from threadline import load_json
+from threadline import system_message
+from threadline import text_part
+from threadline import tool_call_part
+from threadline import tool_message
+from threadline import tool_result_part
+from threadline import user_message
+from threadline.integrity import ISSUE_CODES
+from threadline.integrity import MISSING_RESULT_TEXT
+from threadline.integrity import IntegrityIssue
+from threadline.integrity import IntegrityReport
+from threadline.integrity import Repaired
+from threadline.integrity import check_messages
+from threadline.integrity import prepare_messages
+from threadline.integrity import repair_messages
+from threadline.integrity import sanitize_untrusted
 
 Key = tuple[str, int, int | None, str | None]
 

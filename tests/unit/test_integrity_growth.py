@@ -20,25 +20,23 @@ import pytest
 
 import threadline
 from tests.fuzz._guard import hang_guard
-from threadline import (
-    IntegrityError,
-    Message,
-    ValidationError,
-    load_json,
-)
+from threadline import IntegrityError
+from threadline import Message
+from threadline import ValidationError
+from threadline import load_json
 from threadline.codecs import get_codec
-from threadline.integrity import check_messages, prepare_messages, repair_messages
-from threadline.testing.hostile import (
-    internal_after_calls,
-    invalid_messages,
-    merged,
-    misplaced,
-    provider_pairs,
-    reasoning_items,
-    reused_id,
-    shared_ids,
-    unanswered,
-)
+from threadline.integrity import check_messages
+from threadline.integrity import prepare_messages
+from threadline.integrity import repair_messages
+from threadline.testing.hostile import internal_after_calls
+from threadline.testing.hostile import invalid_messages
+from threadline.testing.hostile import merged
+from threadline.testing.hostile import misplaced
+from threadline.testing.hostile import provider_pairs
+from threadline.testing.hostile import reasoning_items
+from threadline.testing.hostile import reused_id
+from threadline.testing.hostile import shared_ids
+from threadline.testing.hostile import unanswered
 
 SMALL = 40
 """The smaller size; the larger is ten times it."""

@@ -14,22 +14,22 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
-from tests.strategies import conversations, json_values
-from threadline import codecs, serialization
+from tests.strategies import conversations
+from tests.strategies import json_values
+from threadline import codecs
+from threadline import serialization
 from threadline._json import EMPTY
 from threadline.codecs import get_codec
-from threadline.limits import (
-    DEPTH_CEILING,
-    DEPTH_FLOOR,
-    THREADLINE_LAYOUT,
-    Layout,
-    LimitExceededError,
-    Limits,
-    enforce_counts,
-    enforce_limits,
-    enforce_message_limits,
-    resolve_limits,
-)
+from threadline.limits import DEPTH_CEILING
+from threadline.limits import DEPTH_FLOOR
+from threadline.limits import THREADLINE_LAYOUT
+from threadline.limits import Layout
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
+from threadline.limits import enforce_counts
+from threadline.limits import enforce_limits
+from threadline.limits import enforce_message_limits
+from threadline.limits import resolve_limits
 
 MIB = 1024 * 1024
 CORPUS = Path(__file__).resolve().parents[2] / "fuzz" / "corpus" / "codecs"

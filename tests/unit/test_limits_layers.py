@@ -7,7 +7,8 @@ constructors in ``messages`` can parse tool-argument text with it; ``limits`` si
 
 from __future__ import annotations
 
-from tests.unit.test_testing_package import import_graph, reachable
+from tests.unit.test_testing_package import import_graph
+from tests.unit.test_testing_package import reachable
 
 
 def test_messages_never_reach_limits_and_the_walk_never_reaches_messages() -> None:

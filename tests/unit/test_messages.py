@@ -5,23 +5,22 @@ from __future__ import annotations
 import copy
 import itertools
 import pickle
-from datetime import datetime, timezone
+from datetime import datetime
+from datetime import timezone
 
 import pydantic
 import pytest
 
 import threadline as tl
-from threadline import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline import FilePart
+from threadline import HookPart
+from threadline import Message
+from threadline import ProviderToolCallPart
+from threadline import ProviderToolResultPart
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 from threadline._json import EMPTY
 
 
@@ -443,7 +442,9 @@ def test_repr_is_short() -> None:
 def test_part_tables_are_derived_from_the_part_union() -> None:
     from typing import get_args
 
-    from threadline.messages import PART_BY_TAG, PART_TYPES, Part
+    from threadline.messages import PART_BY_TAG
+    from threadline.messages import PART_TYPES
+    from threadline.messages import Part
 
     assert get_args(get_args(Part)[0]) == PART_TYPES
     assert list(PART_BY_TAG) == [

@@ -15,7 +15,10 @@ import pydantic
 import pytest
 
 import threadline as tl
-from threadline import FilePart, TextPart, ToolCallPart, ToolResultPart
+from threadline import FilePart
+from threadline import TextPart
+from threadline import ToolCallPart
+from threadline import ToolResultPart
 from threadline.stores.blobs import BLOB_URL_PREFIX
 
 

@@ -19,7 +19,8 @@ import pytest
 import threadline as tl
 from threadline import cli
 from threadline.serialization import messages_from_json
-from threadline.stores import JsonlStore, SQLiteStore
+from threadline.stores import JsonlStore
+from threadline.stores import SQLiteStore
 
 
 def flagged() -> dict[str, Any]:

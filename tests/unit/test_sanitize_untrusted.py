@@ -12,24 +12,28 @@ from typing import Any
 
 import pytest
 
-from tests.strategies import CODEC_METADATA_KEYS, RESPONSE_METADATA_KEYS, SANITIZE_KEPT_KEYS
-from threadline import (
-    FilePart,
-    Message,
-    ReasoningPart,
-    TextPart,
-    ToolResultPart,
-    assistant_message,
-    dump_json,
-    file_part,
-    reasoning_part,
-    text_part,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
-from threadline.codecs import anthropic, gemini, mistral, openai_chat, openai_responses
+from tests.strategies import CODEC_METADATA_KEYS
+from tests.strategies import RESPONSE_METADATA_KEYS
+from tests.strategies import SANITIZE_KEPT_KEYS
+from threadline import FilePart
+from threadline import Message
+from threadline import ReasoningPart
+from threadline import TextPart
+from threadline import ToolResultPart
+from threadline import assistant_message
+from threadline import dump_json
+from threadline import file_part
+from threadline import reasoning_part
+from threadline import text_part
+from threadline import tool_call_part
+from threadline import tool_message
+from threadline import tool_result_part
+from threadline import user_message
+from threadline.codecs import anthropic
+from threadline.codecs import gemini
+from threadline.codecs import mistral
+from threadline.codecs import openai_chat
+from threadline.codecs import openai_responses
 from threadline.integrity import sanitize_untrusted
 
 # Every metadata key a codec reads or writes, and what sanitize_untrusted does with it by default.

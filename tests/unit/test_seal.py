@@ -10,20 +10,19 @@ import pickle
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume
+from hypothesis import given
 from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
-from threadline.sealing import (
-    DEFAULT_KEY_ID,
-    MIN_KEY_BYTES,
-    SealError,
-    canonical_message,
-    seal,
-    verify,
-    verify_prefix,
-)
+from threadline.sealing import DEFAULT_KEY_ID
+from threadline.sealing import MIN_KEY_BYTES
+from threadline.sealing import SealError
+from threadline.sealing import canonical_message
+from threadline.sealing import seal
+from threadline.sealing import verify
+from threadline.sealing import verify_prefix
 
 KEY = bytes(range(32))
 OTHER_KEY = bytes(range(1, 33))

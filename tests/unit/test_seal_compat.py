@@ -8,7 +8,8 @@ server handed out would stop verifying.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
+from datetime import timezone
 
 import pytest
 

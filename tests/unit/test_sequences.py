@@ -10,18 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import threadline as tl
-from threadline import cli, serialization
-from threadline.codecs import codec_names, get_codec
+from threadline import cli
+from threadline import serialization
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
 from threadline.errors import ErrorDetail
-from threadline.sealing import seal, verify, verify_prefix
-from threadline.stores import JsonlStore, MemoryStore, SQLiteStore, Store
+from threadline.sealing import seal
+from threadline.sealing import verify
+from threadline.sealing import verify_prefix
+from threadline.stores import JsonlStore
+from threadline.stores import MemoryStore
+from threadline.stores import SQLiteStore
+from threadline.stores import Store
 
 KEY = b"k" * 32
 GOOD = tl.user_message("hi", id="u1")

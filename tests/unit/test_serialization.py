@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime
+from datetime import timezone
 
 import jsonschema
 import pydantic
 import pytest
 
 import threadline as tl
-from threadline.serialization import (
-    FORMAT_VERSION,
-    SCHEMA_ID,
-    messages_from_json,
-    messages_to_json,
-)
+from threadline.serialization import FORMAT_VERSION
+from threadline.serialization import SCHEMA_ID
+from threadline.serialization import messages_from_json
+from threadline.serialization import messages_to_json
 
 
 @pytest.fixture

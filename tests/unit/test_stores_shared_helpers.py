@@ -9,10 +9,13 @@ import pytest
 
 import threadline as tl
 from threadline.messages import Message
-from threadline.stores._closing import AsyncClosing, Closing
+from threadline.stores._closing import AsyncClosing
+from threadline.stores._closing import Closing
 from threadline.stores._watch import check_after_version
-from threadline.stores.base import check_expected_version, check_version_argument
-from threadline.stores.forks import afork_source, fork_source
+from threadline.stores.base import check_expected_version
+from threadline.stores.base import check_version_argument
+from threadline.stores.forks import afork_source
+from threadline.stores.forks import fork_source
 
 PARENT = [tl.user_message("a", id="m1"), tl.assistant_message("b", id="m2")]
 

@@ -9,40 +9,38 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from tests.stream_cases import FINAL, STREAMS
-from tests.stream_recordings import (
-    ANTHROPIC,
-    BEDROCK,
-    GEMINI,
-    MISTRAL,
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
-    RECORDED,
-    RESPONSE_TOP,
-    chat_chunk,
-    mistral_chunk,
-)
-from threadline import (
-    CodecError,
-    Finish,
-    Message,
-    PartEnd,
-    PartStart,
-    ReasoningDelta,
-    StreamAssembler,
-    TextDelta,
-    ToolCallDelta,
-    ToolCallPart,
-    UnknownProviderError,
-    assemble,
-    astream,
-    decode_response,
-    prepare_messages,
-    user_message,
-)
+from tests.stream_cases import FINAL
+from tests.stream_cases import STREAMS
+from tests.stream_recordings import ANTHROPIC
+from tests.stream_recordings import BEDROCK
+from tests.stream_recordings import GEMINI
+from tests.stream_recordings import MISTRAL
+from tests.stream_recordings import OPENAI_CHAT
+from tests.stream_recordings import OPENAI_RESPONSES
+from tests.stream_recordings import RECORDED
+from tests.stream_recordings import RESPONSE_TOP
+from tests.stream_recordings import chat_chunk
+from tests.stream_recordings import mistral_chunk
+from threadline import CodecError
+from threadline import Finish
+from threadline import Message
+from threadline import PartEnd
+from threadline import PartStart
+from threadline import ReasoningDelta
+from threadline import StreamAssembler
+from threadline import TextDelta
+from threadline import ToolCallDelta
+from threadline import ToolCallPart
+from threadline import UnknownProviderError
+from threadline import assemble
+from threadline import astream
+from threadline import decode_response
+from threadline import prepare_messages
+from threadline import user_message
 
 
 def same(a: Message, b: Message) -> bool:
@@ -337,7 +335,8 @@ def test_a_bedrock_exception_event_fails_the_message() -> None:
 
 
 def test_gemini_pieces_merge_and_the_last_signature_lands_on_its_part() -> None:
-    from threadline import ReasoningPart, TextPart
+    from threadline import ReasoningPart
+    from threadline import TextPart
 
     message = assemble(GEMINI, provider="gemini")
     reasoning, text, first, second, tail = message.parts

@@ -18,7 +18,10 @@ import pytest
 
 import threadline as tl
 from threadline._json import FrozenJsonMap
-from threadline.sealing import canonical_message, seal, verify, verify_prefix
+from threadline.sealing import canonical_message
+from threadline.sealing import seal
+from threadline.sealing import verify
+from threadline.sealing import verify_prefix
 
 KEY = bytes(range(32))
 LONE = ("\ud800", "\udbff", "\udc00", "\udfff")

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import itertools
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from threadline import CodecError, Message, ToolResultPart
-from threadline.codecs import anthropic, openai_chat
-from threadline.testing import ConformanceError, check_codec
+from threadline import CodecError
+from threadline import Message
+from threadline import ToolResultPart
+from threadline.codecs import anthropic
+from threadline.codecs import openai_chat
+from threadline.testing import ConformanceError
+from threadline.testing import check_codec
 
 
 @pytest.mark.parametrize("module", [openai_chat, anthropic], ids=lambda m: m.__name__)

@@ -10,17 +10,15 @@ import pytest
 import threadline as tl
 from threadline.context import trim_messages
 from threadline.history import History
-from threadline.tokens import (
-    FILE_TOKENS,
-    MESSAGE_TOKENS,
-    TokenCounter,
-    check_count,
-    checked_counter,
-    content_chars,
-    estimate_tokens,
-    measure,
-    result_tokens,
-)
+from threadline.tokens import FILE_TOKENS
+from threadline.tokens import MESSAGE_TOKENS
+from threadline.tokens import TokenCounter
+from threadline.tokens import check_count
+from threadline.tokens import checked_counter
+from threadline.tokens import content_chars
+from threadline.tokens import estimate_tokens
+from threadline.tokens import measure
+from threadline.tokens import result_tokens
 
 PNG = tl.file_part(b"\x89PNG", "image/png")
 PDF = tl.file_part("https://example.com/a.pdf", "application/pdf")

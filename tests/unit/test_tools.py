@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import Optional
 
 import jsonschema
 import pydantic
@@ -12,9 +15,14 @@ import pytest
 from typing_extensions import TypedDict
 
 import threadline as tl
-from threadline import ToolDefinition, ValidationError, tool_from_function, tool_from_model
+from threadline import ToolDefinition
+from threadline import ValidationError
+from threadline import tool_from_function
+from threadline import tool_from_model
 from threadline._docstrings import parse_docstring
-from threadline._schemas import adapt_schema, adapt_schema_text, drop_strict_nulls
+from threadline._schemas import adapt_schema
+from threadline._schemas import adapt_schema_text
+from threadline._schemas import drop_strict_nulls
 from threadline.tools import adapted_parameters
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import threadline as tl
-from threadline import CodecError, Usage
+from threadline import CodecError
+from threadline import Usage
 from threadline.codecs import decode_response
 
 

@@ -8,29 +8,43 @@ import os
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Final, TypeAlias, get_args
+from typing import Any
+from typing import Final
+from typing import TypeAlias
+from typing import get_args
 
-from threadline._cli.output import (
-    EXIT_ISSUES,
-    EXIT_OK,
-    STDIN,
-    CliError,
-    json_printable,
-    one_line,
-    plural,
-    print_json,
-    print_lines,
-    print_text,
-    quoted,
-)
-from threadline._cli.reading import Loaded, load_history
-from threadline._cli.render import Style, render_transcript, use_colour
+from threadline._cli.output import EXIT_ISSUES
+from threadline._cli.output import EXIT_OK
+from threadline._cli.output import STDIN
+from threadline._cli.output import CliError
+from threadline._cli.output import json_printable
+from threadline._cli.output import one_line
+from threadline._cli.output import plural
+from threadline._cli.output import print_json
+from threadline._cli.output import print_lines
+from threadline._cli.output import print_text
+from threadline._cli.output import quoted
+from threadline._cli.reading import Loaded
+from threadline._cli.reading import load_history
+from threadline._cli.render import Style
+from threadline._cli.render import render_transcript
+from threadline._cli.render import use_colour
 from threadline.codecs import encode
-from threadline.errors import IntegrityError, UnsupportedContentError
-from threadline.integrity import IntegrityIssue, check_messages, repair_messages
-from threadline.messages import PART_BY_TAG, FilePart, Message, Part, Role, ToolResultPart
+from threadline.errors import IntegrityError
+from threadline.errors import UnsupportedContentError
+from threadline.integrity import IntegrityIssue
+from threadline.integrity import check_messages
+from threadline.integrity import repair_messages
+from threadline.messages import PART_BY_TAG
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import Role
+from threadline.messages import ToolResultPart
 from threadline.serialization import dump_json
 from threadline.tokens import estimate_tokens
 

@@ -7,9 +7,12 @@ import json
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any, Final, TextIO
+from typing import Any
+from typing import Final
+from typing import TextIO
 
-from threadline.errors import ThreadlineError, ValidationError
+from threadline.errors import ThreadlineError
+from threadline.errors import ValidationError
 
 __all__ = [
     "EXIT_ISSUES",

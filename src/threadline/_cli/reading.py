@@ -9,13 +9,22 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any
+from typing import Final
+from typing import cast
 
-from threadline._cli.output import STDIN, CliError, json_problem, one_line, warn
+from threadline._cli.output import STDIN
+from threadline._cli.output import CliError
+from threadline._cli.output import json_problem
+from threadline._cli.output import one_line
+from threadline._cli.output import warn
 from threadline._sequences import read_messages
-from threadline.codecs import codec_names, decode
-from threadline.codecs._sniff import guess_request_format, looks_like
-from threadline.errors import CodecError, ValidationError
+from threadline.codecs import codec_names
+from threadline.codecs import decode
+from threadline.codecs._sniff import guess_request_format
+from threadline.codecs._sniff import looks_like
+from threadline.errors import CodecError
+from threadline.errors import ValidationError
 from threadline.limits import Limits
 from threadline.messages import Message
 from threadline.serialization import load_json

@@ -4,25 +4,27 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, TextIO
+from typing import Any
+from typing import Final
+from typing import TextIO
 
 from typing_extensions import assert_never
 
-from threadline._cli.output import json_printable, printable
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline._cli.output import json_printable
+from threadline._cli.output import printable
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = ["Style", "render_transcript", "use_colour"]
 

@@ -8,14 +8,12 @@ the first time its name is used. ``docs/providers.md`` says what each format car
 
 from __future__ import annotations
 
-from threadline.codecs._registry import (
-    codec_names,
-    decode,
-    decode_response,
-    encode,
-    get_codec,
-    wire_tool_names,
-)
+from threadline.codecs._registry import codec_names
+from threadline.codecs._registry import decode
+from threadline.codecs._registry import decode_response
+from threadline.codecs._registry import encode
+from threadline.codecs._registry import get_codec
+from threadline.codecs._registry import wire_tool_names
 from threadline.codecs.base import Codec
 
 __all__ = [

@@ -26,11 +26,20 @@ pass four raise a [`ValidationError`][threadline.ValidationError].
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import ClassVar
+from typing import Literal
+from typing import TypeAlias
 
-from threadline.errors import ErrorDetail, ValidationError
-from threadline.messages import FilePart, Message, TextPart, ToolCallPart, ToolResultPart
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 Breakpoint: TypeAlias = "int | Literal['system', 'tools']"
 CacheOption: TypeAlias = "Literal['auto'] | Sequence[int | Literal['system', 'tools']] | None"

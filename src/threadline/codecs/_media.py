@@ -6,9 +6,7 @@ import base64
 import binascii
 
 from threadline.codecs._reading import Reader
-from threadline.messages import (
-    is_media_type,
-)
+from threadline.messages import is_media_type
 
 UNKNOWN_IMAGE = "image/*"
 """The media type of an image known by a URL whose extension does not say."""

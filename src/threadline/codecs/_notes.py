@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from threadline.codecs._policies import is_blank
-from threadline.messages import Message, Part, TextPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import TextPart
 
 OPEN = "<system>\n"
 CLOSE = "\n</system>"

@@ -16,23 +16,29 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Final, Literal, TypeAlias, TypeGuard, Union
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
+from typing import Literal
+from typing import TypeAlias
+from typing import TypeGuard
+from typing import Union
 
 from threadline.codecs.base import EncodeOptions
 from threadline.errors import UnsupportedContentError
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
 from threadline.messages import Part as Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 ProviderToolPart: TypeAlias = Union[ProviderToolCallPart, ProviderToolResultPart]  # noqa: UP007
 

@@ -9,29 +9,32 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextvars import ContextVar
-from typing import Any, NoReturn, TypeVar
+from typing import Any
+from typing import NoReturn
+from typing import TypeVar
 
 import pydantic
 
 from threadline._validation import translate_errors
-from threadline.codecs._sniff import guess_response_format, looks_like
-from threadline.errors import CodecError, ValidationError
-from threadline.limits import (
-    LimitExceededError,
-    Limits,
-    enforce_counts,
-    enforce_limits,
-    parse_json,
-    resolve_limits,
-)
-from threadline.messages import (
-    Message,
-    ReasoningPart,
-    TextPart,
-    is_media_type,
-)
+from threadline.codecs._sniff import guess_response_format
+from threadline.codecs._sniff import looks_like
+from threadline.errors import CodecError
+from threadline.errors import ValidationError
+from threadline.limits import LimitExceededError
+from threadline.limits import Limits
+from threadline.limits import enforce_counts
+from threadline.limits import enforce_limits
+from threadline.limits import parse_json
+from threadline.limits import resolve_limits
+from threadline.messages import Message
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import is_media_type
 from threadline.usage import Usage
 
 

@@ -7,16 +7,18 @@ A codec module is imported the first time its name is used, so ``import threadli
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeGuard
+from typing import cast
 
-from threadline.codecs.base import (
-    Codec,
-    IntegrityMode,
-    ReasoningPolicy,
-    TextFilesPolicy,
-    UnsupportedPolicy,
-)
+from threadline.codecs.base import Codec
+from threadline.codecs.base import IntegrityMode
+from threadline.codecs.base import ReasoningPolicy
+from threadline.codecs.base import TextFilesPolicy
+from threadline.codecs.base import UnsupportedPolicy
 from threadline.errors import UnknownProviderError
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -145,7 +147,8 @@ def encode(
         output = output_definition(output_schema)
     plan = None
     if cache is not None:
-        from threadline.codecs._caching import marked_messages, plan_cache
+        from threadline.codecs._caching import marked_messages
+        from threadline.codecs._caching import plan_cache
 
         messages = list(messages)
         plan = plan_cache(cache, messages, provider)
@@ -316,7 +319,9 @@ def wire_tool_names(
         TypeError: an item of ``source`` is neither a [`Message`][threadline.Message], a
             [`ToolDefinition`][threadline.ToolDefinition] nor a ``str``.
     """
-    from threadline.codecs._tool_names import ToolNameRule, map_tool_names, names_in
+    from threadline.codecs._tool_names import ToolNameRule
+    from threadline.codecs._tool_names import map_tool_names
+    from threadline.codecs._tool_names import names_in
 
     codec = get_codec(provider)
     rule = getattr(codec, "TOOL_NAMES", None)

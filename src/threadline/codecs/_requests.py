@@ -34,21 +34,27 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
 
 import pydantic_core
 
 from threadline._sequences import read_messages
-from threadline._shared_json import SharedDict, share
-from threadline.codecs._tool_names import (
-    ToolNameRule,
-    map_tool_names,
-    names_in,
-    rename_tools,
-)
-from threadline.errors import ErrorDetail, UnsupportedContentError, ValidationError
-from threadline.messages import Message, ToolCallPart
+from threadline._shared_json import SharedDict
+from threadline._shared_json import share
+from threadline.codecs._tool_names import ToolNameRule
+from threadline.codecs._tool_names import map_tool_names
+from threadline.codecs._tool_names import names_in
+from threadline.codecs._tool_names import rename_tools
+from threadline.errors import ErrorDetail
+from threadline.errors import UnsupportedContentError
+from threadline.errors import ValidationError
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
 
 if TYPE_CHECKING:
     from threadline._schemas import Dialect

@@ -10,8 +10,10 @@ means no format can be told. OpenAI Chat and Mistral share one shape: it is name
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
 
 __all__ = ["format_label", "guess_request_format", "guess_response_format", "looks_like"]
 

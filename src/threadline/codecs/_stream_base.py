@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Literal, TypeAlias
+from collections.abc import Callable
+from collections.abc import Hashable
+from collections.abc import Mapping
+from typing import Any
+from typing import Literal
+from typing import TypeAlias
 
 from threadline.errors import CodecError
-from threadline.messages import Message, Part
+from threadline.messages import Message
+from threadline.messages import Part
 from threadline.usage import Usage
 
 PartKind: TypeAlias = Literal["text", "reasoning", "tool_call", "other"]

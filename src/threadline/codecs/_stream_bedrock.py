@@ -8,18 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from threadline.codecs._stream_base import (
-    Builder,
-    Finish,
-    Pieces,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    append,
-    document,
-    parse_object,
-)
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._stream_base import Finish
+from threadline.codecs._stream_base import Pieces
+from threadline.codecs._stream_base import ReasoningDelta
+from threadline.codecs._stream_base import StreamEvent
+from threadline.codecs._stream_base import TextDelta
+from threadline.codecs._stream_base import ToolCallDelta
+from threadline.codecs._stream_base import append
+from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import parse_object
 from threadline.errors import CodecError
 
 _ERRORS = (

@@ -8,18 +8,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from threadline.codecs._stream_base import (
-    Builder,
-    Finish,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    append,
-    document,
-    index_of,
-    text_of,
-)
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._stream_base import Finish
+from threadline.codecs._stream_base import ReasoningDelta
+from threadline.codecs._stream_base import StreamEvent
+from threadline.codecs._stream_base import TextDelta
+from threadline.codecs._stream_base import ToolCallDelta
+from threadline.codecs._stream_base import append
+from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import index_of
+from threadline.codecs._stream_base import text_of
 
 _TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
 

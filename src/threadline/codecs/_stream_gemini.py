@@ -10,19 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from threadline.codecs._stream_base import (
-    Builder,
-    Finish,
-    PartEnd,
-    PartKind,
-    Pieces,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    append,
-    document,
-    materialize,
-)
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._stream_base import Finish
+from threadline.codecs._stream_base import PartEnd
+from threadline.codecs._stream_base import PartKind
+from threadline.codecs._stream_base import Pieces
+from threadline.codecs._stream_base import ReasoningDelta
+from threadline.codecs._stream_base import StreamEvent
+from threadline.codecs._stream_base import TextDelta
+from threadline.codecs._stream_base import append
+from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import materialize
 
 _SIGNATURE = ("thoughtSignature", "thought_signature")
 _TOP_SKIP = {"candidates", "sdkHttpResponse", "sdk_http_response"}

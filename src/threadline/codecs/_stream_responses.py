@@ -10,20 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from threadline.codecs._stream_base import (
-    Builder,
-    Finish,
-    PartKind,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolCallDelta,
-    append,
-    document,
-    index_of,
-    materialize,
-    text_of,
-)
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._stream_base import Finish
+from threadline.codecs._stream_base import PartKind
+from threadline.codecs._stream_base import ReasoningDelta
+from threadline.codecs._stream_base import StreamEvent
+from threadline.codecs._stream_base import TextDelta
+from threadline.codecs._stream_base import ToolCallDelta
+from threadline.codecs._stream_base import append
+from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import index_of
+from threadline.codecs._stream_base import materialize
+from threadline.codecs._stream_base import text_of
 
 _FINAL = ("response.completed", "response.incomplete")
 _KINDS: dict[str, PartKind] = {

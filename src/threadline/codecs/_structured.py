@@ -28,12 +28,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeAlias
 
 import pydantic_core
 
-from threadline.errors import ErrorDetail, UnsupportedContentError, ValidationError
-from threadline.messages import Message, TextPart, ToolCallPart
+from threadline.errors import ErrorDetail
+from threadline.errors import UnsupportedContentError
+from threadline.errors import ValidationError
+from threadline.messages import Message
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
 
 if TYPE_CHECKING:
     import pydantic
@@ -69,7 +75,8 @@ def output_definition(output_schema: Any) -> ToolDefinition:
             one every provider takes.
         TypeError: ``output_schema`` is none of the three things it may be.
     """
-    from threadline.tools import ToolDefinition, tool_from_model
+    from threadline.tools import ToolDefinition
+    from threadline.tools import tool_from_model
 
     if isinstance(output_schema, ToolDefinition):
         definition = output_schema

@@ -20,9 +20,14 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from threadline.messages import Message, Part, ToolCallPart, ToolResultPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 _HEX_DIGITS = 10
 _SUFFIX_LENGTH = 2 + _HEX_DIGITS

@@ -10,27 +10,37 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import TypeAlias
 
 import pydantic
 
-from threadline._json import EMPTY, FrozenJsonMap, freeze_json_map
+from threadline._json import EMPTY
+from threadline._json import FrozenJsonMap
+from threadline._json import freeze_json_map
 from threadline._validation import translate_errors
-from threadline.codecs._policies import Capabilities, Resolved, planned, scan
-from threadline.codecs._reading import Reader, current_limits
-from threadline.codecs._tool_names import ToolNameRule, map_tool_names, rename_tools
-from threadline.codecs.base import TOOL_ERROR_PREFIX, EncodeOptions
-from threadline.limits import (
-    parse_arguments,
-)
-from threadline.messages import (
-    FilePart,
-    Message,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Resolved
+from threadline.codecs._policies import planned
+from threadline.codecs._policies import scan
+from threadline.codecs._reading import Reader
+from threadline.codecs._reading import current_limits
+from threadline.codecs._tool_names import ToolNameRule
+from threadline.codecs._tool_names import map_tool_names
+from threadline.codecs._tool_names import rename_tools
+from threadline.codecs.base import TOOL_ERROR_PREFIX
+from threadline.codecs.base import EncodeOptions
+from threadline.limits import parse_arguments
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 
 def add_error_prefix(text: str) -> str:

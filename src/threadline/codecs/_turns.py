@@ -4,13 +4,13 @@ assistant (private)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from threadline.messages import (
-    Message,
-    TextPart,
-)
+from threadline.messages import Message
+from threadline.messages import TextPart
 
 LEADING_USER_TEXT = "[conversation start]"
 """The text of the user turn put before a history whose first turn is the assistant's, where

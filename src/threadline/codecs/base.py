@@ -27,8 +27,13 @@ helpers (``codecs/_reading.py``, ``_media.py``, ``_policies.py``, ``_tools.py``,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Protocol, TypeAlias, cast
+from collections.abc import Iterable
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
+from typing import Protocol
+from typing import TypeAlias
+from typing import cast
 
 from threadline._sequences import read_messages
 from threadline.limits import Limits

@@ -47,63 +47,61 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from typing_extensions import assert_never
 
-from threadline._json import EMPTY, freeze_json_map
+from threadline._json import EMPTY
+from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
-from threadline.codecs._media import decode_base64, encode_base64
-from threadline.codecs._notes import as_user_note, escape_notes, unwrap_notes
-from threadline.codecs._policies import (
-    Capabilities,
-    Placeholder,
-    Resolved,
-    carried,
-    is_blank,
-    resolve,
-)
-from threadline.codecs._reading import (
-    Reader,
-    as_json_document,
-    build_message,
-    check_choice,
-    read_payload,
-    read_response,
-    response_message,
-    response_metadata,
-    strip_nulls,
-)
+from threadline.codecs._media import decode_base64
+from threadline.codecs._media import encode_base64
+from threadline.codecs._notes import as_user_note
+from threadline.codecs._notes import escape_notes
+from threadline.codecs._notes import unwrap_notes
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Placeholder
+from threadline.codecs._policies import Resolved
+from threadline.codecs._policies import carried
+from threadline.codecs._policies import is_blank
+from threadline.codecs._policies import resolve
+from threadline.codecs._reading import Reader
+from threadline.codecs._reading import as_json_document
+from threadline.codecs._reading import build_message
+from threadline.codecs._reading import check_choice
+from threadline.codecs._reading import read_payload
+from threadline.codecs._reading import read_response
+from threadline.codecs._reading import response_message
+from threadline.codecs._reading import response_metadata
+from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
-from threadline.codecs._tools import NO_CONTENT_TEXT, name_results_after_calls, prepass
-from threadline.codecs._turns import (
-    LEADING_USER_TEXT,
-    add_leading_turn,
-    is_leading_turn,
-    merge_into_turns,
-    without_leading_turn,
-)
-from threadline.codecs.base import (
-    EncodeOptions,
-    IntegrityMode,
-    ReasoningPolicy,
-    TextFilesPolicy,
-    UnsupportedPolicy,
-    prepare_for_encoding,
-)
+from threadline.codecs._tools import NO_CONTENT_TEXT
+from threadline.codecs._tools import name_results_after_calls
+from threadline.codecs._tools import prepass
+from threadline.codecs._turns import LEADING_USER_TEXT
+from threadline.codecs._turns import add_leading_turn
+from threadline.codecs._turns import is_leading_turn
+from threadline.codecs._turns import merge_into_turns
+from threadline.codecs._turns import without_leading_turn
+from threadline.codecs.base import EncodeOptions
+from threadline.codecs.base import IntegrityMode
+from threadline.codecs.base import ReasoningPolicy
+from threadline.codecs.base import TextFilesPolicy
+from threadline.codecs.base import UnsupportedPolicy
+from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 

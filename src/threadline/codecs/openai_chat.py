@@ -28,73 +28,64 @@ Chat Completions response (``choices[0]``), with usage and the response id in ``
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from typing_extensions import assert_never
 
-from threadline._json import EMPTY, freeze_json_map
+from threadline._json import EMPTY
+from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
-from threadline.codecs._media import (
-    UNKNOWN_IMAGE,
-    data_url,
-    decode_base64,
-    encode_base64,
-    image_type_from_url,
-    media_type_from_url,
-    parse_data_url,
-)
-from threadline.codecs._policies import (
-    Capabilities,
-    Placeholder,
-    Resolved,
-    carried,
-    never_refused,
-    resolve,
-)
-from threadline.codecs._reading import (
-    Reader,
-    as_json_document,
-    build_message,
-    check_choice,
-    pick_choice,
-    read_payload,
-    read_response,
-    response_message,
-    response_metadata,
-    strip_nulls,
-)
+from threadline.codecs._media import UNKNOWN_IMAGE
+from threadline.codecs._media import data_url
+from threadline.codecs._media import decode_base64
+from threadline.codecs._media import encode_base64
+from threadline.codecs._media import image_type_from_url
+from threadline.codecs._media import media_type_from_url
+from threadline.codecs._media import parse_data_url
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Placeholder
+from threadline.codecs._policies import Resolved
+from threadline.codecs._policies import carried
+from threadline.codecs._policies import never_refused
+from threadline.codecs._policies import resolve
+from threadline.codecs._reading import Reader
+from threadline.codecs._reading import as_json_document
+from threadline.codecs._reading import build_message
+from threadline.codecs._reading import check_choice
+from threadline.codecs._reading import pick_choice
+from threadline.codecs._reading import read_payload
+from threadline.codecs._reading import read_response
+from threadline.codecs._reading import response_message
+from threadline.codecs._reading import response_metadata
+from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
-from threadline.codecs._tools import (
-    arguments_json,
-    call_from_json,
-    fold_attachments,
-    name_results_after_calls,
-    prepass,
-    read_back_result,
-    read_text_result,
-    text_tool_content,
-)
-from threadline.codecs.base import (
-    EncodeOptions,
-    IntegrityMode,
-    ReasoningPolicy,
-    TextFilesPolicy,
-    UnsupportedPolicy,
-    prepare_for_encoding,
-)
+from threadline.codecs._tools import arguments_json
+from threadline.codecs._tools import call_from_json
+from threadline.codecs._tools import fold_attachments
+from threadline.codecs._tools import name_results_after_calls
+from threadline.codecs._tools import prepass
+from threadline.codecs._tools import read_back_result
+from threadline.codecs._tools import read_text_result
+from threadline.codecs._tools import text_tool_content
+from threadline.codecs.base import EncodeOptions
+from threadline.codecs.base import IntegrityMode
+from threadline.codecs.base import ReasoningPolicy
+from threadline.codecs.base import TextFilesPolicy
+from threadline.codecs.base import UnsupportedPolicy
+from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 

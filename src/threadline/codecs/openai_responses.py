@@ -36,71 +36,65 @@ model, ``openai.item_id`` on text and tool-call parts, usage and the response id
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, NamedTuple, TypeAlias
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Literal
+from typing import NamedTuple
+from typing import TypeAlias
 
 from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
-from threadline.codecs._media import (
-    UNKNOWN_IMAGE,
-    data_url,
-    decode_base64,
-    image_type_from_url,
-    media_type_from_url,
-    parse_data_url,
-)
-from threadline.codecs._policies import (
-    Capabilities,
-    Placeholder,
-    ProviderToolPart,
-    Resolved,
-    carried,
-    for_model,
-    is_one_of,
-    resolve,
-    resolve_indexed,
-    unanchored_reasoning,
-)
-from threadline.codecs._reading import (
-    Reader,
-    as_json_document,
-    build_message,
-    check_choice,
-    read_payload,
-    read_response,
-    response_message,
-    response_metadata,
-    strip_nulls,
-)
+from threadline.codecs._media import UNKNOWN_IMAGE
+from threadline.codecs._media import data_url
+from threadline.codecs._media import decode_base64
+from threadline.codecs._media import image_type_from_url
+from threadline.codecs._media import media_type_from_url
+from threadline.codecs._media import parse_data_url
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Placeholder
+from threadline.codecs._policies import ProviderToolPart
+from threadline.codecs._policies import Resolved
+from threadline.codecs._policies import carried
+from threadline.codecs._policies import for_model
+from threadline.codecs._policies import is_one_of
+from threadline.codecs._policies import resolve
+from threadline.codecs._policies import resolve_indexed
+from threadline.codecs._policies import unanchored_reasoning
+from threadline.codecs._reading import Reader
+from threadline.codecs._reading import as_json_document
+from threadline.codecs._reading import build_message
+from threadline.codecs._reading import check_choice
+from threadline.codecs._reading import read_payload
+from threadline.codecs._reading import read_response
+from threadline.codecs._reading import response_message
+from threadline.codecs._reading import response_metadata
+from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
-from threadline.codecs._tools import (
-    add_error_prefix,
-    arguments_json,
-    call_from_json,
-    name_results_after_calls,
-    prepass,
-    read_back_result,
-    strip_error_prefix,
-)
-from threadline.codecs.base import (
-    TOOL_ERROR_PREFIX,
-    EncodeOptions,
-    IntegrityMode,
-    ReasoningPolicy,
-    TextFilesPolicy,
-    UnsupportedPolicy,
-    prepare_for_encoding,
-)
-from threadline.limits import Limits, parse_arguments
-from threadline.messages import (
-    FilePart,
-    Message,
-    ProviderToolCallPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.codecs._tools import add_error_prefix
+from threadline.codecs._tools import arguments_json
+from threadline.codecs._tools import call_from_json
+from threadline.codecs._tools import name_results_after_calls
+from threadline.codecs._tools import prepass
+from threadline.codecs._tools import read_back_result
+from threadline.codecs._tools import strip_error_prefix
+from threadline.codecs.base import TOOL_ERROR_PREFIX
+from threadline.codecs.base import EncodeOptions
+from threadline.codecs.base import IntegrityMode
+from threadline.codecs.base import ReasoningPolicy
+from threadline.codecs.base import TextFilesPolicy
+from threadline.codecs.base import UnsupportedPolicy
+from threadline.codecs.base import prepare_for_encoding
+from threadline.limits import Limits
+from threadline.limits import parse_arguments
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 

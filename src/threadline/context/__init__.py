@@ -11,10 +11,14 @@
   written by your model ([`threadline.context.summary`][]).
 """
 
-from threadline.context.base import Plugin, ToolDefinition
+from threadline.context.base import Plugin
+from threadline.context.base import ToolDefinition
 from threadline.context.masking import ToolResultMasking
-from threadline.context.summary import RollingSummary, Summarizer, is_summary
-from threadline.context.window import Trimmed, trim_messages
+from threadline.context.summary import RollingSummary
+from threadline.context.summary import Summarizer
+from threadline.context.summary import is_summary
+from threadline.context.window import Trimmed
+from threadline.context.window import trim_messages
 
 __all__ = [
     "Plugin",

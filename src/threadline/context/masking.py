@@ -17,12 +17,19 @@ A masked result stays a tool result for the same call (same ``call_id``, ``name`
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
 
-from threadline.context.base import Plugin, ToolDefinition
+from threadline.context.base import Plugin
+from threadline.context.base import ToolDefinition
 from threadline.errors import PluginError
-from threadline.messages import FilePart, Message, ToolCallPart, ToolResultPart
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 from threadline.tokens import result_tokens
 
 if TYPE_CHECKING:

@@ -24,16 +24,28 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Final
+from typing import TypeAlias
 
 from threadline._log import system_positions
 from threadline.context.base import Plugin
-from threadline.context.window import check_budget, plan_cut, valid_cuts
-from threadline.errors import ErrorDetail, PluginError, ValidationError
-from threadline.messages import Message, user_message
+from threadline.context.window import check_budget
+from threadline.context.window import plan_cut
+from threadline.context.window import valid_cuts
+from threadline.errors import ErrorDetail
+from threadline.errors import PluginError
+from threadline.errors import ValidationError
+from threadline.messages import Message
+from threadline.messages import user_message
 
 if TYPE_CHECKING:
     from threadline.history import History

@@ -40,13 +40,20 @@ not a tool result.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import NoReturn
 
-from threadline._log import Snapshot, check_budget, snapshot_storage, system_positions
+from threadline._log import Snapshot
+from threadline._log import check_budget
+from threadline._log import snapshot_storage
+from threadline._log import system_positions
 from threadline._sequences import read_messages
-from threadline.messages import Message, ToolCallPart, ToolResultPart
-from threadline.tokens import TokenCounter, checked_counter
+from threadline.messages import Message
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
+from threadline.tokens import TokenCounter
+from threadline.tokens import checked_counter
 
 __all__ = ["Trimmed", "check_budget", "trim_messages"]
 

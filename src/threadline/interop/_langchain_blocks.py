@@ -21,19 +21,22 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import Any
+from typing import NoReturn
 
-from threadline.codecs._media import data_url, encode_base64, media_type_from_url
-from threadline.errors import ErrorDetail, ValidationError
-from threadline.messages import (
-    FilePart,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    is_media_type,
-)
+from threadline.codecs._media import data_url
+from threadline.codecs._media import encode_base64
+from threadline.codecs._media import media_type_from_url
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
+from threadline.messages import FilePart
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import is_media_type
 
 __all__ = [
     "BLOCK",

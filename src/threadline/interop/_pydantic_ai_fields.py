@@ -21,8 +21,14 @@ import pydantic
 import pydantic_core
 from pydantic_ai import messages as pai
 
-from threadline.errors import ErrorDetail, ValidationError
-from threadline.messages import FilePart, HookPart, Message, ReasoningPart, TextPart, ToolResultPart
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolResultPart
 
 PREFIX = "pydantic_ai."
 """Metadata keys holding pydantic-ai fields threadline has no slot for start with this."""

@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any
+from typing import Literal
+from typing import cast
 
 import pydantic
 from pydantic_core import PydanticCustomError
@@ -34,31 +37,34 @@ from threadline.interop._missing import missing
 
 try:
     from langchain_core.chat_history import BaseChatMessageHistory
-    from langchain_core.messages import (
-        AIMessage,
-        BaseMessage,
-        ChatMessage,
-        HumanMessage,
-        SystemMessage,
-        ToolMessage,
-    )
+    from langchain_core.messages import AIMessage
+    from langchain_core.messages import BaseMessage
+    from langchain_core.messages import ChatMessage
+    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import SystemMessage
+    from langchain_core.messages import ToolMessage
 except ImportError as error:  # pragma: no cover - the extra is installed in the tests
     raise missing("langchain-core", "langchain_core", "langchain", error) from error
 
 from threadline._json import check_json_value
 from threadline._message_fields import new_message_id
 from threadline._validation import translate_errors
-from threadline.errors import ConflictError, IntegrityError, ValidationError
-from threadline.integrity import check_messages, prepare_messages
-from threadline.interop._langchain_blocks import block_of, fail, part_of
-from threadline.messages import (
-    HookPart,
-    Message,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
-from threadline.stores.base import AsyncStore, Store, validate_conversation_id
+from threadline.errors import ConflictError
+from threadline.errors import IntegrityError
+from threadline.errors import ValidationError
+from threadline.integrity import check_messages
+from threadline.integrity import prepare_messages
+from threadline.interop._langchain_blocks import block_of
+from threadline.interop._langchain_blocks import fail
+from threadline.interop._langchain_blocks import part_of
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
+from threadline.stores.base import validate_conversation_id
 from threadline.usage import Usage
 
 __all__ = ["ThreadlineChatMessageHistory", "from_langchain", "to_langchain"]

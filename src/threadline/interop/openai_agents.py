@@ -47,23 +47,38 @@ import asyncio
 import dataclasses
 import operator
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
+from typing import cast
 
 from pydantic_core import PydanticCustomError
 
-from threadline._binding import is_async_store, load_versioned, takes_versions
-from threadline._json import FrozenJsonMap, check_json_value
+from threadline._binding import is_async_store
+from threadline._binding import load_versioned
+from threadline._binding import takes_versions
+from threadline._json import FrozenJsonMap
+from threadline._json import check_json_value
 from threadline.codecs import openai_responses
-from threadline.errors import CodecError, ConflictError, ErrorDetail, ValidationError
+from threadline.errors import CodecError
+from threadline.errors import ConflictError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 from threadline.integrity import prepare_messages
 from threadline.interop._missing import missing
 from threadline.limits import Limits
-from threadline.messages import Message, Part, ProviderToolCallPart, TextPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import TextPart
 from threadline.stores.base import validate_conversation_id
 
 try:
-    from agents.memory.session_settings import SessionSettings, resolve_session_limit
+    from agents.memory.session_settings import SessionSettings
+    from agents.memory.session_settings import resolve_session_limit
 except ImportError as error:  # pragma: no cover - the extra is installed in the test run
     raise missing("OpenAI Agents SDK", "agents", "openai-agents", error) from error
 

@@ -29,8 +29,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from collections.abc import Mapping
+from datetime import datetime
+from datetime import timezone
 from typing import Any
 
 import pydantic
@@ -39,17 +41,15 @@ from threadline._message_fields import json_result_text
 from threadline._validation import translate_errors
 from threadline.errors import ValidationError
 from threadline.interop._missing import missing
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 from threadline.usage import Usage
 
 try:
@@ -58,43 +58,41 @@ try:
 except ImportError as error:  # pragma: no cover - the extra is installed in the test run
     raise missing("pydantic-ai", "pydantic_ai", "pydantic-ai", error) from error
 
-from threadline.interop._pydantic_ai_fields import (
-    ARGS,
-    CARRIED,
-    CONTENT,
-    CONTENT_LIST,
-    CONTINUES,
-    EMPTY_MESSAGE,
-    INSTRUCTIONS,
-    JSON_BYTES,
-    PREFIX,
-    REQUEST,
-    RETRY_FEEDBACK,
-    SKIP_BINARY,
-    SKIP_THINKING,
-    Part,
-    build_message,
-    carry,
-    carry_identifier,
-    dump_part,
-    extras,
-    from_item,
-    history_error,
-    jsonable,
-    load_part,
-    native_metadata,
-    own_metadata,
-    provider_from,
-    provider_to,
-    reasoning_fields,
-    restore,
-    split_native_metadata,
-    stash_message,
-    stash_part,
-    to_item,
-    to_thinking,
-    uncarry,
-)
+from threadline.interop._pydantic_ai_fields import ARGS
+from threadline.interop._pydantic_ai_fields import CARRIED
+from threadline.interop._pydantic_ai_fields import CONTENT
+from threadline.interop._pydantic_ai_fields import CONTENT_LIST
+from threadline.interop._pydantic_ai_fields import CONTINUES
+from threadline.interop._pydantic_ai_fields import EMPTY_MESSAGE
+from threadline.interop._pydantic_ai_fields import INSTRUCTIONS
+from threadline.interop._pydantic_ai_fields import JSON_BYTES
+from threadline.interop._pydantic_ai_fields import PREFIX
+from threadline.interop._pydantic_ai_fields import REQUEST
+from threadline.interop._pydantic_ai_fields import RETRY_FEEDBACK
+from threadline.interop._pydantic_ai_fields import SKIP_BINARY
+from threadline.interop._pydantic_ai_fields import SKIP_THINKING
+from threadline.interop._pydantic_ai_fields import Part
+from threadline.interop._pydantic_ai_fields import build_message
+from threadline.interop._pydantic_ai_fields import carry
+from threadline.interop._pydantic_ai_fields import carry_identifier
+from threadline.interop._pydantic_ai_fields import dump_part
+from threadline.interop._pydantic_ai_fields import extras
+from threadline.interop._pydantic_ai_fields import from_item
+from threadline.interop._pydantic_ai_fields import history_error
+from threadline.interop._pydantic_ai_fields import jsonable
+from threadline.interop._pydantic_ai_fields import load_part
+from threadline.interop._pydantic_ai_fields import native_metadata
+from threadline.interop._pydantic_ai_fields import own_metadata
+from threadline.interop._pydantic_ai_fields import provider_from
+from threadline.interop._pydantic_ai_fields import provider_to
+from threadline.interop._pydantic_ai_fields import reasoning_fields
+from threadline.interop._pydantic_ai_fields import restore
+from threadline.interop._pydantic_ai_fields import split_native_metadata
+from threadline.interop._pydantic_ai_fields import stash_message
+from threadline.interop._pydantic_ai_fields import stash_part
+from threadline.interop._pydantic_ai_fields import to_item
+from threadline.interop._pydantic_ai_fields import to_thinking
+from threadline.interop._pydantic_ai_fields import uncarry
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
 

@@ -35,31 +35,39 @@ The docs page ``docs/interop/vercel.md`` lists what each direction cannot carry.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Callable
+from collections.abc import Collection
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Final
 
 import pydantic
 
 from threadline._blob_marks import refuse_blob_marks
 from threadline._validation import translate_errors
-from threadline.codecs._media import data_url, parse_data_url
+from threadline.codecs._media import data_url
+from threadline.codecs._media import parse_data_url
 from threadline.codecs._reading import Reader
 from threadline.errors import UnsupportedContentError
 from threadline.integrity import sanitize_untrusted
-from threadline.limits import Layout, Limits, enforce_counts, enforce_limits, resolve_limits
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    Part,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultContent,
-    ToolResultPart,
-)
+from threadline.limits import Layout
+from threadline.limits import Limits
+from threadline.limits import enforce_counts
+from threadline.limits import enforce_limits
+from threadline.limits import resolve_limits
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultContent
+from threadline.messages import ToolResultPart
 
 __all__ = ["from_ui_messages", "to_ui_messages"]
 

@@ -31,21 +31,25 @@ from typing import TYPE_CHECKING
 
 from threadline._lazy import lazy_attributes as _lazy_attributes
 from threadline.stores._watch import Watch
-from threadline.stores.base import (
-    CONVERSATION_ID_PATTERN,
-    AsyncStore,
-    Store,
-    validate_conversation_id,
-)
-from threadline.stores.blobs import BlobStore, FileBlobStore, SQLiteBlobStore
+from threadline.stores.base import CONVERSATION_ID_PATTERN
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.blobs import BlobStore
+from threadline.stores.blobs import FileBlobStore
+from threadline.stores.blobs import SQLiteBlobStore
 from threadline.stores.jsonl import JsonlStore
 from threadline.stores.memory import MemoryStore
 from threadline.stores.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
-    from threadline.stores.local_async import AsyncJsonlStore, AsyncMemoryStore, AsyncSQLiteStore
-    from threadline.stores.postgres import AsyncPostgresStore, PostgresStore
-    from threadline.stores.redis import AsyncRedisStore, RedisStore
+    from threadline.stores.local_async import AsyncJsonlStore
+    from threadline.stores.local_async import AsyncMemoryStore
+    from threadline.stores.local_async import AsyncSQLiteStore
+    from threadline.stores.postgres import AsyncPostgresStore
+    from threadline.stores.postgres import PostgresStore
+    from threadline.stores.redis import AsyncRedisStore
+    from threadline.stores.redis import RedisStore
 
 __all__ = [
     "CONVERSATION_ID_PATTERN",

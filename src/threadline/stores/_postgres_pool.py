@@ -14,8 +14,13 @@ import contextlib
 import os
 import select
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg

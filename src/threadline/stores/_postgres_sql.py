@@ -16,9 +16,11 @@ import psycopg
 import psycopg.errors
 from psycopg.rows import TupleRow
 
-from threadline.errors import StoreError, ValidationError
+from threadline.errors import StoreError
+from threadline.errors import ValidationError
 from threadline.messages import Message
-from threadline.stores._postgres_pool import AsyncConnection, Connection
+from threadline.stores._postgres_pool import AsyncConnection
+from threadline.stores._postgres_pool import Connection
 from threadline.stores.base import replayed
 
 __all__ = [

@@ -6,7 +6,8 @@ version key, or for a conversation written before versions existed, its length).
 
 from __future__ import annotations
 
-from threadline.stores._redis_scripts import CURRENT, PUSH_ALL
+from threadline.stores._redis_scripts import CURRENT
+from threadline.stores._redis_scripts import PUSH_ALL
 
 __all__ = ["FORK_SCRIPT"]
 

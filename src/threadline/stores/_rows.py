@@ -14,7 +14,10 @@ import asyncio
 
 from threadline.messages import Message
 from threadline.serialization import messages_from_json
-from threadline.stores.blobs import BlobStore, may_hold_references, offload_files, restore_files
+from threadline.stores.blobs import BlobStore
+from threadline.stores.blobs import may_hold_references
+from threadline.stores.blobs import offload_files
+from threadline.stores.blobs import restore_files
 
 __all__ = ["JsonRows"]
 

@@ -32,14 +32,19 @@ import asyncio
 import hashlib
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
 
 from threadline.errors import ConversationReplacedError
 from threadline.messages import Message
 from threadline.stores._closing import AsyncClosing
-from threadline.stores.base import check_version_argument, validate_conversation_id
+from threadline.stores.base import check_version_argument
+from threadline.stores.base import validate_conversation_id
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",

@@ -34,12 +34,21 @@ id can climb out of a directory (``..``, ``/``) or a key prefix, and ids stay pr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any
+from typing import Literal
+from typing import Protocol
+from typing import TypeVar
+from typing import runtime_checkable
 
 from threadline._sequences import read_messages
-from threadline.errors import ConflictError, ErrorDetail, StoreError, ValidationError
+from threadline.errors import ConflictError
+from threadline.errors import ErrorDetail
+from threadline.errors import StoreError
+from threadline.errors import ValidationError
 from threadline.messages import Message
 
 __all__ = [

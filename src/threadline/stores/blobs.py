@@ -43,18 +43,25 @@ import re
 import sqlite3
 import tempfile
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Final, Protocol, TypeAlias, runtime_checkable
+from typing import Final
+from typing import Protocol
+from typing import TypeAlias
+from typing import runtime_checkable
 
-from threadline._blob_marks import (
-    BLOB_METADATA_KEY,
-    BLOB_URL_PREFIX,
-    refuse_blob_marks,
-)
+from threadline._blob_marks import BLOB_METADATA_KEY
+from threadline._blob_marks import BLOB_URL_PREFIX
+from threadline._blob_marks import refuse_blob_marks
 from threadline._json import freeze_json_map
-from threadline.errors import StoreError, StoreRecoveryWarning
-from threadline.messages import FilePart, Message, Part, TextPart, ToolResultPart
+from threadline.errors import StoreError
+from threadline.errors import StoreRecoveryWarning
+from threadline.messages import FilePart
+from threadline.messages import Message
+from threadline.messages import Part
+from threadline.messages import TextPart
+from threadline.messages import ToolResultPart
 from threadline.stores._closing import Closing
 from threadline.stores._files import fsync_directory
 from threadline.stores._sqlite import SQLiteDatabase

@@ -24,9 +24,11 @@ message reusing another's id does: the source holds no message, ``at`` is past i
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
-from threadline.errors import ErrorDetail, ValidationError
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 from threadline.messages import Message
 from threadline.stores.base import validate_conversation_id
 

@@ -55,7 +55,9 @@ import sys
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -64,26 +66,30 @@ import pydantic
 import pydantic_core
 
 from threadline._validation import translate_errors
-from threadline.errors import StoreError, StoreRecoveryWarning
+from threadline.errors import StoreError
+from threadline.errors import StoreRecoveryWarning
 from threadline.messages import Message
-from threadline.serialization import messages_from_json, messages_to_json
-from threadline.stores._files import conversation_id_from_stem, conversation_stem, fsync_directory
-from threadline.stores._jsonl_versions import ParentFile, VersionFile
+from threadline.serialization import messages_from_json
+from threadline.serialization import messages_to_json
+from threadline.stores._files import conversation_id_from_stem
+from threadline.stores._files import conversation_stem
+from threadline.stores._files import fsync_directory
+from threadline.stores._jsonl_versions import ParentFile
+from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import PollingWatch
-from threadline.stores.base import (
-    check_write,
-    conflict,
-    replayed,
-    validate_conversation_id,
-    wrap_driver_errors,
-)
-from threadline.stores.blobs import (
-    DEFAULT_BLOB_THRESHOLD,
-    BlobStore,
-    offload_files,
-)
-from threadline.stores.forks import decode_parent, encode_parent, fork_source, taken
+from threadline.stores.base import check_write
+from threadline.stores.base import conflict
+from threadline.stores.base import replayed
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.base import wrap_driver_errors
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
+from threadline.stores.blobs import BlobStore
+from threadline.stores.blobs import offload_files
+from threadline.stores.forks import decode_parent
+from threadline.stores.forks import encode_parent
+from threadline.stores.forks import fork_source
+from threadline.stores.forks import taken
 
 if sys.platform != "win32":
     import fcntl

@@ -30,14 +30,20 @@ import contextlib
 import functools
 import os
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any
+from typing import ClassVar
+from typing import Generic
+from typing import TypeVar
 
 from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._closing import AsyncClosing
-from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
+from threadline.stores.blobs import BlobStore
 from threadline.stores.jsonl import JsonlStore
 from threadline.stores.memory import MemoryStore
 from threadline.stores.sqlite import SQLiteStore

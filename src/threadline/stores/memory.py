@@ -7,13 +7,13 @@ from collections.abc import Sequence
 
 from threadline.messages import Message
 from threadline.stores._watch import PollingWatch
-from threadline.stores.base import (
-    check_write,
-    conflict,
-    replayed,
-    validate_conversation_id,
-)
-from threadline.stores.forks import branch_of, check_fork, taken
+from threadline.stores.base import check_write
+from threadline.stores.base import conflict
+from threadline.stores.base import replayed
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.forks import branch_of
+from threadline.stores.forks import check_fork
+from threadline.stores.forks import taken
 
 __all__ = ["MemoryStore"]
 

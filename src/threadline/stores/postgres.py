@@ -79,22 +79,31 @@ from __future__ import annotations
 
 import re
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager, contextmanager
-from typing import Any, ClassVar
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
+from typing import Any
+from typing import ClassVar
 
 from threadline.messages import Message
-from threadline.stores._closing import AsyncClosing, Closing
+from threadline.stores._closing import AsyncClosing
+from threadline.stores._closing import Closing
 from threadline.stores._rows import JsonRows
-from threadline.stores._watch import Watch, check_after_version
-from threadline.stores.base import (
-    check_write,
-    conflict,
-    replayed,
-    validate_conversation_id,
-)
-from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
-from threadline.stores.forks import afork_source, fork_source, taken
+from threadline.stores._watch import Watch
+from threadline.stores._watch import check_after_version
+from threadline.stores.base import check_write
+from threadline.stores.base import conflict
+from threadline.stores.base import replayed
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
+from threadline.stores.blobs import BlobStore
+from threadline.stores.forks import afork_source
+from threadline.stores.forks import fork_source
+from threadline.stores.forks import taken
 
 try:
     import psycopg
@@ -106,24 +115,20 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # The machinery, after the check above: these modules import the driver too.
-from threadline.stores._postgres_pool import (
-    AsyncConnection,
-    AsyncPool,
-    Connection,
-    Pool,
-    check_size,
-    connect_options,
-    describe,
-)
-from threadline.stores._postgres_sql import (
-    Append,
-    Queries,
-    aensure_schema,
-    driver_errors,
-    ensure_schema,
-    json_array,
-    schema_statements,
-)
+from threadline.stores._postgres_pool import AsyncConnection
+from threadline.stores._postgres_pool import AsyncPool
+from threadline.stores._postgres_pool import Connection
+from threadline.stores._postgres_pool import Pool
+from threadline.stores._postgres_pool import check_size
+from threadline.stores._postgres_pool import connect_options
+from threadline.stores._postgres_pool import describe
+from threadline.stores._postgres_sql import Append
+from threadline.stores._postgres_sql import Queries
+from threadline.stores._postgres_sql import aensure_schema
+from threadline.stores._postgres_sql import driver_errors
+from threadline.stores._postgres_sql import ensure_schema
+from threadline.stores._postgres_sql import json_array
+from threadline.stores._postgres_sql import schema_statements
 from threadline.stores._postgres_watch import PostgresSource
 
 __all__ = [

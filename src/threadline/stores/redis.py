@@ -74,32 +74,37 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, cast
-from urllib.parse import quote, urlsplit, urlunsplit
+from typing import Any
+from typing import ClassVar
+from typing import cast
+from urllib.parse import quote
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from threadline.messages import Message
-from threadline.stores._closing import AsyncClosing, Closing
+from threadline.stores._closing import AsyncClosing
+from threadline.stores._closing import Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
-from threadline.stores._redis_scripts import APPEND, REPLACE, VERSION
+from threadline.stores._redis_scripts import APPEND
 from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
+from threadline.stores._redis_scripts import REPLACE
+from threadline.stores._redis_scripts import VERSION
 from threadline.stores._rows import JsonRows
-from threadline.stores._watch import Watch, check_after_version
-from threadline.stores.base import (
-    check_write,
-    conflict,
-    replayed,
-    reused_id,
-    validate_conversation_id,
-    wrap_driver_errors,
-)
-from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD, BlobStore
-from threadline.stores.forks import (
-    afork_source,
-    decode_parent,
-    encode_parent,
-    fork_source,
-    taken,
-)
+from threadline.stores._watch import Watch
+from threadline.stores._watch import check_after_version
+from threadline.stores.base import check_write
+from threadline.stores.base import conflict
+from threadline.stores.base import replayed
+from threadline.stores.base import reused_id
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.base import wrap_driver_errors
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
+from threadline.stores.blobs import BlobStore
+from threadline.stores.forks import afork_source
+from threadline.stores.forks import decode_parent
+from threadline.stores.forks import encode_parent
+from threadline.stores.forks import fork_source
+from threadline.stores.forks import taken
 
 try:
     import redis
@@ -114,7 +119,9 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # After the check above: it imports the driver too.
-from threadline.stores._redis_watch import SINCE, RedisSource, joined
+from threadline.stores._redis_watch import SINCE
+from threadline.stores._redis_watch import RedisSource
+from threadline.stores._redis_watch import joined
 
 __all__ = ["DEFAULT_PREFIX", "LOG_LENGTH", "AsyncRedisStore", "RedisStore"]
 

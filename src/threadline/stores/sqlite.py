@@ -72,18 +72,15 @@ from threadline.stores._closing import Closing
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
-from threadline.stores.base import (
-    check_write,
-    conflict,
-    replayed,
-    validate_conversation_id,
-    wrap_driver_errors,
-)
-from threadline.stores.blobs import (
-    DEFAULT_BLOB_THRESHOLD,
-    BlobStore,
-)
-from threadline.stores.forks import fork_source, taken
+from threadline.stores.base import check_write
+from threadline.stores.base import conflict
+from threadline.stores.base import replayed
+from threadline.stores.base import validate_conversation_id
+from threadline.stores.base import wrap_driver_errors
+from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
+from threadline.stores.blobs import BlobStore
+from threadline.stores.forks import fork_source
+from threadline.stores.forks import taken
 
 __all__ = ["SQLiteStore"]
 

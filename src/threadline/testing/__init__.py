@@ -40,8 +40,10 @@ from __future__ import annotations
 
 from threadline.errors import ConformanceError
 from threadline.testing._codec_kit import check_codec
-from threadline.testing._store_kit import check_async_store, check_store
-from threadline.testing._store_kit_watch import check_async_watch, check_watch
+from threadline.testing._store_kit import check_async_store
+from threadline.testing._store_kit import check_store
+from threadline.testing._store_kit_watch import check_async_watch
+from threadline.testing._store_kit_watch import check_watch
 
 __all__ = [
     "ConformanceError",

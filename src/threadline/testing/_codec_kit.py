@@ -7,13 +7,22 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
-from threadline.errors import CodecError, ConformanceError, UnsupportedContentError
-from threadline.messages import Message, ReasoningPart, TextPart, ToolCallPart, ToolResultPart
+from threadline.errors import CodecError
+from threadline.errors import ConformanceError
+from threadline.errors import UnsupportedContentError
+from threadline.messages import Message
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 from threadline.serialization import dump_json
-from threadline.testing._conversations import hostile_id_conversation, sample_conversations
+from threadline.testing._conversations import hostile_id_conversation
+from threadline.testing._conversations import sample_conversations
 
 __all__ = ["check_codec"]
 

@@ -12,18 +12,17 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from threadline._json import EMPTY, freeze_json_map
-from threadline.messages import (
-    FilePart,
-    HookPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-)
+from threadline._json import EMPTY
+from threadline._json import freeze_json_map
+from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 
 __all__ = ["hostile_id_conversation", "sample_conversations"]
 

@@ -21,30 +21,36 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime, timezone
-from typing import Any, TypeVar
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
+from datetime import datetime
+from datetime import timezone
+from typing import Any
+from typing import TypeVar
 
 from threadline.errors import ConformanceError
-from threadline.messages import (
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    assistant_message,
-    file_part,
-    hook_part,
-    internal_message,
-    reasoning_part,
-    system_message,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
-from threadline.stores.base import AsyncStore, Store
-from threadline.testing._store_kit_forks import async_fork_checks, sync_fork_checks
-from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS, SYNC_VERSION_CHECKS
-from threadline.testing._threads import TIMEOUT, run_threads
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import assistant_message
+from threadline.messages import file_part
+from threadline.messages import hook_part
+from threadline.messages import internal_message
+from threadline.messages import reasoning_part
+from threadline.messages import system_message
+from threadline.messages import tool_call_part
+from threadline.messages import tool_message
+from threadline.messages import tool_result_part
+from threadline.messages import user_message
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
+from threadline.testing._store_kit_forks import async_fork_checks
+from threadline.testing._store_kit_forks import sync_fork_checks
+from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS
+from threadline.testing._store_kit_versions import SYNC_VERSION_CHECKS
+from threadline.testing._threads import TIMEOUT
+from threadline.testing._threads import run_threads
 
 __all__ = ["check_async_store", "check_store"]
 

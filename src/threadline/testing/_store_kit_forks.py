@@ -15,13 +15,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from threadline.errors import ValidationError
-from threadline.messages import Message, user_message
-from threadline.stores.base import AsyncStore, Store
-from threadline.testing._threads import TIMEOUT, run_threads
+from threadline.messages import Message
+from threadline.messages import user_message
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
+from threadline.testing._threads import TIMEOUT
+from threadline.testing._threads import run_threads
 
 __all__ = ["async_fork_checks", "sync_fork_checks"]
 

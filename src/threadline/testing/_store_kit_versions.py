@@ -14,12 +14,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
-from threadline.errors import ConflictError, StoreError
-from threadline.messages import Message, user_message
-from threadline.stores.base import AsyncStore, Store
-from threadline.testing._threads import TIMEOUT, run_threads
+from threadline.errors import ConflictError
+from threadline.errors import StoreError
+from threadline.messages import Message
+from threadline.messages import user_message
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
+from threadline.testing._threads import TIMEOUT
+from threadline.testing._threads import run_threads
 
 __all__ = ["ASYNC_VERSION_CHECKS", "SYNC_VERSION_CHECKS"]
 

@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from threadline.errors import ConformanceError, ConversationReplacedError
-from threadline.messages import Message, user_message
+from threadline.errors import ConformanceError
+from threadline.errors import ConversationReplacedError
+from threadline.messages import Message
+from threadline.messages import user_message
 from threadline.stores._watch import Watch
-from threadline.stores.base import AsyncStore, Store
+from threadline.stores.base import AsyncStore
+from threadline.stores.base import Store
 from threadline.testing._store_kit import _aclose
 
 __all__ = ["check_async_watch", "check_watch"]

@@ -27,21 +27,19 @@ from __future__ import annotations
 
 import json
 
-from threadline.messages import (
-    AssistantPart,
-    Message,
-    ProviderToolCallPart,
-    ProviderToolResultPart,
-    ReasoningPart,
-    ToolCallPart,
-    ToolResultPart,
-    assistant_message,
-    internal_message,
-    tool_call_part,
-    tool_message,
-    tool_result_part,
-    user_message,
-)
+from threadline.messages import AssistantPart
+from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
+from threadline.messages import ReasoningPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
+from threadline.messages import assistant_message
+from threadline.messages import internal_message
+from threadline.messages import tool_call_part
+from threadline.messages import tool_message
+from threadline.messages import tool_result_part
+from threadline.messages import user_message
 
 __all__ = [
     "internal_after_calls",
