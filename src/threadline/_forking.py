@@ -1,27 +1,32 @@
-"""`History.fork` and `History.afork`: branch a bound history, for "edit and regenerate".
+"""`History.fork` / `afork` and `History.copy`: new histories with a history's configuration.
 
 A mixin of [`History`][threadline.History] (``history.py`` holds the contract and is kept under
-the module size limit): the store's ``fork`` copies the first ``at`` messages of the bound
-conversation into a new one and records its parent; the branch comes back as a new History with
-the same configuration (window, token counter, error handlers, plugins; not the listeners),
-bound to the new conversation in the same way.
+the module size limit). ``fork``: the store's ``fork`` copies the first ``at`` messages of the
+bound conversation into a new one and records its parent; the branch comes back as a new
+History with the same configuration (window, token counter, error handlers, plugins; not the
+listeners), bound to the new conversation in the same way. ``copy`` (and ``copy.copy``,
+pickling) makes the same kind of history in memory, with this one's messages and version.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeVar
 
 from threadline._binding import Binding
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Branching"]
+    from threadline._log import Snapshot
+    from threadline.messages import Message
+
+__all__ = ["Branching", "rebuild_history"]
 
 
 class Branching:
-    """``fork`` and ``afork``, for a class with History's internals."""
+    """``fork``, ``afork`` and ``copy``, for a class with History's internals."""
 
     __slots__ = ()
 
@@ -29,6 +34,28 @@ class Branching:
 
     def _config(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    def snapshot(self) -> Snapshot:
+        raise NotImplementedError
+
+    def copy(self) -> Self:
+        """An independent history with the same messages, version and configuration.
+
+        The window, token counter, error handlers and plugins come along (each plugin's
+        ``on_registered`` runs for the copy); listeners do not (they subscribed to this
+        history), nor does a store binding.
+        """
+        snapshot = self.snapshot()
+        return rebuild_history(type(self), list(snapshot), snapshot.version, self._config())
+
+    def __copy__(self) -> Self:
+        return self.copy()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Messages, version and configuration; the lock, listeners, queue and binding are not.
+        # (Pickles from before this module name threadline.history._rebuild_history: kept.)
+        snapshot = self.snapshot()
+        return (rebuild_history, (type(self), list(snapshot), snapshot.version, self._config()))
 
     def fork(self, new_id: str, at: int | None = None) -> Self:
         """Branch this history for "edit and regenerate": the store forks its conversation into
@@ -79,12 +106,22 @@ class Branching:
 
     def _branch(self) -> Self:
         """A new, empty, unbound history with this one's configuration."""
-        config = self._config()
-        plugins = config.pop("plugins", ())
-        branch = type(self).__new__(type(self))
-        branch._configure(**config)  # type: ignore[attr-defined]
-        branch._start([], 0, plugins)  # type: ignore[attr-defined]
-        return branch
+        return rebuild_history(type(self), [], 0, self._config())
+
+
+_H = TypeVar("_H", bound=Branching)
+
+
+def rebuild_history(
+    cls: type[_H], messages: list[Message], version: int, config: dict[str, Any]
+) -> _H:
+    """A new, unbound ``cls`` holding ``messages`` at ``version``, configured by ``config``
+    (``History._config()``: its plugins are registered anew)."""
+    history = cls.__new__(cls)
+    plugins = config.pop("plugins", ())
+    history._configure(**config)  # type: ignore[attr-defined]
+    history._start(messages, version, plugins)  # type: ignore[attr-defined]
+    return history
 
 
 def _forking(binding: Binding | None, *, asynchronous: bool) -> Binding:

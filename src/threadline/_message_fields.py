@@ -1,7 +1,8 @@
 """Field types and helpers behind `threadline.messages`, which keeps the types and
 constructors: standard base64 for file bytes, the media-type check, metadata merging, the
 message id factory, the shared fields set, the serializer of part unions and the rule that
-data cannot set ``replay``."""
+data cannot set ``replay``; the configuration every part and message class is built with, and
+the annotated field types they share."""
 
 from __future__ import annotations
 
@@ -17,9 +18,12 @@ from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from types import MappingProxyType
+from typing import Annotated
 from typing import Any
 from typing import NoReturn
 
+from pydantic import ConfigDict
+from pydantic import Field
 from pydantic import GetCoreSchemaHandler
 from pydantic import GetJsonSchemaHandler
 from pydantic import ValidationInfo
@@ -27,6 +31,8 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError
 from pydantic_core import core_schema
 
+from threadline._json import EMPTY
+from threadline._json import JSON_DATA
 from threadline._json import FrozenJsonMap
 from threadline._json import check_json_value
 from threadline.errors import ErrorDetail
@@ -35,8 +41,14 @@ from threadline.errors import ValidationError
 __all__ = [
     "ALL_FIELDS",
     "FROM_DATA",
+    "PART_CONFIG",
+    "REPLAY_FIELD",
     "ROLE_PARTS_TEXT",
+    "STRICT_TEXT",
     "WHERE_INSTEAD",
+    "Base64Bytes",
+    "JsonData",
+    "JsonObject",
     "SerializedByItsClass",
     "StandardBase64",
     "is_media_type",
@@ -47,6 +59,28 @@ __all__ = [
     "refuse_replay_from_data",
     "use_id_factory",
 ]
+
+# defer_build: the validators and serializers are built on first use, not at import. Building
+# them is cheap, but the first build in a process makes pydantic scan every installed
+# distribution for plugins (tens of milliseconds), which `import threadline` should not pay.
+#
+# str_min_length=0 constrains nothing, but it makes pydantic-core validate every ``str`` of a
+# message or part (text, ids, names, media types, metadata keys...) as a constrained string,
+# which it reads as UTF-8: a Python string holding a lone surrogate ("\ud800", which
+# ``json.loads`` produces) is refused in Rust with the error ``string_unicode``, at no cost a
+# Python check per field would add. Such a string could not be dumped, stored or sealed (UTF-8
+# cannot encode it), so no message may hold one. JSON values inside messages (metadata values,
+# tool arguments, hook state) are checked by ``check_json_value``; JSON text never yields one
+# (its parser refuses an unpaired ``\ud800`` escape). tests/unit/test_surrogates.py holds it.
+STRICT_TEXT = ConfigDict(str_min_length=0)
+PART_CONFIG = ConfigDict(
+    extra="forbid",
+    json_schema_serialization_defaults_required=True,
+    defer_build=True,
+    **STRICT_TEXT,
+)
+REPLAY_FIELD: Any = Field(default=False, exclude=True)
+
 
 # The error text of `threadline.messages.Message`'s role check: which parts each role holds,
 # and where a part it cannot hold goes instead.
@@ -287,3 +321,9 @@ def refuse_replay_from_data(value: bool, info: ValidationInfo) -> bool:
     if value and (info.mode == "json" or from_data):
         raise PydanticCustomError("replay_from_data", _REPLAY_FROM_DATA)
     return value
+
+
+# The annotated field types the part classes share.
+Base64Bytes = Annotated[bytes, StandardBase64]
+JsonObject = Annotated[Mapping[str, Any], FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
+JsonData = Annotated[Any, JSON_DATA]

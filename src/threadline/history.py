@@ -42,7 +42,6 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
-from typing import TypeVar
 from typing import overload
 
 from typing_extensions import Self
@@ -59,6 +58,7 @@ from threadline._events import Listener
 from threadline._events import ListenerErrorHandler
 from threadline._following import stop_following
 from threadline._forking import Branching
+from threadline._forking import rebuild_history
 from threadline._log import Log
 from threadline._log import Snapshot
 from threadline._log import rebuild_snapshot
@@ -102,6 +102,7 @@ __all__ = [
 
 
 _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before _log.py look
+_rebuild_history = rebuild_history  # where pickles of a History from before _forking.py look
 
 
 class History(Branching):
@@ -602,24 +603,6 @@ class History(Branching):
         """
         return cls(load_json(data))
 
-    def copy(self) -> Self:
-        """An independent history with the same messages, version and configuration.
-
-        The window, token counter, error handlers and plugins come along (each plugin's
-        ``on_registered`` runs for the copy); listeners do not (they subscribed to this
-        history), nor does a store binding.
-        """
-        snapshot = self.snapshot()
-        return _rebuild_history(type(self), list(snapshot), snapshot.version, self._config())
-
-    def __copy__(self) -> Self:
-        return self.copy()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Messages, version and configuration; the lock, listeners, queue and binding are not.
-        snapshot = self.snapshot()
-        return (_rebuild_history, (type(self), list(snapshot), snapshot.version, self._config()))
-
     # -- persistence: a bound store --------------------------------------------------------
 
     def bind(
@@ -810,16 +793,3 @@ class History(Branching):
         events = self._events
         if events.pending:
             events.deliver()
-
-
-_H = TypeVar("_H", bound=History)
-
-
-def _rebuild_history(
-    cls: type[_H], messages: list[Message], version: int, config: dict[str, Any]
-) -> _H:
-    history = cls.__new__(cls)
-    plugins = config.pop("plugins", ())
-    history._configure(**config)
-    history._start(messages, version, plugins)
-    return history

@@ -35,14 +35,18 @@ from pydantic_core import PydanticCustomError
 from threadline._bounded_json import Limits
 from threadline._bounded_json import parse_arguments
 from threadline._json import EMPTY
-from threadline._json import JSON_DATA
 from threadline._json import FrozenJsonMap
 from threadline._json import JsonValue
 from threadline._message_fields import ALL_FIELDS
+from threadline._message_fields import PART_CONFIG
+from threadline._message_fields import REPLAY_FIELD
 from threadline._message_fields import ROLE_PARTS_TEXT
+from threadline._message_fields import STRICT_TEXT
 from threadline._message_fields import WHERE_INSTEAD
+from threadline._message_fields import Base64Bytes
+from threadline._message_fields import JsonData
+from threadline._message_fields import JsonObject
 from threadline._message_fields import SerializedByItsClass
-from threadline._message_fields import StandardBase64
 from threadline._message_fields import (
     is_media_type as is_media_type,  # codecs check media types with it
 )
@@ -96,32 +100,6 @@ Metadata: TypeAlias = Annotated[Mapping[str, Any], FrozenJsonMap]
 """Read-only JSON metadata, the annotation of every ``metadata`` field: constructors take any
 mapping (a ``dict`` passes a type checker); the value held is a read-only ``FrozenJsonMap``."""
 
-# defer_build: the validators and serializers are built on first use, not at import. Building
-# them is cheap, but the first build in a process makes pydantic scan every installed
-# distribution for plugins (tens of milliseconds), which `import threadline` should not pay.
-#
-# str_min_length=0 constrains nothing, but it makes pydantic-core validate every ``str`` of a
-# message or part (text, ids, names, media types, metadata keys...) as a constrained string,
-# which it reads as UTF-8: a Python string holding a lone surrogate ("\ud800", which
-# ``json.loads`` produces) is refused in Rust with the error ``string_unicode``, at no cost a
-# Python check per field would add. Such a string could not be dumped, stored or sealed (UTF-8
-# cannot encode it), so no message may hold one. JSON values inside messages (metadata values,
-# tool arguments, hook state) are checked by ``check_json_value``; JSON text never yields one
-# (its parser refuses an unpaired ``\ud800`` escape). tests/unit/test_surrogates.py holds it.
-_STRICT_TEXT = ConfigDict(str_min_length=0)
-_PART_CONFIG = ConfigDict(
-    extra="forbid",
-    json_schema_serialization_defaults_required=True,
-    defer_build=True,
-    **_STRICT_TEXT,
-)
-
-
-Base64Bytes = Annotated[bytes, StandardBase64]
-JsonObject = Annotated[Mapping[str, Any], FrozenJsonMap, Field(default_factory=lambda: EMPTY)]
-JsonData = Annotated[Any, JSON_DATA]
-_REPLAY_FIELD: Any = Field(default=False, exclude=True)
-
 
 class _HasMetadata(Protocol):
     @property
@@ -146,7 +124,7 @@ class _PartBase:
         return typing.cast(_Self, dataclasses.replace(typing.cast(Any, self), metadata=merged))
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class TextPart(_PartBase):
     """Plain text from a user, a model or a tool."""
 
@@ -160,7 +138,7 @@ class TextPart(_PartBase):
     Responses output item id (``openai.item_id``)."""
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class ReasoningPart(_PartBase):
     """A model's reasoning ("thinking"), with the opaque state a provider needs to continue it.
 
@@ -200,7 +178,7 @@ class ReasoningPart(_PartBase):
     """Provider details kept across persistence."""
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class ToolCallPart(_PartBase):
     """A model asking the application to run a tool.
 
@@ -237,7 +215,7 @@ class ToolCallPart(_PartBase):
             )
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class FilePart(_PartBase):
     """An image, document, audio or other file, by bytes or by URL (exactly one)."""
 
@@ -305,7 +283,7 @@ ToolResultContent: TypeAlias = Annotated[
 """What a tool result's content may hold besides a plain string."""
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class ToolResultPart(_PartBase):
     """What a tool returned for one call.
 
@@ -337,7 +315,7 @@ class ToolResultPart(_PartBase):
         return "".join(part.text for part in self.content if isinstance(part, TextPart))
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class HookPart(_PartBase):
     """Application state for a UI or a resumed run (a pending approval, a form). Never sent to a
     model: integrity drops it."""
@@ -352,7 +330,7 @@ class HookPart(_PartBase):
     """Application details kept across persistence."""
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class ProviderToolCallPart(_PartBase):
     """A tool the provider ran itself (web search, code execution).
 
@@ -374,7 +352,7 @@ class ProviderToolCallPart(_PartBase):
     """Provider details kept across persistence."""
 
 
-@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=_PART_CONFIG)
+@pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True, config=PART_CONFIG)
 class ProviderToolResultPart(_PartBase):
     """The result of a tool the provider ran itself; follows its call in the same message.
 
@@ -449,7 +427,7 @@ class Message(RoleHints):
         extra="forbid",
         json_schema_serialization_defaults_required=True,
         defer_build=True,
-        **_STRICT_TEXT,
+        **STRICT_TEXT,
     )
 
     id: str = Field(default_factory=new_message_id)
@@ -463,7 +441,7 @@ class Message(RoleHints):
     ``History(timestamps=True)`` sets it on what it stores."""
     metadata: Metadata = Field(default_factory=lambda: EMPTY)
     """Application and provider details kept across persistence (usage, response ids...)."""
-    replay: Annotated[bool, AfterValidator(refuse_replay_from_data)] = _REPLAY_FIELD
+    replay: Annotated[bool, AfterValidator(refuse_replay_from_data)] = REPLAY_FIELD
     """Runtime only: this message is being replayed from a stored run. Set in Python; never
     serialized, refused in data read from outside and by ``verify``."""
 

@@ -852,6 +852,19 @@ class TestCopyAndPickle:
         assert [e.version for e in events] == [2]
         assert RECORDED_ERRORS == ["division by zero"]  # the handler came along
 
+    def test_pickles_naming_the_old_rebuild_path_still_load(self) -> None:
+        # Pickles written before copies moved to _forking name threadline.history._rebuild_history.
+        history = History(make(2), max_messages=5)
+        new = pickle.dumps(history, protocol=2)  # protocol 2 names globals as "module\nname\n"
+        assert b"threadline._forking\nrebuild_history\n" in new
+        old = new.replace(
+            b"threadline._forking\nrebuild_history\n", b"threadline.history\n_rebuild_history\n"
+        )
+        loaded = pickle.loads(old)
+        assert type(loaded) is History
+        assert list(loaded) == list(history)
+        assert loaded.version == history.version
+
     def test_subclasses_survive_copy_and_from_json(self) -> None:
         class Custom(History):
             pass
