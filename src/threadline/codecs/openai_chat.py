@@ -43,8 +43,8 @@ from threadline.codecs._media import data_url
 from threadline.codecs._media import decode_base64
 from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
-from threadline.codecs._media import media_type_from_url
 from threadline.codecs._media import parse_data_url
+from threadline.codecs._media import parse_file_data
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
@@ -467,13 +467,10 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
             "only file_data can be read: a file_id refers to an upload threadline cannot "
             "fetch; keep files as bytes or URLs",
         )
-    inline = parse_data_url(file_data, reader, f"{path}.file.file_data")
-    if inline is None:
-        media_type = media_type_from_url(filename or "", "application/octet-stream")
-        inline = media_type, decode_base64(file_data, reader, f"{path}.file.file_data")
-    return reader.part(
-        FilePart, block, path, media_type=inline[0], data=inline[1], filename=filename
+    media_type, data = parse_file_data(
+        file_data, filename, "application/octet-stream", reader, f"{path}.file.file_data"
     )
+    return reader.part(FilePart, block, path, media_type=media_type, data=data, filename=filename)
 
 
 def _assistant_parts(
