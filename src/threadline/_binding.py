@@ -113,12 +113,7 @@ class Binding:
             threadline.ValidationError: a message's id is in the conversation already.
         """
         refuse_taken_ids(messages, self.ids, self.conversation_id)
-        if self.asynchronous:
-            self.queue.append(("append", list(messages)))
-        elif self.version is None:
-            self.store.append(self.conversation_id, list(messages))
-        else:
-            self._write_versioned("append", messages)
+        self._write("append", messages)
         self.ids.update(message.id for message in messages)
         self.length += len(messages)
 
@@ -129,14 +124,20 @@ class Binding:
             threadline.ValidationError: two of the messages share an id.
         """
         refuse_taken_ids(messages, set(), self.conversation_id)
-        if self.asynchronous:
-            self.queue.append(("replace", list(messages)))
-        elif self.version is None:
-            self.store.replace(self.conversation_id, list(messages))
-        else:
-            self._write_versioned("replace", messages)
+        self._write("replace", messages)
         self.ids = {message.id for message in messages}
         self.length = len(messages)
+
+    def _write(self, kind: Literal["append", "replace"], messages: Sequence[Message]) -> None:
+        """Queue the write (an async store), send it, or send it with ``expected_version``
+        (a store that takes versions)."""
+        if self.asynchronous:
+            self.queue.append((kind, list(messages)))
+        elif self.version is None:
+            write = self.store.append if kind == "append" else self.store.replace
+            write(self.conversation_id, list(messages))
+        else:
+            self._write_versioned(kind, messages)
 
     def _write_versioned(
         self, kind: Literal["append", "replace"], messages: Sequence[Message]

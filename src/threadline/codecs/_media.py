@@ -60,6 +60,21 @@ def parse_data_url(url: str, reader: Reader, path: str) -> tuple[str, bytes] | N
     return media_type, unquote_to_bytes(body)
 
 
+def parse_file_data(
+    file_data: str, filename: str | None, default: str, reader: Reader, path: str
+) -> tuple[str, bytes]:
+    """``(media_type, bytes)`` of an OpenAI ``file_data`` value: a ``data:`` URL, or bare
+    base64 whose media type ``filename``'s extension implies (else ``default``).
+
+    Raises:
+        threadline.CodecError: the data cannot be decoded, naming ``path``.
+    """
+    inline = parse_data_url(file_data, reader, path)
+    if inline is not None:
+        return inline
+    return media_type_from_url(filename or "", default), decode_base64(file_data, reader, path)
+
+
 _EXTENSION_TYPES = {
     "png": "image/png",
     "jpg": "image/jpeg",

@@ -76,6 +76,16 @@ def is_leading_turn(
     )
 
 
+def add_to_runs(runs: list[tuple[str, list[Any]]], role: str, part: Any) -> None:
+    """Add ``part`` to the last run when that run is ``role``'s, else start a run: a wire
+    turn's parts split, in order, into messages of one role each (``decode`` of a format whose
+    user turn holds tool results and user content alike: Anthropic, Bedrock, Gemini)."""
+    if runs and runs[-1][0] == role:
+        runs[-1][1].append(part)
+    else:
+        runs.append((role, [part]))
+
+
 def without_leading_turn(messages: list[Message]) -> list[Message]:
     """``messages`` without what ``decode`` leaves out of a format that lifts leading system
     messages and merges consecutive user messages: a first user turn that reads as the one

@@ -85,6 +85,7 @@ from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._tools import prepass
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
+from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
 from threadline.codecs._turns import without_leading_turn
@@ -529,10 +530,7 @@ def _decode(payload: Any) -> list[Message]:
         for block_index, block in enumerate(reader.expect_list(content, f"{path}.content")):
             where = f"{path}.content[{block_index}]"
             part, part_role = _decode_block(block, role, where, names, reader, model=None)
-            if runs and runs[-1][0] == part_role:
-                runs[-1][1].append(part)
-            else:
-                runs.append((part_role, [part]))
+            add_to_runs(runs, part_role, part)
         for (run_role, results), (next_role, following) in itertools.pairwise(runs):
             if run_role == "tool" and next_role == "user":
                 del following[: fold_moved_files(results, following)]
@@ -603,18 +601,10 @@ def _decode_block(
         if block.get("cache_control") is not None:
             metadata[_CACHE] = block["cache_control"]
         arguments = block.get("input", {})
+        raw_arguments = None
         if not isinstance(arguments, Mapping):
             raw_arguments = reader.json_text(arguments, f"{path}.input", compact=False)
-            return reader.part(
-                ToolCallPart,
-                block,
-                path,
-                id=call_id,
-                name=name,
-                arguments=EMPTY,
-                raw_arguments=raw_arguments,
-                metadata=freeze_json_map(metadata),
-            ), role
+            arguments = EMPTY
         return reader.part(
             ToolCallPart,
             block,
@@ -622,6 +612,7 @@ def _decode_block(
             id=call_id,
             name=name,
             arguments=freeze_json_map(arguments),
+            raw_arguments=raw_arguments,
             metadata=freeze_json_map(metadata),
         ), role
     fields = strip_nulls({key: value for key, value in block.items() if key not in _OWN_FIELDS})

@@ -48,6 +48,7 @@ import base64
 import binascii
 import re
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -83,6 +84,7 @@ from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._tools import prepass
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
+from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
 from threadline.codecs._turns import without_leading_turn
@@ -565,20 +567,14 @@ def _decode(payload: Any) -> list[Message]:
                     runs[-1][1][-1] = _with_cache_point(runs[-1][1][-1], block, where, reader)
                 continue
             part, part_role = decoded
-            if runs and runs[-1][0] == part_role:
-                runs[-1][1].append(part)
-            else:
-                runs.append((part_role, [part]))
+            add_to_runs(runs, part_role, part)
         out.extend(build_message(run_role, parts, path) for run_role, parts in runs)
     return unwrap_notes(out)
 
 
 def _system_parts(value: Any, path: str, reader: Reader) -> list[TextPart]:
     parts: list[TextPart] = []
-    for index, raw in enumerate(reader.expect_list(value, path)):
-        where = f"{path}[{index}]"
-        block = reader.expect_object(raw, where)
-        key = _block_key(block, where, reader)
+    for where, block, key in _keyed_blocks(value, path, reader):
         if key == "text":
             parts.append(TextPart(text=reader.str_field(block, "text", where)))
         elif key == "cachePoint":
@@ -593,6 +589,16 @@ def _with_cache_point(part: Any, block: Mapping[str, Any], path: str, reader: Re
     """``part`` with the ``cachePoint`` that followed its block in its metadata."""
     mark = reader.expect_object(block["cachePoint"], f"{path}.cachePoint")
     return part.with_metadata({CACHE_POINT: dict(mark)})
+
+
+def _keyed_blocks(
+    value: Any, path: str, reader: Reader
+) -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """Each item of the array ``value`` as ``(its path, the block, the one key it sets)``."""
+    for index, raw in enumerate(reader.expect_list(value, path)):
+        where = f"{path}[{index}]"
+        block = reader.expect_object(raw, where)
+        yield where, block, _block_key(block, where, reader)
 
 
 def _block_key(block: Mapping[str, Any], path: str, reader: Reader) -> str:
@@ -732,11 +738,8 @@ def _decode_tool_result(
     result = reader.expect_object(value, path)
     call_id = reader.str_field(result, "toolUseId", path)
     items: list[TextPart | FilePart] = []
-    raw = reader.expect_list(reader.field(result, "content", path), f"{path}.content")
-    for index, item in enumerate(raw):
-        where = f"{path}.content[{index}]"
-        block = reader.expect_object(item, where)
-        key = _block_key(block, where, reader)
+    blocks = reader.field(result, "content", path)
+    for where, block, key in _keyed_blocks(blocks, f"{path}.content", reader):
         if key == "text":
             items.append(TextPart(text=reader.str_field(block, "text", where)))
         elif key == "json":

@@ -86,6 +86,7 @@ from threadline.codecs._tools import prepass
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
+from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
 from threadline.codecs._turns import without_leading_turn
@@ -612,10 +613,7 @@ def _decode(payload: Any) -> list[Message]:
         for part_index, raw_part in enumerate(parts):
             where = f"{path}.parts[{part_index}]"
             part, part_role = _decode_part(raw_part, role, where, pairing, reader, model=None)
-            if runs and runs[-1][0] == part_role:
-                runs[-1][1].append(part)
-            else:
-                runs.append((part_role, [part]))
+            add_to_runs(runs, part_role, part)
         out.extend(build_message(run_role, run, path) for run_role, run in runs)
     return unwrap_notes(out)
 

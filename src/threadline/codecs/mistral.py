@@ -54,7 +54,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY
 from threadline._json import freeze_json_map
-from threadline._usage_readers import read_usage
+from threadline.codecs._chat_response import read_chat_completion
 from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import data_url
 from threadline.codecs._media import decode_base64
@@ -71,14 +71,10 @@ from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
 from threadline.codecs._policies import resolve
 from threadline.codecs._reading import Reader
-from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
 from threadline.codecs._reading import check_choice
-from threadline.codecs._reading import pick_choice
 from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
-from threadline.codecs._reading import response_message
-from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import arguments_json
@@ -655,23 +651,20 @@ def decode_response(
 
 def _decode_response(response: Any, *, choice: int) -> Message:
     """The reader behind `decode_response`, given a document within its limits."""
-    reader = Reader(f"{FORMAT} response")
-    document = reader.expect_object(as_json_document(response, FORMAT), "")
-    choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
-    picked, at = pick_choice(reader, choices, "choices", choice, noun="choice")
-    message = reader.expect_object(reader.field(picked, "message", at), f"{at}.message")
-    model = reader.optional_str(document, "model", "")
-    parts = _assistant_parts(message, f"{at}.message", reader, model=model)
-    usage = reader.optional_json(document, "usage", "")
-    metadata = response_metadata(
+    return read_chat_completion(
+        response,
+        choice=choice,
+        format_name=FORMAT,
         provider=PROVIDER,
-        response_id=reader.optional_str(document, "id", ""),
-        model=model,
-        stop_reason=reader.optional_str(picked, "finish_reason", at),
-        usage=read_usage("mistral", usage, reader),
-        raw_usage=usage,
+        usage_format="mistral",
+        read_message=_response_parts,
     )
-    return response_message(parts, f"{at}.message", metadata)
+
+
+def _response_parts(
+    message: Mapping[str, Any], path: str, reader: Reader, model: str | None
+) -> list[Any]:
+    return _assistant_parts(message, path, reader, model=model)
 
 
 # ---------------------------------------------------------------------------------------------

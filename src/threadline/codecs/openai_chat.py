@@ -37,14 +37,14 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY
 from threadline._json import freeze_json_map
-from threadline._usage_readers import read_usage
+from threadline.codecs._chat_response import read_chat_completion
 from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import data_url
 from threadline.codecs._media import decode_base64
 from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
-from threadline.codecs._media import media_type_from_url
 from threadline.codecs._media import parse_data_url
+from threadline.codecs._media import parse_file_data
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
@@ -52,14 +52,10 @@ from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
 from threadline.codecs._policies import resolve
 from threadline.codecs._reading import Reader
-from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
 from threadline.codecs._reading import check_choice
-from threadline.codecs._reading import pick_choice
 from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
-from threadline.codecs._reading import response_message
-from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import arguments_json
@@ -471,13 +467,10 @@ def _decode_file(block: Mapping[str, Any], kind: str, path: str, reader: Reader)
             "only file_data can be read: a file_id refers to an upload threadline cannot "
             "fetch; keep files as bytes or URLs",
         )
-    inline = parse_data_url(file_data, reader, f"{path}.file.file_data")
-    if inline is None:
-        media_type = media_type_from_url(filename or "", "application/octet-stream")
-        inline = media_type, decode_base64(file_data, reader, f"{path}.file.file_data")
-    return reader.part(
-        FilePart, block, path, media_type=inline[0], data=inline[1], filename=filename
+    media_type, data = parse_file_data(
+        file_data, filename, "application/octet-stream", reader, f"{path}.file.file_data"
     )
+    return reader.part(FilePart, block, path, media_type=media_type, data=data, filename=filename)
 
 
 def _assistant_parts(
@@ -600,29 +593,29 @@ def decode_response(
 
 def _decode_response(response: Any, *, choice: int) -> Message:
     """The reader behind `decode_response`, given a document within its limits."""
-    reader = Reader(f"{FORMAT} response")
-    document = reader.expect_object(as_json_document(response, f"{FORMAT}"), "")
-    choices = reader.expect_list(reader.field(document, "choices", ""), "choices")
-    picked, at = pick_choice(reader, choices, "choices", choice, noun="choice")
-    message = reader.expect_object(reader.field(picked, "message", at), f"{at}.message")
-    parts: list[Any] = _assistant_parts(message, f"{at}.message", {}, reader)
+    return read_chat_completion(
+        response,
+        choice=choice,
+        format_name=FORMAT,
+        provider=PROVIDER,
+        usage_format="openai_chat",
+        read_message=_response_parts,
+    )
+
+
+def _response_parts(
+    message: Mapping[str, Any], path: str, reader: Reader, model: str | None
+) -> list[Any]:
+    """The response message's parts: ``annotations`` go to its first plain text part."""
+    parts: list[Any] = _assistant_parts(message, path, {}, reader)
     annotations = message.get("annotations")
     if annotations:
-        reader.check_json(annotations, f"{at}.message.annotations")
+        reader.check_json(annotations, f"{path}.annotations")
         for index, part in enumerate(parts):
             if isinstance(part, TextPart) and not part.metadata.keys() & {"openai.refusal", AUDIO}:
                 parts[index] = part.with_metadata({"openai.annotations": strip_nulls(annotations)})
                 break
-    usage = reader.optional_json(document, "usage", "")
-    metadata = response_metadata(
-        provider=PROVIDER,
-        response_id=reader.optional_str(document, "id", ""),
-        model=reader.optional_str(document, "model", ""),
-        stop_reason=reader.optional_str(picked, "finish_reason", at),
-        usage=read_usage("openai_chat", usage, reader),
-        raw_usage=usage,
-    )
-    return response_message(parts, f"{at}.message", metadata)
+    return parts
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,10 +48,10 @@ from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
 from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import data_url
-from threadline.codecs._media import decode_base64
 from threadline.codecs._media import image_type_from_url
 from threadline.codecs._media import media_type_from_url
 from threadline.codecs._media import parse_data_url
+from threadline.codecs._media import parse_file_data
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import ProviderToolPart
@@ -684,12 +684,11 @@ def _decode_input_block(block: Mapping[str, Any], path: str, reader: Reader) -> 
         filename = reader.optional_str(block, "filename", path)
         file_data = reader.optional_str(block, "file_data", path)
         if file_data is not None:
-            inline = parse_data_url(file_data, reader, f"{path}.file_data")
-            if inline is None:
-                media_type = media_type_from_url(filename or "", "application/pdf")
-                inline = media_type, decode_base64(file_data, reader, f"{path}.file_data")
+            media_type, data = parse_file_data(
+                file_data, filename, "application/pdf", reader, f"{path}.file_data"
+            )
             return reader.part(
-                FilePart, block, path, media_type=inline[0], data=inline[1], filename=filename
+                FilePart, block, path, media_type=media_type, data=data, filename=filename
             )
         file_url = reader.optional_str(block, "file_url", path)
         if file_url is None:
