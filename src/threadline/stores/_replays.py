@@ -53,6 +53,9 @@ class Batch:
         return [index for index, skipped in enumerate(skip) if not skipped]
 
     def without_replays(self, stored: Mapping[str, str]) -> tuple[list[str], list[str]]:
-        """The ids and texts at the positions `kept` gives."""
+        """The ids and texts at the positions `kept` gives (``ids`` and ``texts`` themselves
+        when it keeps them all)."""
         kept = self.kept(stored)
+        if len(kept) == len(self.ids):
+            return self.ids, self.texts
         return [self.ids[i] for i in kept], [self.texts[i] for i in kept]

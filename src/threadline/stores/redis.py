@@ -637,7 +637,8 @@ class _Batch(Batch):
     def unique(self) -> list[tuple[str, str, str]]:
         """``(id, digest, JSON)`` of each message, without replays of one earlier in the batch."""
         rows = list(zip(self.ids, self.digests, self.texts, strict=True))
-        return [rows[i] for i in self.kept({})]
+        kept = self.kept({})
+        return rows if len(kept) == len(rows) else [rows[i] for i in kept]
 
     def _keys(self) -> list[str]:
         return self.digests
