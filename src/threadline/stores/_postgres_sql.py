@@ -18,10 +18,9 @@ from psycopg.rows import TupleRow
 
 from threadline.errors import StoreError
 from threadline.errors import ValidationError
-from threadline.messages import Message
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_pool import Connection
-from threadline.stores.base import replayed
+from threadline.stores._replays import Batch
 
 __all__ = [
     "Append",
@@ -193,16 +192,8 @@ def driver_errors(action: str) -> Iterator[None]:
         raise StoreError(f"{action}: {type(error).__name__}: {error}") from error
 
 
-class Append:
+class Append(Batch):
     """An append's rows and ids: the statement's parameters, and on a stored id, the rest."""
-
-    def __init__(
-        self, conversation_id: str, items: list[Message], texts: list[str], where: str
-    ) -> None:
-        self.conversation_id = conversation_id
-        self.texts = texts
-        self.ids = [message.id for message in items]
-        self.where = where
 
     def params(self, expected: int | None) -> dict[str, object]:
         return _append_params(self.conversation_id, self.texts, self.ids, expected)
@@ -218,11 +209,9 @@ class Append:
             threadline.ValidationError: an id names a different message (stored or in the
                 batch).
         """
-        skip = replayed(self.conversation_id, self.ids, self.texts, dict(held), self.where)
-        kept = [i for i, skipped in enumerate(skip) if not skipped]
-        if not kept:
+        ids, texts = self.without_replays(dict(held))
+        if not ids:
             return None
-        texts, ids = [self.texts[i] for i in kept], [self.ids[i] for i in kept]
         return _append_params(self.conversation_id, texts, ids, version)
 
 

@@ -58,6 +58,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -135,12 +136,16 @@ class JsonlStore(JsonRows, PollingWatch):
         self.blob_threshold = blob_threshold
         if sys.platform == "win32":
             raise StoreError("JsonlStore needs POSIX flock; on Windows use SQLiteStore")
-        with wrap_driver_errors(f"{self!r} could not create its directory", OSError):
+        with self._failing("create its directory"):
             self.directory.mkdir(parents=True, exist_ok=True)
         self._ids = _IdIndexes()
 
     def __repr__(self) -> str:
         return f"JsonlStore({str(self.directory)!r})"
+
+    def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
+        """Raise the file system's errors (and ``errors``) as `StoreError`."""
+        return wrap_driver_errors(f"{self!r} could not {doing}", OSError, *errors)
 
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -156,8 +161,7 @@ class JsonlStore(JsonRows, PollingWatch):
         """
         validate_conversation_id(conversation_id)
         path = self._path(conversation_id)
-        action = f"{self!r} could not load conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError):
+        with self._failing(f"load conversation {conversation_id!r}"):
             with self._locked(path, exclusive=False) as fd:
                 if fd is None:
                     return []
@@ -177,8 +181,7 @@ class JsonlStore(JsonRows, PollingWatch):
         """
         validate_conversation_id(conversation_id)
         path = self._path(conversation_id)
-        action = f"{self!r} could not read the version of conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError):
+        with self._failing(f"read the version of conversation {conversation_id!r}"):
             with self._locked(path, exclusive=True) as fd:
                 if fd is not None:
                     return self._version(path, fd, _drop_torn_tail(fd, path))
@@ -216,8 +219,7 @@ class JsonlStore(JsonRows, PollingWatch):
         if not items:
             return
         path = self._path(conversation_id)
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError):
+        with self._failing(f"append to conversation {conversation_id!r}"):
             items = self._offloaded(items, conversation_id)
             with self._locked(path, exclusive=True, create=True) as fd:
                 assert fd is not None  # create=True
@@ -278,8 +280,7 @@ class JsonlStore(JsonRows, PollingWatch):
             self._delete(conversation_id, expected, "JsonlStore.replace")
             return
         path = self._path(conversation_id)
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError):
+        with self._failing(f"replace conversation {conversation_id!r}"):
             data = b"".join(line + b"\n" for line in self._message_lines(items, conversation_id))
             temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
             with self._locked(path, exclusive=True, create=True) as held:
@@ -314,7 +315,7 @@ class JsonlStore(JsonRows, PollingWatch):
             threadline.StoreError: the directory cannot be read.
         """
         ids = []
-        with wrap_driver_errors(f"{self!r} could not list conversations", OSError):
+        with self._failing("list conversations"):
             for entry in os.scandir(self.directory):
                 name = entry.name
                 if not name.endswith(_SUFFIX) or name.startswith("."):
@@ -341,8 +342,7 @@ class JsonlStore(JsonRows, PollingWatch):
         """
         items, point = fork_source(self.load, conversation_id, new_id, at, "JsonlStore.fork")
         path = self._path(new_id)
-        action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
-        with wrap_driver_errors(action, OSError):
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             data = b"".join(line + b"\n" for line in self._message_lines(items, new_id))
             parent = ParentFile(path)
             with self._locked(path, exclusive=True, create=True) as held:
@@ -375,8 +375,7 @@ class JsonlStore(JsonRows, PollingWatch):
             threadline.StoreError: the side file cannot be read or is not a parent record.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not read the parent of conversation {conversation_id!r}"
-        with wrap_driver_errors(action, OSError, ValueError):
+        with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
             return decode_parent(ParentFile(self._path(conversation_id)).read())
 
     def path(self, conversation_id: str) -> Path:
@@ -395,9 +394,11 @@ class JsonlStore(JsonRows, PollingWatch):
     def _delete(self, conversation_id: str, expected: int | None, where: str) -> None:
         """Remove the file (after recording the next version), checking ``expected``."""
         path = self._path(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
         # Lock (making an empty file when there is none): the version steps even then.
-        with wrap_driver_errors(action, OSError), self._locked(path, True, True) as fd:
+        with (
+            self._failing(f"delete conversation {conversation_id!r}"),
+            self._locked(path, True, True) as fd,
+        ):
             assert fd is not None  # create=True
             current = self._version(path, fd, _drop_torn_tail(fd, path))
             if expected is not None and current != expected:

@@ -92,12 +92,12 @@ from typing import ClassVar
 from threadline.messages import Message
 from threadline.stores._closing import AsyncClosing
 from threadline.stores._closing import Closing
+from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch
 from threadline.stores._watch import check_after_version
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
-from threadline.stores.base import replayed
 from threadline.stores.base import validate_conversation_id
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
 from threadline.stores.blobs import BlobStore
@@ -223,11 +223,8 @@ class _PostgresStoreBase(JsonRows):
     ) -> list[tuple[str, Any]]:
         """The statements of a replace, to run in one transaction after `_locked_version`
         and the version check."""
-        ids = [message.id for message in items]
-        if len(set(ids)) != len(ids):
-            skip = replayed(conversation_id, ids, texts, {}, f"{self._NAME}.replace")
-            ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
-            texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
+        batch = Batch(conversation_id, items, texts, f"{self._NAME}.replace")
+        ids, texts = batch.without_replays({})
         # Lock the conversation's row before deleting: a writer holding it commits first, and
         # the DELETE (a new statement, so a new snapshot) then sees its rows.
         steps: list[tuple[str, Any]] = [

@@ -89,12 +89,12 @@ from threadline.stores._redis_scripts import APPEND
 from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
 from threadline.stores._redis_scripts import REPLACE
 from threadline.stores._redis_scripts import VERSION
+from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch
 from threadline.stores._watch import check_after_version
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
-from threadline.stores.base import replayed
 from threadline.stores.base import reused_id
 from threadline.stores.base import validate_conversation_id
 from threadline.stores.base import wrap_driver_errors
@@ -598,26 +598,21 @@ LOG_LENGTH = _LOG_LENGTH
 that lost its connection for longer than that many writes reloads the whole conversation."""
 
 
-class _Batch:
+class _Batch(Batch):
     """A batch's ids, JSON texts and their digests, as the append script takes them."""
 
     def __init__(
         self, conversation_id: str, items: list[Message], texts: list[str], where: str
     ) -> None:
-        self.conversation_id = conversation_id
-        self.where = where
-        self.ids = [message.id for message in items]
-        self.texts = texts
+        super().__init__(conversation_id, items, texts, where)
         self.digests = [hashlib.blake2b(t.encode(), digest_size=16).hexdigest() for t in texts]
-        self.repeats = len(set(self.ids)) != len(self.ids)
         self.expected = ""  # the expected version sent with the script ("" for none)
 
     def args(self, expected: str) -> list[str | int]:
         """The append script's ARGV; raises first when two different messages in it share an
         id."""
         self.expected = expected
-        if self.repeats:
-            replayed(self.conversation_id, self.ids, self.digests, {}, self.where)
+        self.kept({})  # raises when two different messages share an id
         ids, digests, texts = self.ids, self.digests, self.texts
         return [self.conversation_id, expected, len(ids), *ids, *digests, *texts]
 
@@ -642,10 +637,11 @@ class _Batch:
     def unique(self) -> list[tuple[str, str, str]]:
         """``(id, digest, JSON)`` of each message, without replays of one earlier in the batch."""
         rows = list(zip(self.ids, self.digests, self.texts, strict=True))
-        if not self.repeats:
-            return rows
-        skip = replayed(self.conversation_id, self.ids, self.digests, {}, self.where)
-        return [row for row, skipped in zip(rows, skip, strict=True) if not skipped]
+        kept = self.kept({})
+        return rows if len(kept) == len(rows) else [rows[i] for i in kept]
+
+    def _keys(self) -> list[str]:
+        return self.digests
 
 
 def _check_arguments(name: str, url: object, client: object, prefix: object) -> None:

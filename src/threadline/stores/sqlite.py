@@ -64,17 +64,18 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._closing import Closing
+from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
-from threadline.stores.base import replayed
 from threadline.stores.base import validate_conversation_id
 from threadline.stores.base import wrap_driver_errors
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
@@ -175,6 +176,10 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
 
+    def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
+        """Raise SQLite's errors (and ``errors``) as `StoreError`."""
+        return wrap_driver_errors(f"{self!r} could not {doing}", sqlite3.Error, *errors)
+
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
 
@@ -185,8 +190,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 placeholder).
         """
         validate_conversation_id(conversation_id)
-        where = f"{self!r} could not load conversation {conversation_id!r}"
-        with wrap_driver_errors(where, sqlite3.Error, ValueError):
+        with self._failing(f"load conversation {conversation_id!r}", ValueError):
             # CAST to BLOB hands the stored UTF-8 over as bytes, with no str decoding per row.
             rows = (
                 self._db.connection()
@@ -209,8 +213,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
             threadline.StoreError: the database cannot be read.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not read the version of conversation {conversation_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error):
+        with self._failing(f"read the version of conversation {conversation_id!r}"):
             connection = self._db.connection()
             # One read transaction: the two SELECTs see the same snapshot.
             connection.execute("BEGIN")
@@ -249,23 +252,20 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         )
         if not items:
             return
-        action = f"{self!r} could not append to conversation {conversation_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._rows(items, conversation_id)
-            ids = [message.id for message in items]
+        with self._failing(f"append to conversation {conversation_id!r}"):
+            batch = Batch(
+                conversation_id, items, self._rows(items, conversation_id), "SQLiteStore.append"
+            )
             with self._db.transaction() as connection:
                 (last,) = connection.execute(_LAST_SEQ, (conversation_id,)).fetchone()
                 row = connection.execute(_VERSION, (conversation_id,)).fetchone()
                 current = row[0] if row is not None else _legacy_version(last)
                 if expected is not None and current != expected:
                     raise conflict("SQLiteStore.append", conversation_id, expected, current)
-                held = _held(connection, conversation_id, ids)
-                if held or len(set(ids)) != len(ids):
-                    skip = replayed(conversation_id, ids, texts, held, "SQLiteStore.append")
-                    ids = [i for i, skipped in zip(ids, skip, strict=True) if not skipped]
-                    texts = [t for t, skipped in zip(texts, skip, strict=True) if not skipped]
-                    if not texts:
-                        return
+                held = _held(connection, conversation_id, batch.ids)
+                ids, texts = batch.without_replays(held)
+                if not texts:
+                    return
                 start = _next_seq(last, len(texts), conversation_id, self)
                 connection.executemany(
                     _INSERT,
@@ -307,15 +307,17 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         items, expected = check_write(
             conversation_id, messages, expected_version, "SQLiteStore.replace"
         )
-        action = f"{self!r} could not replace conversation {conversation_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error):
-            texts = self._rows(items, conversation_id)
-            rows = _unique_rows(conversation_id, items, texts, "SQLiteStore.replace")
+        with self._failing(f"replace conversation {conversation_id!r}"):
+            batch = Batch(
+                conversation_id, items, self._rows(items, conversation_id), "SQLiteStore.replace"
+            )
+            ids, texts = batch.without_replays({})
             with self._db.transaction() as connection:
                 self._delete(
-                    connection, conversation_id, expected, "SQLiteStore.replace", bool(rows)
+                    connection, conversation_id, expected, "SQLiteStore.replace", bool(texts)
                 )
-                if rows:
+                if texts:
+                    rows = zip(ids, texts, strict=True)
                     connection.executemany(
                         _INSERT,
                         [(conversation_id, i, text, mid) for i, (mid, text) in enumerate(rows)],
@@ -336,8 +338,10 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
             threadline.StoreError: the database cannot be written.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not delete conversation {conversation_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error), self._db.transaction() as connection:
+        with (
+            self._failing(f"delete conversation {conversation_id!r}"),
+            self._db.transaction() as connection,
+        ):
             self._delete(connection, conversation_id)
 
     def list_conversations(self) -> list[str]:
@@ -346,7 +350,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         Raises:
             threadline.StoreError: the database cannot be read.
         """
-        with wrap_driver_errors(f"{self!r} could not list conversations", sqlite3.Error):
+        with self._failing("list conversations"):
             rows = (
                 self._db.connection()
                 .execute(
@@ -367,8 +371,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 written).
         """
         items, point = fork_source(self.load, conversation_id, new_id, at, "SQLiteStore.fork")
-        action = f"{self!r} could not fork conversation {conversation_id!r} into {new_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error):
+        with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             texts = self._rows(items, new_id)
             with self._db.transaction() as connection:
                 if connection.execute(_IN_USE, (new_id, new_id)).fetchone()[0]:
@@ -398,8 +401,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
             threadline.StoreError: the database cannot be read.
         """
         validate_conversation_id(conversation_id)
-        action = f"{self!r} could not read the parent of conversation {conversation_id!r}"
-        with wrap_driver_errors(action, sqlite3.Error):
+        with self._failing(f"read the parent of conversation {conversation_id!r}"):
             row = (
                 self._db.connection()
                 .execute(
@@ -487,15 +489,3 @@ def _held(connection: sqlite3.Connection, conversation_id: str, ids: list[str]) 
         query = _HELD.format(",".join("?" * len(chunk)))
         held.update(connection.execute(query, (conversation_id, *chunk)).fetchall())
     return held
-
-
-def _unique_rows(
-    conversation_id: str, items: list[Message], texts: list[str], where: str
-) -> list[tuple[str, str]]:
-    """``(id, JSON)`` of each message, without the replays of an earlier one in the batch."""
-    ids = [message.id for message in items]
-    if len(set(ids)) == len(ids):
-        return list(zip(ids, texts, strict=True))
-    skip = replayed(conversation_id, ids, texts, {}, where)
-    rows = zip(ids, texts, strict=True)
-    return [row for row, skipped in zip(rows, skip, strict=True) if not skipped]
