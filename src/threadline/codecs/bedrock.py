@@ -214,15 +214,25 @@ def encode(
         model: a model id; an inference profile, its ARN and its base model id are one model.
         reasoning: ``auto`` replays Bedrock reasoning (to its model).
     """
-    prepared, options = prepare_for_encoding(
+    body, _ = encode_with_calls(
         messages,
-        provider=PROVIDER,
+        system=system,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
+    return body
+
+
+def encode_with_calls(
+    messages: Iterable[Message], *, system: str | None = None, **settings: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """`encode` (``settings`` are its other options), and the names of the tools the history
+    calls (its ``toolUse`` blocks'), each once, in order: what ``toolConfig`` declares when
+    no tools are given, so ``threadline.encode`` need not walk the body again for them."""
+    prepared, options = prepare_for_encoding(messages, provider=PROVIDER, **settings)
     prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
@@ -232,6 +242,7 @@ def encode(
         system_blocks.append({"text": system})
     turns: list[dict[str, Any]] = []
     merged: list[list[dict[str, Any]]] = []
+    called: dict[str, None] = {}
     leading = True
     for index, message in enumerate(prepared):
         role = message.role
@@ -256,7 +267,7 @@ def encode(
         if not parts:
             parts = resolve(message, index, options, CAPABILITIES)
         if role == "assistant":
-            blocks = _assistant_blocks(parts, ids)
+            blocks = _assistant_blocks(parts, ids, called)
             wire_role = "assistant"
         elif role == "tool":
             blocks = []
@@ -283,7 +294,7 @@ def encode(
     if system_blocks:
         payload["system"] = system_blocks
     payload["messages"] = turns
-    return payload
+    return payload, list(called)
 
 
 def _is_result(block: Mapping[str, Any]) -> bool:
@@ -352,7 +363,10 @@ def _user_blocks(parts: Sequence[Resolved], names: _DocumentNames) -> list[dict[
     return blocks
 
 
-def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    parts: Sequence[Resolved], ids: Mapping[str, str], called: dict[str, None]
+) -> list[dict[str, Any]]:
+    """The blocks of an assistant turn; the names of the tools it calls go in ``called``."""
     blocks: list[dict[str, Any]] = []
     for part in parts:
         # ``type(part) is`` for the common parts (never subclassed: see `Message`), in the
@@ -375,6 +389,7 @@ def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list
                 "input": dict(part.arguments),
             }
             blocks.append({"toolUse": use})
+            called[part.name] = None
             if part.metadata:
                 _add_cache_point(blocks, part)
         elif isinstance(part, (TextPart, ToolCallPart, ReasoningPart)):
