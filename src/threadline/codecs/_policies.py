@@ -418,10 +418,10 @@ def _scan_into(
         kept = False
         tool = message.role == "tool"
         for part in parts:
-            # the common parts first, a tool message's results before the assistant's parts
-            if type(part) is TextPart:
-                kept = True
-            elif tool and isinstance(part, ToolResultPart):
+            # ``Message`` admits each part class itself, never a subclass: ``type(part) is``
+            # tests cost less than ``isinstance`` calls; a tool message's results first, then
+            # the assistant's parts in the order they usually come
+            if tool and type(part) is ToolResultPart:
                 call_ids[part.call_id] = None
                 if part.name is not None:
                     tool_names[part.name] = None
@@ -431,14 +431,12 @@ def _scan_into(
                     kept = True
                 else:
                     leading = None
-            elif isinstance(part, ToolCallPart):
+            elif type(part) is TextPart:
                 kept = True
-                call_ids[part.id] = None
-                tool_names[part.name] = None
-            elif leading is None:  # decided: only the ids and names are still looked for
-                pass
-            elif isinstance(part, ReasoningPart):
-                if drop_all or (drop_foreign and part.provider != provider):
+            elif type(part) is ReasoningPart:
+                if leading is None:
+                    pass
+                elif drop_all or (drop_foreign and part.provider != provider):
                     if kept:
                         leading = None
                     else:
@@ -451,6 +449,10 @@ def _scan_into(
                     kept = True
                 else:
                     leading = None  # not replayed (`reasoning_action`): resolved part by part
+            elif type(part) is ToolCallPart:
+                kept = True
+                call_ids[part.id] = None
+                tool_names[part.name] = None
             else:
                 leading = None
         add(None if leading is None else parts[leading:] if leading else parts)

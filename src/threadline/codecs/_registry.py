@@ -6,6 +6,7 @@ A codec module is imported the first time its name is used, so ``import threadli
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -130,7 +131,13 @@ def encode(
         ValueError: an option has a value outside its documented choices.
         TypeError: ``tools`` is not a list of ``ToolDefinition``.
     """
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {
+        "system": system,
+        "model": model,
+        "integrity": integrity,
+        "reasoning": reasoning,
+        "unsupported": unsupported,
+    }
     if text_files != "unsupported":  # a codec written before the option still works
         options["text_files"] = text_files
     codec = get_codec(provider)
@@ -153,15 +160,15 @@ def encode(
         messages = list(messages)
         plan = plan_cache(cache, messages, provider)
         messages = marked_messages(plan, messages, provider)
-    body = codec.encode(
-        messages,
-        system=system,
-        model=model,
-        integrity=integrity,
-        reasoning=reasoning,
-        unsupported=unsupported,
-        **options,
-    )
+    if request is not None and provider == "bedrock":
+        # toolConfig declares the tools the history calls: the codec's loop collects them,
+        # so the body is not walked again for them
+        from threadline.codecs import bedrock
+
+        body, called = bedrock.encode_with_calls(messages, **options)
+        request = dataclasses.replace(request, called=called)
+    else:
+        body = codec.encode(messages, **options)
     # The request fields go on in prompt order: tools, then the structured output (a forced
     # tool joins the tools), then the breakpoints that may mark them.
     if request is not None:

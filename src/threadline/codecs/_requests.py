@@ -82,6 +82,9 @@ class ToolRequest:
     """``auto``, ``none``, ``required``, a tool's stored name, or ``None`` (not sent)."""
     wire: Mapping[str, str]
     """``{stored name: wire name}`` for every name the provider refuses."""
+    called: Sequence[str] | None = None
+    """The wire names of the tools the encoded history calls, each once, in order, when the
+    codec gave them (Bedrock's does, for ``toolConfig``); ``None``: read from the body."""
 
     def wire_name(self, name: str) -> str:
         return self.wire.get(name, name)
@@ -434,9 +437,10 @@ def bedrock(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """
     specs = _listed(request, _bedrock_tool) if request.tools else []
     if not specs:
+        called = request.called
         specs = [
             {"toolSpec": {"name": name, "inputSchema": {"json": dict(ANY_OBJECT)}}}
-            for name in _bedrock_history_tools(body)
+            for name in (_bedrock_history_tools(body) if called is None else called)
         ]
     choice = request.choice
     if choice == "none":

@@ -69,7 +69,7 @@ def hashed_id(original: str, attempt: int = 0, *, prefix: str = "call_", size: i
 def map_call_ids(
     messages: Iterable[Message],
     *,
-    is_valid: Callable[[str], bool],
+    is_valid: Callable[[str], object],
     mint: Callable[[str, int], str] = hashed_id,
 ) -> dict[str, str]:
     """Wire ids for the tool-call ids a format would reject; valid ids are left out (kept).
@@ -81,7 +81,8 @@ def map_call_ids(
 
     Args:
         messages: the prepared history.
-        is_valid: whether the format accepts an id as it is.
+        is_valid: whether the format accepts an id as it is (truthy: a pattern's
+            ``fullmatch`` does).
         mint: ``mint(original, attempt)`` makes a candidate wire id; it must satisfy
             ``is_valid``.
 
@@ -107,7 +108,7 @@ def prepass(
     capabilities: Capabilities,
     rule: ToolNameRule,
     *,
-    is_valid: Callable[[str], bool],
+    is_valid: Callable[[str], object],
     mint: Callable[[str, int], str] = hashed_id,
 ) -> tuple[list[Message], dict[str, str], EncodeOptions, Sequence[Sequence[Resolved] | None]]:
     """What an ``encode`` needs before it maps its prepared ``messages``, from one walk over
@@ -139,11 +140,11 @@ def prepass(
 
 
 def _wire_ids(
-    seen: Iterable[str], is_valid: Callable[[str], bool], mint: Callable[[str, int], str]
+    seen: Iterable[str], is_valid: Callable[[str], object], mint: Callable[[str, int], str]
 ) -> dict[str, str]:
-    invalid = [item for item in seen if not is_valid(item)]
-    if not invalid:
+    if all(map(is_valid, seen)):  # the common case, at C speed with a pattern's fullmatch
         return {}
+    invalid = [item for item in seen if not is_valid(item)]
     taken = {item for item in seen if is_valid(item)}
     mapping: dict[str, str] = {}
     for original in invalid:

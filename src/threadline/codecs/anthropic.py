@@ -139,8 +139,9 @@ _LEADING_CONTENT = [{"type": "text", "text": LEADING_USER_TEXT}]
 *first message must use the "user" role*."""
 
 
-def _valid_id(value: str) -> bool:
-    return _ID.fullmatch(value) is not None
+_valid_id = _ID.fullmatch
+"""A match for a tool-call id the Messages API takes as it is (the pattern's own method: no
+Python call per id)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,33 +193,40 @@ def encode(
             system_blocks.extend(_text_block(part) for part in _texts(message))
             continue
         leading = False
+        parts = ready[index]  # the plan's parts of a message with nothing to resolve
         if role == "system":  # later system text: a note in the user turn
             user_note = as_user_note(message)
             if user_note is None:
                 continue
-            message, role = user_note, "user"
+            message, role, parts = user_note, "user", None
         elif role == "user":  # its texts never read back as system notes
-            message = escape_notes(message)
-        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
-            blocks = _assistant_blocks(
-                ready[index] or resolve(message, index, options, CAPABILITIES), ids
-            )
+            escaped = escape_notes(message)
+            if escaped is not message:
+                message, parts = escaped, None
+        if not parts:
+            parts = resolve(message, index, options, CAPABILITIES)
+        if role == "assistant":
+            blocks = _assistant_blocks(parts, ids)
             wire_role = "assistant"
         elif role == "tool":
             moved: list[dict[str, Any]] = []
             blocks = [
                 _tool_result_block(part, ids, moved)
-                for part in ready[index] or resolve(message, index, options, CAPABILITIES)
-                if isinstance(part, ToolResultPart)
+                for part in parts
+                if type(part) is ToolResultPart
             ]
             if moved:  # the files of failed results, after all the results
                 blocks.extend(moved)
             wire_role = "user"
         else:
-            blocks = _user_blocks(message, index, options)
+            blocks = _user_blocks(parts)
             wire_role = "user"
-        if blocks:
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == wire_role:
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
+        else:  # a turn of its own, as most messages are: no call
+            turns.append({"role": wire_role, "content": blocks})
     add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if len(system_blocks) == 1 and "cache_control" not in system_blocks[0]:
@@ -246,10 +254,10 @@ def _text_block(part: TextPart) -> dict[str, Any]:
     return block
 
 
-def _user_blocks(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+def _user_blocks(parts: Sequence[Resolved]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, TextPart):
+    for part in parts:
+        if type(part) is TextPart:
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
@@ -265,13 +273,17 @@ def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list
     blocks: list[dict[str, Any]] = []
     server_calls: dict[str, str] = {}
     for part in parts:
-        if isinstance(part, TextPart):
+        # ``type(part) is`` for the common parts (never subclassed: see `Message`), in the
+        # order they usually come
+        if type(part) is ReasoningPart:
+            blocks.append(_thinking_block(part))
+        elif type(part) is TextPart:
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
-        elif isinstance(part, ToolCallPart):
+        elif type(part) is ToolCallPart:
             blocks.append(_tool_use_block(part, ids))
-        elif isinstance(part, ReasoningPart):
-            blocks.append(_thinking_block(part))
+        elif isinstance(part, (TextPart, ToolCallPart, ReasoningPart)):
+            raise AssertionError(f"a subclass of {type(part).__mro__[1].__name__}")
         elif isinstance(part, ProviderToolCallPart):
             block = carried(_server_tool_block(part))
             server_calls[block["id"]] = block["name"]
@@ -337,7 +349,9 @@ def _tool_use_block(part: ToolCallPart, ids: Mapping[str, str]) -> dict[str, Any
         "name": part.name,
         "input": dict(part.arguments),
     }
-    return _with_block_metadata(block, part.metadata)
+    if part.metadata:  # most calls have none: no call
+        _with_block_metadata(block, part.metadata)
+    return block
 
 
 def _with_block_metadata(block: dict[str, Any], metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -435,7 +449,7 @@ def _tool_result_block(
     if part.is_error:
         block["is_error"] = True
         block.setdefault("content", NO_CONTENT_TEXT)
-    if _CACHE in part.metadata:
+    if part.metadata and _CACHE in part.metadata:
         block["cache_control"] = part.metadata[_CACHE]
     return block
 

@@ -121,7 +121,6 @@ DEFAULT_DOCUMENT_NAME = "document"
 """The ``name`` of a document without a filename (Converse requires one)."""
 MAX_DOCUMENT_NAME = 200
 
-_ID = re.compile(r"[a-zA-Z0-9_.:-]+")
 _S3_URI = re.compile(r"s3://[a-z0-9][.\-a-z0-9]{1,61}[a-z0-9](/.*)?", re.DOTALL)
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9()\[\]\- ]+")
 """Characters a document ``name`` may not hold (the AWS docs allow alphanumerics, single
@@ -188,8 +187,9 @@ _RESULT_FILE_BLOCKS = ("image", "document", "video")
 """What a ``toolResult`` may hold besides text and JSON (no audio)."""
 
 
-def _valid_id(value: str) -> bool:
-    return len(value) <= MAX_ID_LENGTH and _ID.fullmatch(value) is not None
+_valid_id = re.compile(rf"[a-zA-Z0-9_.:-]{{1,{MAX_ID_LENGTH}}}").fullmatch
+"""A match for a tool-call id Converse takes as it is (the pattern's own method: no Python
+call per id)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,15 +216,25 @@ def encode(
         model: a model id; an inference profile, its ARN and its base model id are one model.
         reasoning: ``auto`` replays Bedrock reasoning (to its model).
     """
-    prepared, options = prepare_for_encoding(
+    body, _ = encode_with_calls(
         messages,
-        provider=PROVIDER,
+        system=system,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
+    return body
+
+
+def encode_with_calls(
+    messages: Iterable[Message], *, system: str | None = None, **settings: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """`encode` (``settings`` are its other options), and the names of the tools the history
+    calls (its ``toolUse`` blocks'), each once, in order: what ``toolConfig`` declares when
+    no tools are given, so ``threadline.encode`` need not walk the body again for them."""
+    prepared, options = prepare_for_encoding(messages, provider=PROVIDER, **settings)
     prepared, ids, options, ready = prepass(
         prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
     )
@@ -234,6 +244,7 @@ def encode(
         system_blocks.append({"text": system})
     turns: list[dict[str, Any]] = []
     merged: list[list[dict[str, Any]]] = []
+    called: dict[str, None] = {}
     leading = True
     for index, message in enumerate(prepared):
         role = message.role
@@ -245,31 +256,39 @@ def encode(
                 _add_cache_point(system_blocks, text)
             continue
         leading = False
+        parts = ready[index]  # the plan's parts of a message with nothing to resolve
         if role == "system":  # later system text: a note in the user turn
             user_note = as_user_note(message)
             if user_note is None:
                 continue
-            message, role = user_note, "user"
+            message, role, parts = user_note, "user", None
         elif role == "user":  # its texts never read back as system notes
-            message = escape_notes(message)
-        if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
-            blocks = _assistant_blocks(
-                ready[index] or resolve(message, index, options, CAPABILITIES), ids
-            )
+            escaped = escape_notes(message)
+            if escaped is not message:
+                message, parts = escaped, None
+        if not parts:
+            parts = resolve(message, index, options, CAPABILITIES)
+        if role == "assistant":
+            blocks = _assistant_blocks(parts, ids, called)
             wire_role = "assistant"
         elif role == "tool":
             blocks = []
-            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
-                if isinstance(part, ToolResultPart):
+            for part in parts:
+                if type(part) is ToolResultPart:
                     blocks.append(_tool_result_block(part, ids, names))
                     if part.metadata:
                         _add_cache_point(blocks, part)
             wire_role = "user"
         else:
-            blocks = _user_blocks(message, index, options, names)
+            blocks = _user_blocks(parts, names)
             wire_role = "user"
-        if blocks and merge_into_turns(turns, wire_role, blocks, is_result=_is_result):
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == wire_role:
+            merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
             merged.append(turns[-1]["content"])
+        else:  # a turn of its own, as most messages are: no call
+            turns.append({"role": wire_role, "content": blocks})
     for content in merged:  # one message's blocks never hold two cache points in a row
         _collapse_cache_points(content)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
@@ -277,7 +296,7 @@ def encode(
     if system_blocks:
         payload["system"] = system_blocks
     payload["messages"] = turns
-    return payload
+    return payload, list(called)
 
 
 def _is_result(block: Mapping[str, Any]) -> bool:
@@ -328,12 +347,10 @@ def _assistant_text_block(part: TextPart) -> dict[str, Any]:
     return {"citationsContent": {"content": [{"text": part.text}], "citations": citations}}
 
 
-def _user_blocks(
-    message: Message, index: int, options: EncodeOptions, names: _DocumentNames
-) -> list[dict[str, Any]]:
+def _user_blocks(parts: Sequence[Resolved], names: _DocumentNames) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, TextPart):
+    for part in parts:
+        if type(part) is TextPart:
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
                 if part.metadata:
@@ -348,10 +365,18 @@ def _user_blocks(
     return blocks
 
 
-def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    parts: Sequence[Resolved], ids: Mapping[str, str], called: dict[str, None]
+) -> list[dict[str, Any]]:
+    """The blocks of an assistant turn; the names of the tools it calls go in ``called``."""
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if isinstance(part, TextPart):
+        # ``type(part) is`` for the common parts (never subclassed: see `Message`), in the
+        # order they usually come
+        if type(part) is ReasoningPart:
+            redacted = _redacted_bytes(part) if part.redacted else None
+            blocks.append({"reasoningContent": _reasoning_content(part, redacted)})
+        elif type(part) is TextPart:
             if is_blank(part.text):
                 continue
             if not part.metadata:
@@ -359,17 +384,18 @@ def _assistant_blocks(parts: Sequence[Resolved], ids: Mapping[str, str]) -> list
                 continue
             blocks.append(_assistant_text_block(part))
             _add_cache_point(blocks, part)
-        elif isinstance(part, ToolCallPart):
+        elif type(part) is ToolCallPart:
             use = {
                 "toolUseId": ids.get(part.id, part.id),
                 "name": part.name,
                 "input": dict(part.arguments),
             }
             blocks.append({"toolUse": use})
+            called[part.name] = None
             if part.metadata:
                 _add_cache_point(blocks, part)
-        elif isinstance(part, ReasoningPart):
-            blocks.append({"reasoningContent": _reasoning_content(part, _redacted_bytes(part))})
+        elif isinstance(part, (TextPart, ToolCallPart, ReasoningPart)):
+            raise AssertionError(f"a subclass of {type(part).__mro__[1].__name__}")
         elif isinstance(part, Placeholder):
             blocks.append({"text": part.text})
         elif isinstance(
