@@ -142,7 +142,7 @@ def encode(
         options["text_files"] = text_files
     codec = get_codec(provider)
     request = None
-    if tools != () or tool_choice is not None or provider == "bedrock":
+    if tools != () or tool_choice is not None:
         from threadline.codecs import _requests
 
         request = _requests.read_tools(tools, tool_choice)
@@ -160,13 +160,18 @@ def encode(
         messages = list(messages)
         plan = plan_cache(cache, messages, provider)
         messages = marked_messages(plan, messages, provider)
-    if request is not None and provider == "bedrock":
-        # toolConfig declares the tools the history calls: the codec's loop collects them,
-        # so the body is not walked again for them
+    if provider == "bedrock":
+        # toolConfig declares the tools the history calls (Converse requires it whenever the
+        # history holds tool blocks): the codec's loop collects them, so the body is not
+        # walked again for them
+        from threadline.codecs import _requests
         from threadline.codecs import bedrock
 
         body, called = bedrock.encode_with_calls(messages, **options)
-        request = dataclasses.replace(request, called=called)
+        if request is not None:
+            request = dataclasses.replace(request, called=called)
+        elif called:  # no tools given: declare the called ones, as _requests.bedrock does
+            body["toolConfig"] = {"tools": _requests.bedrock_declared(called)}
     else:
         body = codec.encode(messages, **options)
     # The request fields go on in prompt order: tools, then the structured output (a forced

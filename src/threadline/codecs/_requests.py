@@ -438,10 +438,7 @@ def bedrock(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     specs = _listed(request, _bedrock_tool) if request.tools else []
     if not specs:
         called = request.called
-        specs = [
-            {"toolSpec": {"name": name, "inputSchema": {"json": dict(ANY_OBJECT)}}}
-            for name in (_bedrock_history_tools(body) if called is None else called)
-        ]
+        specs = bedrock_declared(_bedrock_history_tools(body) if called is None else called)
     choice = request.choice
     if choice == "none":
         raise _refuse(
@@ -460,6 +457,14 @@ def bedrock(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     elif choice is not None:
         config["toolChoice"] = {"tool": {"name": request.wire_name(choice)}}
     return {"toolConfig": config}
+
+
+def bedrock_declared(names: Iterable[str]) -> list[dict[str, Any]]:
+    """``toolConfig.tools`` declaring the tools ``names`` (wire names) with any input: what
+    Converse needs for a history that calls tools when no definitions were given."""
+    return [
+        {"toolSpec": {"name": name, "inputSchema": {"json": dict(ANY_OBJECT)}}} for name in names
+    ]
 
 
 def _bedrock_tool(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
