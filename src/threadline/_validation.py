@@ -188,7 +188,7 @@ def translate_errors(
                 continue  # "no parts left" only because a part was invalid: that error says why
         if kind != "string_unicode" and path in not_unicode:
             continue
-        if kind == "role_part":
+        if kind in ("role_part", "part_subclass"):
             path = f"{path}[{item.get('ctx', {}).get('index')}]"
         if content_not_parts:
             message = _CONTENT_NOT_PARTS

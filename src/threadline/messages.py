@@ -458,6 +458,14 @@ class Message(RoleHints):
             return parts
         for index, part in enumerate(parts):
             if type(part) not in allowed:
+                base = next((kind for kind in PART_TYPES if isinstance(part, kind)), None)
+                if base is not None and type(part) is not base:  # codecs match exact classes
+                    raise PydanticCustomError(
+                        "part_subclass",
+                        "a {subclass}, a subclass of {base}: messages hold the part classes "
+                        "themselves; build the {base} it stands for",
+                        {"index": index, "subclass": type(part).__name__, "base": base.__name__},
+                    )
                 raise PydanticCustomError(
                     "role_part",
                     "a {part_type} part, which {article} {role} message cannot hold; "

@@ -486,3 +486,23 @@ def test_every_part_type_has_with_metadata_stays_slotted_and_pickles(part: objec
     assert pickle.loads(pickle.dumps(changed)) == changed
     with pytest.raises(tl.ValidationError, match="metadata"):
         part.with_metadata(bad={1})  # type: ignore[attr-defined]
+
+
+def test_a_part_subclass_is_refused_naming_the_class_it_stands_for() -> None:
+    # Codecs and repair match the part classes exactly; a subclass would be sent as nothing.
+    @pydantic.dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Shouting(TextPart):
+        pass
+
+    parts = [tl.text_part("ok"), Shouting(text="HI")]
+    with pytest.raises(pydantic.ValidationError) as raw:
+        Message(role="user", parts=parts)
+    (error,) = raw.value.errors()
+    assert error["type"] == "part_subclass"
+    assert "a Shouting, a subclass of TextPart" in error["msg"]
+    assert "build the TextPart it stands for" in error["msg"]
+    with pytest.raises(tl.ValidationError) as caught:
+        tl.History().append({"role": "user", "parts": parts})
+    (detail,) = caught.value.errors
+    assert detail.type == "part_subclass"
+    assert detail.path.endswith("parts[1]")
