@@ -494,7 +494,7 @@ def test_a_part_subclass_is_refused_naming_the_class_it_stands_for() -> None:
     class Shouting(TextPart):
         pass
 
-    parts = [tl.text_part("ok"), Shouting(text="HI")]
+    parts = (tl.text_part("ok"), Shouting(text="HI"))
     with pytest.raises(pydantic.ValidationError) as raw:
         Message(role="user", parts=parts)
     (error,) = raw.value.errors()
