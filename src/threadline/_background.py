@@ -11,10 +11,13 @@ would. Either way its error goes to the handler given (``on_plugin_error``,
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["Background", "hand_error"]
 
@@ -34,6 +37,10 @@ class Background:
 
         ``failed(error)`` gets what it raised; this never raises it.
         """
+        # asyncio is imported here, not at `import threadline` (it costs ~25 ms at startup); a
+        # program with a running loop has imported it already.
+        import asyncio
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -49,6 +56,8 @@ class Background:
     async def drain(self) -> None:
         """Wait until every task started on the running loop has finished, including tasks
         that those started meanwhile. Their errors went to their handlers; none is raised."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         while True:
             mine = [task for task in list(self.tasks) if task.get_loop() is loop]

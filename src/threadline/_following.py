@@ -21,7 +21,6 @@ ends it too; ``unfollow`` raises it.
 
 from __future__ import annotations
 
-import asyncio
 import weakref
 from typing import Any
 
@@ -49,6 +48,8 @@ def check_follow(store: object, follow: object) -> bool:
             "RedisStore and PostgresStore: use AsyncRedisStore or AsyncPostgresStore with "
             "abind(..., follow=True))"
         )
+    import asyncio  # not at `import threadline`: it costs ~25 ms at startup
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -65,6 +66,8 @@ def start_following(history: Any) -> None:
     binding: Any = history._binding
     after = binding.version if binding.version is not None else 0
     watch = binding.store.watch(binding.conversation_id, after_version=after)
+    import asyncio
+
     binding.following = asyncio.get_running_loop().create_task(
         _follow(weakref.ref(history), watch),
         name=f"threadline follow {binding.conversation_id!r}",
@@ -79,6 +82,8 @@ async def stop_following(history: Any) -> None:
         return
     binding.following = None
     task.cancel()
+    import asyncio
+
     await asyncio.wait([task])  # a cancelled caller is cancelled here, as it should be
     error = None if task.cancelled() else task.exception()
     if error is not None:

@@ -157,5 +157,15 @@ def test_import_threadline_imports_no_optional_dependency() -> None:
     assert json.loads(out.stdout) == []
 
 
+def test_import_threadline_leaves_asyncio_to_async_code() -> None:
+    # asyncio (with ssl, socket, subprocess) is ~25 ms of a cold start; a history imports it
+    # when a coroutine hook, follow=True or a flush first needs it.
+    code = "import sys, threadline; print('asyncio' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "False"
+
+
 def test_version() -> None:
     assert isinstance(threadline.__version__, str)
