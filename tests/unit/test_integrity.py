@@ -797,6 +797,28 @@ def test_rename_with_an_unanswered_earlier_call() -> None:
     assert repaired.messages[5].parts[0].call_id == "c1~2"  # type: ignore[union-attr]
 
 
+def test_rename_when_both_calls_are_unanswered_reports_each_under_the_input_id() -> None:
+    # Found by the property suite: the report names ids as the input has them, so both
+    # missing results are reported under "c1", while the renamed call's result is "c1~2".
+    messages = [
+        user(),
+        assistant_message(call(), id="a1"),
+        user("retry", id="u2"),
+        assistant_message(call(), id="a2"),
+    ]
+    repaired = repair_messages(messages, rename_duplicate_ids=True)
+    assert keys(repaired.report.issues) == [
+        ("duplicate-tool-call", 3, 0, "c1"),
+        ("missing-tool-result", 1, 0, "c1"),
+        ("missing-tool-result", 3, 0, "c1"),
+    ]
+    results = [
+        p.call_id for m in repaired.messages for p in m.parts if isinstance(p, ToolResultPart)
+    ]
+    assert results == ["c1", "c1~2"]
+    assert check_messages(repaired.messages).ok
+
+
 @pytest.mark.parametrize(
     "case",
     [duplicate_call_in_one_turn_case(), duplicate_provider_call_case()],
