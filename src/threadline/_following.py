@@ -81,10 +81,14 @@ async def stop_following(history: Any) -> None:
     if task is None:
         return
     binding.following = None
-    task.cancel()
     import asyncio
 
-    await asyncio.wait([task])  # a cancelled caller is cancelled here, as it should be
+    # Cancel until the task has ended: a store driver that turns a cancellation into its own
+    # error (which the watch retries as a lost connection) must not keep it running, nor
+    # keep this waiting forever. A cancelled caller is cancelled in the wait, as it should be.
+    while not task.done():
+        task.cancel()
+        await asyncio.wait([task], timeout=1.0)
     error = None if task.cancelled() else task.exception()
     if error is not None:
         raise error

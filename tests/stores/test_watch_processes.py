@@ -108,10 +108,10 @@ def test_a_history_follows_a_server_store(
             await asyncio.wait_for(_until(lambda: len(history) == 3), GUARD)
             await other.replace("watched", [tl.user_message("fresh")])
             await asyncio.wait_for(_until(lambda: len(history) == 1), GUARD)
-        finally:
-            await history.unfollow()
-            await other.aclose()
-            await store.aclose()
+        finally:  # guarded too: a hang here fails the test instead of the whole run
+            await asyncio.wait_for(history.unfollow(), GUARD)
+            await asyncio.wait_for(other.aclose(), GUARD)
+            await asyncio.wait_for(store.aclose(), GUARD)
 
     asyncio.run(main())
     assert events == [

@@ -130,3 +130,52 @@ def test_follow_needs_a_running_loop_and_a_watch(tmp_path: Path) -> None:
 
 def test_unfollow_without_following_does_nothing() -> None:
     asyncio.run(tl.History().unfollow())
+
+
+class _SwallowsOneCancel:
+    """A watch whose driver turns the first cancellation into an error it retries (as a lost
+    connection): following must stop anyway."""
+
+    version: int | None = 0
+
+    def __init__(self) -> None:
+        self.swallowed = 0
+        self.closed = False
+
+    def __aiter__(self) -> _SwallowsOneCancel:
+        return self
+
+    async def __anext__(self) -> list[tl.Message]:
+        while True:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                if self.swallowed:
+                    raise
+                self.swallowed += 1  # "reconnect" and wait again
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def test_unfollow_stops_a_watch_that_swallows_a_cancellation() -> None:
+    watch = _SwallowsOneCancel()
+
+    class Store(WatchedAsyncStore):
+        def watch(
+            self,
+            conversation_id: str,
+            after_version: int | None = None,
+            *,
+            poll_interval: float = 0.0,
+        ) -> Any:
+            return watch
+
+    async def main() -> None:
+        history = await tl.History().abind(Store(MemoryStore()), "c", follow=True)
+        await asyncio.sleep(0.05)  # the follow task is waiting in the watch
+        await asyncio.wait_for(history.unfollow(), 10)  # it waited forever before
+
+    asyncio.run(main())
+    assert watch.swallowed == 1
+    assert watch.closed
