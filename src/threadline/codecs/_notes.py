@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from threadline.codecs._policies import Capabilities
+from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import is_blank
+from threadline.codecs._policies import resolve
+from threadline.codecs.base import EncodeOptions
 from threadline.messages import Message
 from threadline.messages import Part
+from threadline.messages import Role
 from threadline.messages import TextPart
 
 OPEN = "<system>\n"
@@ -74,6 +79,33 @@ def as_user_note(message: Message) -> Message | None:
     if not parts:
         return None
     return message.model_copy(update={"role": "user", "parts": tuple(parts)})
+
+
+def turn_parts(
+    message: Message,
+    index: int,
+    planned: Sequence[Resolved] | None,
+    options: EncodeOptions,
+    capabilities: Capabilities,
+) -> tuple[Message, Role, Sequence[Resolved]] | None:
+    """The message, role and parts a format without later system turns sends for the message
+    at ``index`` after its leading system text (Anthropic, Bedrock): a system message as a user
+    note (``None``: no text to send), a user message with its note-like texts escaped, and the
+    pre-pass's ``planned`` parts unless either changed the message (else `resolve`)."""
+    role: Role = message.role
+    parts = planned
+    if role == "system":
+        user_note = as_user_note(message)
+        if user_note is None:
+            return None
+        message, role, parts = user_note, "user", None
+    elif role == "user":
+        escaped = escape_notes(message)
+        if escaped is not message:
+            message, parts = escaped, None
+    if not parts:
+        parts = resolve(message, index, options, capabilities)
+    return message, role, parts
 
 
 def unwrap_notes(messages: Sequence[Message]) -> list[Message]:

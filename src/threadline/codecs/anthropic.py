@@ -58,6 +58,7 @@ from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
 from threadline.codecs._notes import as_user_note
 from threadline.codecs._notes import escape_notes
+from threadline.codecs._notes import turn_parts
 from threadline.codecs._notes import unwrap_notes
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
@@ -193,18 +194,12 @@ def encode(
             system_blocks.extend(_text_block(part) for part in _texts(message))
             continue
         leading = False
-        parts = ready[index]  # the plan's parts of a message with nothing to resolve
-        if role == "system":  # later system text: a note in the user turn
-            user_note = as_user_note(message)
-            if user_note is None:
-                continue
-            message, role, parts = user_note, "user", None
-        elif role == "user":  # its texts never read back as system notes
-            escaped = escape_notes(message)
-            if escaped is not message:
-                message, parts = escaped, None
-        if not parts:
-            parts = resolve(message, index, options, CAPABILITIES)
+        # later system text goes as a note in the user turn; user texts never read back as
+        # notes; the plan holds the parts of a message with nothing to resolve
+        sent = turn_parts(message, index, ready[index], options, CAPABILITIES)
+        if sent is None:
+            continue
+        message, role, parts = sent
         if role == "assistant":
             blocks = _assistant_blocks(parts, ids)
             wire_role = "assistant"
