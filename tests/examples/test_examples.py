@@ -2,7 +2,9 @@
 
 Each example runs in a fresh interpreter from a temporary directory (so files it writes land
 there). Each docs block runs as a standalone script: a block that is not meant to run on its own
-must not be tagged ``python`` (use ``text`` or ``pycon``).
+must not be tagged ``python`` (use ``text`` or ``pycon``). The blocks run in children forked
+from one warm interpreter per test process (``_forkserver``: a new interpreter but for the
+modules already imported; a fresh interpreter each would cost a minute of the quick tier).
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.examples._forkserver import ForkServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -27,11 +32,21 @@ def _needing_servers(code: str) -> tuple[pytest.MarkDecorator, ...]:
     return (pytest.mark.requires_server,) if SERVER.search(code) else ()
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+
 def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300
     )
+
+
+@pytest.fixture(scope="module")
+def fork_server() -> Iterator[ForkServer]:
+    server = ForkServer(_env())
+    yield server
+    server.close()
 
 
 def docs_blocks() -> list[tuple[str, str]]:
@@ -64,10 +79,12 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
         for where, code in docs_blocks()
     ],
 )
-def test_docs_block_runs(where: str, code: str, tmp_path: Path) -> None:
+def test_docs_block_runs(where: str, code: str, tmp_path: Path, fork_server: ForkServer) -> None:
     script = tmp_path / "block.py"
     script.write_text(code, encoding="utf-8")
-    result = run_python([str(script)], cwd=tmp_path)
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    result = fork_server.run(script, cwd=tmp_path, outputs=outputs, timeout=300)
     assert result.returncode == 0, f"{where}\n{result.stdout}{result.stderr}"
 
 
