@@ -10,7 +10,7 @@ full-tier-only tests and every hypothesis test (again, with the ``ci`` profile).
 runs the quick tier as a newcomer would, timed against the README's promise, then ``rest``, so
 together they are the full tier.
 
-Profiles: ``dev`` (the default, quick: 10 examples) and ``ci`` (200, chosen when ``CI`` or
+Profiles: ``dev`` (the default, quick: 10 examples, 20 steps per state machine run) and ``ci`` (200, chosen when ``CI`` or
 ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
 """
 
@@ -34,7 +34,11 @@ from tests.support import redis_server_url
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
 settings.register_profile(
-    "dev", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "dev",
+    max_examples=10,
+    stateful_step_count=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 # CI is derandomized: a run that passes here passes there, and a failure reproduces exactly.
 # The explain phase is off: on a failure it can trace for minutes before reporting.
@@ -73,6 +77,16 @@ def _full_tier_only(item: pytest.Item) -> bool:
         or item.get_closest_marker("requires_server") is not None
         or item.get_closest_marker("slow") is not None
     )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The quick tier does not even import what it would deselect whole: the fault and
+    conformance suites import servers' drivers and every SDK, seconds per test process."""
+    if FULL or REST:
+        return None
+    if collection_path in (_FAULTS, _CONFORMANCE):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

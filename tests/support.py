@@ -15,6 +15,7 @@ from typing import NoReturn
 from typing import TypeVar
 
 import pytest
+from hypothesis import settings
 
 REQUIRE_ALL = os.environ.get("THREADLINE_REQUIRE_ALL") == "1"
 
@@ -32,6 +33,24 @@ def require_module(name: str, hint: str | None = None) -> ModuleType:
         return importlib.import_module(name)
     except ImportError:
         unavailable(f"{name} is not installed ({hint or 'pip install -e .[test]'})")
+
+
+def examples(full: int) -> int:
+    """``full`` examples under the full tier's profile (``ci``); in the quick tier, at most its
+    profile's count, so a test that asks for more examples than most keeps the quick tier quick.
+
+    For ``@settings(max_examples=examples(40))``: the count is read when the test module is
+    imported, after ``tests/conftest.py`` has loaded the profile.
+    """
+    default = settings.default
+    assert default is not None  # a profile is always loaded (tests/conftest.py)
+    if default.max_examples >= FULL_EXAMPLES:
+        return full
+    return min(full, default.max_examples)
+
+
+FULL_EXAMPLES = 200
+"""The ``ci`` profile's count (``tests/conftest.py``): from it up, counts are the full tier's."""
 
 
 _P = TypeVar("_P")

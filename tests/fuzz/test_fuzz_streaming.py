@@ -19,6 +19,7 @@ import threadline as tl
 from tests.fuzz._guard import call_expecting
 from tests.fuzz._mutations import mutated_documents
 from tests.stream_cases import STREAMS
+from tests.support import examples
 
 EXPECTED = (tl.CodecError, tl.ValidationError)
 
@@ -43,7 +44,7 @@ def _feed_all(assembler: tl.StreamAssembler, events: list[Any]) -> None:
 
 
 @pytest.mark.parametrize("provider", sorted(STREAMS))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_damaged_events_are_refused_or_read(provider: str, data: st.DataObject) -> None:
     _, events = data.draw(STREAMS[provider])

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
+from tests.support import examples
 from threadline.context import RollingSummary
 from threadline.context import ToolResultMasking
 from threadline.context import is_summary
@@ -271,7 +272,7 @@ def units_from(messages: list[tl.Message], start: int) -> list[tl.Message]:
 
 
 @pytest.mark.slow  # 300 examples of its own: the full tier's
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(with_internal_runs(), st.integers(1, 12))
 def test_max_messages_holds_unless_one_unit_alone_exceeds_it(
     messages: list[tl.Message], max_messages: int
@@ -318,7 +319,7 @@ small_budgets = st.one_of(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(tangled(), small_budgets)
 def test_history_windows_pair_by_id_like_trim_messages(
     messages: list[tl.Message], budget: dict[str, Any]
@@ -345,7 +346,7 @@ def test_history_window_after_restore_and_from_the_constructor(
 
 
 @pytest.mark.slow  # 300 examples of its own: the full tier's
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(histories, budgets, budgets, st.data())
 def test_trimming_a_snapshot_is_trimming_its_messages(
     messages: list[tl.Message],

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.stream_cases import FINAL
 from tests.stream_cases import STREAMS
+from tests.support import examples
 from threadline import CodecError
 from threadline import Message
 from threadline import assemble
@@ -24,7 +25,7 @@ def same(a: Message, b: Message) -> bool:
 
 
 @pytest.mark.parametrize("provider", sorted(STREAMS))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_assembled_stream_is_the_decoded_response(provider: str, data: st.DataObject) -> None:
     response, events = data.draw(STREAMS[provider])
@@ -33,7 +34,7 @@ def test_assembled_stream_is_the_decoded_response(provider: str, data: st.DataOb
 
 
 @pytest.mark.parametrize("provider", sorted(STREAMS))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_a_cut_stream_is_refused_and_its_partial_form_repairs(
     provider: str, data: st.DataObject

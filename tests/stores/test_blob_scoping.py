@@ -26,6 +26,7 @@ from tests.stores.test_blobs import THRESHOLD
 from tests.stores.test_blobs import jsonl_with_files
 from tests.stores.test_blobs import with_files
 from tests.strategies import conversations
+from tests.support import examples
 from threadline.limits import Limits
 from threadline.stores import FileBlobStore
 from threadline.stores import JsonlStore
@@ -360,7 +361,7 @@ def files_of(messages: list[tl.Message]) -> list[tl.FilePart]:
     return found
 
 
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=conversations(min_turns=1))
 def test_references_copied_between_conversations_never_resolve(
     tmp_path_factory: pytest.TempPathFactory, messages: list[tl.Message]

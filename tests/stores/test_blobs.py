@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
+from tests.support import examples
 from threadline.stores import FileBlobStore
 from threadline.stores import JsonlStore
 from threadline.stores import SQLiteBlobStore
@@ -223,7 +224,7 @@ def test_blobs_are_written_durably_and_atomically(
 
 
 @pytest.mark.parametrize("make", [jsonl_with_files, sqlite_with_table])
-@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(messages=conversations(min_turns=1), threshold=st.sampled_from([0, 8, 40]))
 def test_any_conversation_round_trips_through_blobs(
     make: Callable[[Path], Store], tmp_path: Path, messages: list[tl.Message], threshold: int

@@ -13,6 +13,7 @@ only shrink. A new cycle, a known one that grew, or a new module over the limit 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,6 +73,11 @@ def _runtime_imports_of(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports when it runs."""
+    return {name: set(imported) for name, imported in _read_import_graph().items()}
+
+
+@functools.cache  # parsing every module is most of these tests' time; read the tree once
+def _read_import_graph() -> dict[str, set[str]]:
     known = modules()
     graph: dict[str, set[str]] = {name: set() for name in known}
     for name, path in known.items():

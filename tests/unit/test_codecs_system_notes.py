@@ -16,6 +16,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
+from tests.support import examples
 from threadline import Message
 from threadline.codecs import decode
 from threadline.codecs import encode
@@ -124,7 +125,7 @@ note_like = st.builds(
 
 
 @pytest.mark.parametrize("provider", NOTED)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(user_text=note_like, system_text=note_like)
 def test_user_and_system_texts_read_back_with_their_roles(
     provider: str, user_text: str, system_text: str
@@ -140,7 +141,7 @@ def test_user_and_system_texts_read_back_with_their_roles(
 
 
 @pytest.mark.parametrize("provider", EVERY)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(text=st.text(min_size=1).filter(lambda text: not text.isspace()))
 def test_any_later_system_text_reads_back_as_system(provider: str, text: str) -> None:
     history = conversation(text)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.strategies import conversations
+from tests.support import examples
 from threadline import Message
 from threadline import prepare_messages
 from threadline.codecs import codec_names
@@ -239,7 +240,7 @@ def renamed_conversations(draw: st.DrawFn) -> list[Message]:
 
 
 @pytest.mark.parametrize("provider", codec_names())
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(history=renamed_conversations())
 def test_decode_of_encode_with_the_mapping_gives_back_the_stored_names(
     provider: str, history: list[Message]

@@ -25,6 +25,7 @@ from tests.stream_recordings import RECORDED
 from tests.stream_recordings import RESPONSE_TOP
 from tests.stream_recordings import chat_chunk
 from tests.stream_recordings import mistral_chunk
+from tests.support import examples
 from threadline import CodecError
 from threadline import Finish
 from threadline import Message
@@ -114,7 +115,7 @@ def test_anthropic_matches_the_sdk_accumulator() -> None:
 
 
 @pytest.mark.parametrize("provider", sorted(STREAMS))
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(data=st.data())
 def test_generated_streams_match_the_sdk_accumulator(provider: str, data: st.DataObject) -> None:
     if provider not in ("anthropic", "openai_chat", "openai_responses"):

@@ -9,6 +9,7 @@ checking do not), so a lazy import that closes a cycle fails here too.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import subprocess
 import sys
@@ -49,6 +50,11 @@ def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
 
 def import_graph() -> dict[str, set[str]]:
     """Which threadline modules each threadline module imports when it runs."""
+    return {name: set(imported) for name, imported in _read_import_graph().items()}
+
+
+@functools.cache  # parsing every module is most of these tests' time; read the tree once
+def _read_import_graph() -> dict[str, set[str]]:
     paths = {module_name(path): path for path in sorted(SRC.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
