@@ -5,7 +5,8 @@ the conversation typed, answers the dangling call before the next model request 
 a 400 from the provider), writes the same history for Anthropic and OpenAI, reads the reply
 back, and stores the whole thing as JSON that round-trips exactly.
 
-Run it with ``python examples/quickstart.py``.
+Run it with ``python examples/quickstart.py``. It leaves ``paris-weather.json`` (the history as
+neutral JSON) in the current directory, and its last line is the command that shows it.
 """
 
 from __future__ import annotations
@@ -70,4 +71,9 @@ with (
     store.append("paris-weather", list(history))
     assert store.load("paris-weather") == list(history)
     print(f"\n== stored {len(history)} messages; {len(data)} bytes of JSON")
-print("\nnow look at a stored history from a terminal: threadline show FILE")
+
+# 7. The JSON is also what the command line reads: this file is left for the reader to open.
+saved = Path("paris-weather.json")
+saved.write_bytes(data)
+print(f"\n== wrote {saved}; look at it from a terminal:")
+print(f"threadline show {saved}")

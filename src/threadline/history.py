@@ -24,8 +24,9 @@ history ([`History.bind`][], [`History.abind`][]) writes each mutation to its st
 applying it (or queues it, for [`History.flush`][]), so memory and store agree.
 
 This module is the contract. [`History`][] takes its lock and delegates to private parts
-that know nothing of each other's insides: ``threadline._log`` (storage, snapshots, the
-window), ``_events``, ``_plugins``, ``_binding`` and ``_sequences`` (validation, timestamps).
+that know nothing of each other's insides: storage, snapshots and the window; the event queue;
+the plugin hooks; the store binding; validation and timestamps (``docs/architecture.md`` names
+the modules).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -98,3 +99,17 @@ def test_the_agent_loop_leaves_nothing_behind(tmp_path: Path) -> None:
     result = run_python([str(ROOT / "examples" / "agent_loop.py")], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_quickstart_leaves_a_file_its_last_line_shows(tmp_path: Path) -> None:
+    # The tour ends on a command for the reader to type: it must name a file that is there.
+    result = run_python([str(ROOT / "examples" / "quickstart.py")], cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    program, *args = shlex.split(result.stdout.splitlines()[-1])
+    assert program == "threadline"
+    assert args[0] == "show"
+    assert (tmp_path / args[-1]).is_file()
+    # ``python -m threadline`` is the same command as the installed ``threadline`` script.
+    shown = run_python(["-m", "threadline", *args], cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "Weather in Paris?" in shown.stdout

@@ -111,7 +111,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "anthropic"
 TOOL_NAMES = STANDARD
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "Anthropic Messages"
 
 _ID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -328,7 +329,7 @@ CAPABILITIES = Capabilities(
     provider_tool_reason="only Anthropic's own server tools can be sent back to Anthropic",
 )
 """What the Messages API carries: thinking with its signature, Anthropic's own server tools,
-files by the rules of ``_file_kind`` on user turns."""
+the files the module docstring lists on user turns."""
 
 
 def _thinking_block(part: ReasoningPart) -> dict[str, Any]:

@@ -20,8 +20,8 @@ This module is all a third-party codec needs: the protocol, the option literals,
 [`prepare_for_encoding`][] (the options checked and the integrity pass run, as every
 ``encode`` starts) and [`TOOL_ERROR_PREFIX`][], the text formats without an error flag on
 tool results put before a failed tool's output. threadline's own formats also share private
-helpers (``codecs/_reading.py``, ``_media.py``, ``_policies.py``, ``_tools.py``,
-``_turns.py``); those may change in any release and are not for other codecs.
+helpers (reading payloads, media, tool calls and their ids, turns, the policy rules); those may
+change in any release and are not for other codecs.
 """
 
 from __future__ import annotations

@@ -115,7 +115,8 @@ CACHE_POINT = "bedrock.cache_point"
 """Part metadata: a ``cachePoint`` block follows the part's block (its value, such as
 ``{"type": "default"}``); ``decode`` keeps a cache point on the part before it."""
 TOOL_NAMES = STANDARD
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "Bedrock Converse"
 MAX_ID_LENGTH = 64
 DEFAULT_DOCUMENT_NAME = "document"
@@ -528,7 +529,7 @@ CAPABILITIES = Capabilities(
     no_place="Converse has no place for this part",
 )
 """What Converse carries: reasoning text with its signature and redacted reasoning whose bytes
-read, no provider tools, files by the rules of ``_file_kind`` in user turns and tool results."""
+read, no provider tools, the files the module docstring lists in user turns and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------

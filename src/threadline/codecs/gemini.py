@@ -111,7 +111,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "gemini"
 TOOL_NAMES = GEMINI
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "Gemini generateContent"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The signature Gemini documents for calls it did not produce (Gemini 3 requires one)."""

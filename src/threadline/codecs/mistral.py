@@ -110,7 +110,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "mistral"
 TOOL_NAMES = STANDARD
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "Mistral chat"
 ID_LENGTH = 9
 """Mistral's validator takes tool-call ids of exactly nine ``[a-zA-Z0-9]`` characters."""
@@ -413,7 +414,7 @@ CAPABILITIES = Capabilities(
     no_place="Mistral chat has no place for this part",
 )
 """What Mistral chat carries: thinking text (never redacted reasoning), no provider tools,
-files by the rules of ``_file_kind`` in user messages and tool results."""
+the files the module docstring lists in user messages and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -87,7 +87,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
 TOOL_NAMES = STANDARD
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "OpenAI Chat Completions"
 MAX_ID_LENGTH = 40
 """The API rejects longer ``tool_calls[].id`` / ``tool_call_id`` values."""
@@ -333,8 +334,8 @@ CAPABILITIES = Capabilities(
     },
     no_place="Chat Completions has no place for this part",
 )
-"""What Chat Completions carries: no reasoning state at all, no provider tools, files by the
-rules of ``_file_kind`` in user messages and tool results."""
+"""What Chat Completions carries: no reasoning state at all, no provider tools, the files the
+module docstring lists in user messages and tool results."""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -100,7 +100,8 @@ __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
 PROVIDER = "openai"
 TOOL_NAMES = STANDARD
-"""The tool names the API takes; others are sent as wire names (``_tool_names``)."""
+"""The tool names the API takes; others are sent under wire names, which
+[`wire_tool_names`][threadline.codecs.wire_tool_names] maps back."""
 FORMAT = "OpenAI Responses"
 MAX_ID_LENGTH = 64
 """The API rejects a longer ``call_id``."""

@@ -41,9 +41,9 @@ Why it holds up (POSIX, on a local filesystem):
   written first and removed with the branch).
 - **Versions cost an append nothing.** A conversation's version is counted from its file's
   lines (one per batch) and, after a ``replace`` or ``delete``, a small ``<name>.version`` side
-  file written with them (see `threadline.stores._jsonl_versions`). ``expected_version`` is
-  compared under the exclusive lock, before the line is written. A file written before
-  versions existed is at version "its line count" (its batches).
+  file written with them. ``expected_version`` is compared under the exclusive lock, before the
+  line is written. A file written before versions existed is at version "its line count" (its
+  batches).
 """
 
 from __future__ import annotations
