@@ -96,9 +96,12 @@ def bench_interop_openai_agents(report: Any, samples: int, min_time: float) -> N
     from agents.items import TResponseInputItem
     from pydantic import TypeAdapter
     from run import Row
-    from timing import measure, timed
+    from timing import measure
+    from timing import timed
 
-    from threadline.interop.openai_agents import ThreadlineSession, items_of, messages_of
+    from threadline.interop.openai_agents import ThreadlineSession
+    from threadline.interop.openai_agents import items_of
+    from threadline.interop.openai_agents import messages_of
     from threadline.stores import SQLiteStore
 
     items = agent_items(ITEMS)

@@ -14,10 +14,12 @@ import json
 from typing import Any
 
 import data
-from timing import measure, timed
+from timing import measure
+from timing import timed
 
 import threadline as tl
-from threadline.interop.vercel import from_ui_messages, to_ui_messages
+from threadline.interop.vercel import from_ui_messages
+from threadline.interop.vercel import to_ui_messages
 from threadline.limits import Limits
 
 SIZE = 10_000

@@ -31,8 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +49,9 @@ import hostile  # noqa: E402
 import peers  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
-from timing import Stat, measure, timed  # noqa: E402
+from timing import Stat  # noqa: E402
+from timing import measure  # noqa: E402
+from timing import timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
 from threadline.context import trim_messages  # noqa: E402

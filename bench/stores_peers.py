@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import data
-from timing import measure, timed
+from timing import measure
+from timing import timed
 
 import threadline as tl
 from threadline.codecs import openai_responses
@@ -41,7 +42,8 @@ APPENDS_PER_SAMPLE = 20
 
 def _langchain_history(path: Path) -> Any:
     from langchain_community.chat_message_histories import SQLChatMessageHistory
-    from sqlalchemy import create_engine, event
+    from sqlalchemy import create_engine
+    from sqlalchemy import event
 
     engine = create_engine(f"sqlite:///{path}")
 
