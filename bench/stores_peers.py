@@ -18,8 +18,8 @@ default is a rollback journal, which costs more fsyncs per commit, so this is th
 setting for it). Each store has its own file.
 
 The appends are timed in CPU time (``timing.py``): their wall time is mostly the wait for that
-fsync, the same for all three, and it moved from 0.15 ms to 4 ms per append between the
-samples of one run (``docs/performance.md``). ``SQLiteSession`` does its SQLite work in a
+fsync, and it moved from 0.13 ms to 3.99 ms per append between the samples of one run
+(``docs/performance.md``). ``SQLiteSession`` does its SQLite work in a
 worker thread (``asyncio.to_thread``); ``time.process_time`` counts that thread as well as the
 event loop's. The wall time is printed beside the CPU time, never judged. The resume rows read
 from the page cache and wait on nothing: they stay in wall time.
