@@ -6,9 +6,9 @@ For a refactoring's "no workload slower by more than 5%" (issue 20): each round 
 interpreter per tree, alternating which goes first, and each interpreter times every workload
 ``--repeats`` times in CPU time (``time.process_time``, so another job on a shared machine
 costs less than in wall time); a timing loops the call enough times to last about 20 ms, so a
-small ``--size`` is not timed against the clock's granularity. The table gives, per workload, the fastest time of each tree
-over all rounds and their ratio. Both trees read the same conversation, ``data.py``'s
-``conversation(size)``.
+small ``--size`` is not timed against the clock's granularity. The table gives, per workload,
+the fastest time of each tree over all rounds and their ratio. Both trees read the same
+conversation, ``data.py``'s ``conversation(size)``.
 """
 
 from __future__ import annotations

@@ -26,11 +26,17 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated
+from typing import Any
+from typing import Literal
+from typing import Union
 
 import orjson
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import TypeAdapter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -38,7 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import data
 import floors
-from timing import Sampler, measure, timed
+from timing import Sampler
+from timing import measure
+from timing import timed
 
 import threadline as tl
 from threadline.codecs import get_codec

@@ -22,30 +22,33 @@ import json
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from timing import Stat, measure, timed  # noqa: E402
+from timing import Stat  # noqa: E402
+from timing import measure  # noqa: E402
+from timing import timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
 from threadline import Message  # noqa: E402
 from threadline.codecs import get_codec  # noqa: E402
-from threadline.testing.hostile import (  # noqa: E402
-    internal_after_calls,
-    invalid_messages,
-    merged,
-    misplaced,
-    provider_pairs,
-    reasoning_items,
-    reused_id,
-    shared_ids,
-    unanswered,
-)
+from threadline.testing.hostile import internal_after_calls  # noqa: E402
+from threadline.testing.hostile import invalid_messages  # noqa: E402
+from threadline.testing.hostile import merged  # noqa: E402
+from threadline.testing.hostile import misplaced  # noqa: E402
+from threadline.testing.hostile import provider_pairs  # noqa: E402
+from threadline.testing.hostile import reasoning_items  # noqa: E402
+from threadline.testing.hostile import reused_id  # noqa: E402
+from threadline.testing.hostile import shared_ids  # noqa: E402
+from threadline.testing.hostile import unanswered  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
 GROWTH_LIMIT = 12.0

@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langchain_core.messages import messages_from_dict, messages_to_dict, trim_messages
+from langchain_core.messages import messages_from_dict
+from langchain_core.messages import messages_to_dict
+from langchain_core.messages import trim_messages
 from langchain_core.messages.utils import count_tokens_approximately
-from pydantic_ai.messages import ModelMessagesTypeAdapter, repair_messages
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+from pydantic_ai.messages import repair_messages
 
 
 def pydantic_ai_dump(messages: list[Any]) -> bytes:

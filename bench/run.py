@@ -12,9 +12,22 @@ and the workloads whose targets compare sizes (``fresh.py``: the ``limits=`` ent
 appends, one interpreter per size, in 3 rounds; ``hostile.py``: issue 19's hostile shapes, one
 interpreter per shape and size) run in fresh interpreters.
 
+Durable work (the SQLite appends of ``sqlite`` and ``stores_peers``, the sessions of
+``interop_openai_agents``: every commit waits on fsync) is timed in CPU time of this process,
+every thread (``timing.py`` says why); its rows and targets say "CPU", and its wall time is
+printed beside, never judged.
+
 The output is markdown: the machine and versions, the medians with ratios to the floors and
 peers, and one PASS/MISS line per target of issue 11 (targets are judged at sizes 10,000 and
-100,000 only). ``bench/README.md`` says how each library gets the same conversation.
+100,000 only), judged on the ratio of the medians. ``bench/README.md`` says how each library
+gets the same conversation.
+
+Exit status: 1 when a target is missed, 0 otherwise. With ``--quick`` (5 samples, 20 ms
+samples, one round of the fresh interpreters), a verdict is *indicative* when the same ratio
+of the fastest samples falls on the other side of the limit: the run cannot tell which side
+the target is on. Such a verdict reads ``PASS (indicative)`` or ``MISS (indicative)`` and does
+not count: a quick run exits 1 only on a miss that is not indicative. A full run's verdicts are
+all counted.
 """
 
 from __future__ import annotations
@@ -31,8 +44,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +62,12 @@ import hostile  # noqa: E402
 import peers  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
-from timing import Stat, measure, timed  # noqa: E402
+from timing import Clock  # noqa: E402
+from timing import CpuSample  # noqa: E402
+from timing import Stat  # noqa: E402
+from timing import Stopwatch  # noqa: E402
+from timing import measure  # noqa: E402
+from timing import timed  # noqa: E402
 
 import threadline as tl  # noqa: E402
 from threadline.context import trim_messages  # noqa: E402
@@ -115,6 +136,11 @@ class Target:
     limit: str
     passed: bool
     detail: str = ""
+    fastest: float | None = None
+    """The same ratio of the fastest samples (``min``), where there are samples."""
+    clock: Clock = "wall"
+    indicative: bool = False
+    """A quick run's verdict it cannot resolve: ``fastest`` is on the other side of the limit."""
 
 
 @dataclass
@@ -124,15 +150,63 @@ class Report:
     memory: list[dict[str, Any]] = field(default_factory=list)
     imports: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    quick: bool = False
 
     def check(
-        self, what: str, size: int | None, measured: float, limit: str, ok: bool, detail: str = ""
+        self,
+        what: str,
+        size: int | None,
+        measured: float,
+        limit: str,
+        ok: bool,
+        detail: str = "",
+        *,
+        fastest: float | None = None,
+        clock: Clock = "wall",
     ) -> None:
-        self.targets.append(Target(what, size, measured, limit, ok, detail))
+        """Judge ``measured`` (from medians) against ``limit``. In a quick run, a verdict the
+        fastest samples contradict is indicative: too few, too short samples on a shared
+        machine to tell which side of the limit the ratio is on."""
+        indicative = self.quick and fastest is not None and meets(fastest, limit) != ok
+        self.targets.append(
+            Target(what, size, measured, limit, ok, detail, fastest, clock, indicative)
+        )
+
+    def compare(
+        self, what: str, size: int | None, a: Stat, b: Stat, limit: str, detail: str = ""
+    ) -> None:
+        """Target: ``a`` ÷ ``b`` within ``limit``, judged on the medians, on their clock."""
+        if a.clock != b.clock:
+            raise ValueError(f"{what}: a ratio of {a.clock} time to {b.clock} time")
+        measured = a.median / b.median
+        self.check(
+            what,
+            size,
+            measured,
+            limit,
+            meets(measured, limit),
+            detail,
+            fastest=a.min / b.min,
+            clock=a.clock,
+        )
+
+    def failed(self) -> list[Target]:
+        """The misses the exit status counts: every miss but a quick run's indicative ones."""
+        return [t for t in self.targets if not t.passed and not t.indicative]
 
 
-def ratio(report: Row, a: str, b: str) -> float:
-    return report.stats[a].median / report.stats[b].median
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    "≤": lambda a, b: a <= b,
+    "≥": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    ">": lambda a, b: a > b,
+}
+
+
+def meets(value: float, limit: str) -> bool:
+    """``value`` against a limit as the targets table writes it (``"≤ 1.5"``, ``"< 1"``)."""
+    op, bound = limit.split()
+    return _COMPARISONS[op](value, float(bound))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -222,17 +296,27 @@ def bench_dump(report: Report, c: Corpus, samples: int, min_time: float) -> None
     )
     report.rows.append(row)
     if c.size in TARGET_SIZES:
-        r = ratio(row, "threadline", "pydantic_core.to_json")
-        report.check("dump_json ÷ pydantic_core.to_json" + c.label, c.size, r, "≤ 2", r <= 2)
-        r = ratio(row, "pydantic-ai", "threadline")
-        report.check("pydantic-ai dump_json ÷ dump_json" + c.label, c.size, r, "≥ 3", r >= 3)
-        r = ratio(row, "langchain-core", "threadline")
-        report.check(
+        s = row.stats
+        report.compare(
+            "dump_json ÷ pydantic_core.to_json" + c.label,
+            c.size,
+            s["threadline"],
+            s["pydantic_core.to_json"],
+            "≤ 2",
+        )
+        report.compare(
+            "pydantic-ai dump_json ÷ dump_json" + c.label,
+            c.size,
+            s["pydantic-ai"],
+            s["threadline"],
+            "≥ 3",
+        )
+        report.compare(
             "langchain messages_to_dict+json.dumps ÷ dump_json" + c.label,
             c.size,
-            r,
+            s["langchain-core"],
+            s["threadline"],
             "≥ 1.5",
-            r >= 1.5,
         )
 
 
@@ -277,17 +361,23 @@ def bench_load(report: Report, c: Corpus, samples: int, min_time: float) -> None
     )
     report.rows.append(row)
     if c.size in TARGET_SIZES:
-        r = ratio(row, "threadline", "orjson.loads")
-        report.check("load_json ÷ orjson.loads" + c.label, c.size, r, "≤ 4", r <= 4)
-        r = ratio(row, "pydantic-ai", "threadline")
-        report.check("pydantic-ai validate_json ÷ load_json" + c.label, c.size, r, "≥ 2", r >= 2)
-        r = ratio(row, "langchain-core", "threadline")
-        report.check(
+        s = row.stats
+        report.compare(
+            "load_json ÷ orjson.loads" + c.label, c.size, s["threadline"], s["orjson.loads"], "≤ 4"
+        )
+        report.compare(
+            "pydantic-ai validate_json ÷ load_json" + c.label,
+            c.size,
+            s["pydantic-ai"],
+            s["threadline"],
+            "≥ 2",
+        )
+        report.compare(
             "langchain json.loads+messages_from_dict ÷ load_json" + c.label,
             c.size,
-            r,
+            s["langchain-core"],
+            s["threadline"],
             "≥ 2",
-            r >= 2,
         )
 
 
@@ -376,11 +466,15 @@ def bench_append(
                 ("threadline", "append+snapshot cost ÷ cost at 100"),
                 ("window append", "token-window append cost ÷ cost at 100 (O(1) amortized)"),
             ):
-                r = stats[name].median / small.stats[name].median
-                report.check(what, size, r, "≤ 1.5", r <= 1.5)
+                report.compare(what, size, stats[name], small.stats[name], "≤ 1.5")
         if size == 100_000:
-            r = ratio(rows[size], "threadline", "list.append + list()")
-            report.check("append+snapshot ÷ list.append+list()", size, r, "≤ 0.1", r <= 0.1)
+            report.compare(
+                "append+snapshot ÷ list.append+list()",
+                size,
+                stats["threadline"],
+                stats["list.append + list()"],
+                "≤ 0.1",
+            )
 
 
 def bench_prepare(report: Report, c: Corpus, samples: int, min_time: float) -> None:
@@ -412,9 +506,12 @@ def bench_prepare(report: Report, c: Corpus, samples: int, min_time: float) -> N
         report.rows.append(row)
         if c.size in TARGET_SIZES:
             limit = 3 if label == "clean" else 4
-            r = ratio(row, "threadline", "pairing pass")
-            report.check(
-                f"prepare_messages ({label}) ÷ pairing pass", c.size, r, f"≤ {limit}", r <= limit
+            report.compare(
+                f"prepare_messages ({label}) ÷ pairing pass",
+                c.size,
+                stats["threadline"],
+                stats["pairing pass"],
+                f"≤ {limit}",
             )
 
 
@@ -454,9 +551,12 @@ def bench_trim(report: Report, c: Corpus, samples: int, min_time: float) -> None
             )
             report.rows.append(row)
             if c.size in TARGET_SIZES:
-                r = ratio(row, subject, "suffix scan")
-                report.check(
-                    f"trim_messages ({label}, {form}) ÷ suffix scan", c.size, r, "≤ 3", r <= 3
+                report.compare(
+                    f"trim_messages ({label}, {form}) ÷ suffix scan",
+                    c.size,
+                    stats[subject],
+                    stats["suffix scan"],
+                    "≤ 3",
                 )
 
 
@@ -471,8 +571,9 @@ def bench_encode(report: Report, c: Corpus, samples: int, min_time: float) -> No
         row = Row(f"encode ({provider})", c.size, provider, stats, floors=["dump_json"])
         report.rows.append(row)
         if c.size in TARGET_SIZES:
-            r = ratio(row, provider, "dump_json")
-            report.check(f"encode {provider} ÷ dump_json", c.size, r, "≤ 3", r <= 3)
+            report.compare(
+                f"encode {provider} ÷ dump_json", c.size, stats[provider], stats["dump_json"], "≤ 3"
+            )
 
 
 def bench_tools(report: Report, samples: int, min_time: float) -> None:
@@ -489,8 +590,13 @@ def bench_tools(report: Report, samples: int, min_time: float) -> None:
     stats = measure(candidates, samples)
     row = Row("tool_from_function", 1, "tool_from_function", stats, ["TypeAdapter.json_schema"])
     report.rows.append(row)
-    r = ratio(row, "tool_from_function", "TypeAdapter.json_schema")
-    report.check("tool_from_function ÷ TypeAdapter.json_schema", None, r, "≤ 1.5", r <= 1.5)
+    report.compare(
+        "tool_from_function ÷ TypeAdapter.json_schema",
+        None,
+        stats["tool_from_function"],
+        stats["TypeAdapter.json_schema"],
+        "≤ 1.5",
+    )
 
 
 TOOLS_ENCODE_LIMITS = {100: 1.2, 10_000: 1.05}
@@ -517,9 +623,13 @@ def bench_encode_tools(report: Report, c: Corpus, samples: int, min_time: float)
         stats = measure(candidates, samples)
         row = Row(f"encode + 20 tools ({provider})", c.size, "with 20 tools", stats, ["without"])
         report.rows.append(row)
-        r = ratio(row, "with 20 tools", "without")
-        limit = TOOLS_ENCODE_LIMITS[c.size]
-        report.check(f"encode {provider} 20 tools ÷ none", c.size, r, f"≤ {limit}", r <= limit)
+        report.compare(
+            f"encode {provider} 20 tools ÷ none",
+            c.size,
+            stats["with 20 tools"],
+            stats["without"],
+            f"≤ {TOOLS_ENCODE_LIMITS[c.size]}",
+        )
 
 
 UNTRUSTED = {
@@ -566,18 +676,17 @@ def check_linearity(report: Report) -> None:
             continue
         for name, label in UNTRUSTED.items():
             a, b = rows[name, small], rows[name, large]
-            growth = b.stats[name].median / a.stats[name].median
             grown = ", ".join(
                 f"{floor} grew {b.stats[floor].median / a.stats[floor].median:.1f}x"
                 for floor in ("orjson.loads", "pydantic_core.from_json")
                 if floor in a.stats and floor in b.stats
             )
-            report.check(
+            report.compare(
                 f"linearity: {label} at 10x the input",
                 large,
-                growth,
+                b.stats[name],
+                a.stats[name],
                 "≤ 12",
-                growth <= 12,
                 grown,
             )
 
@@ -618,6 +727,7 @@ def bench_hostile(
             f"≤ {limit:.0f}",
             g.median <= limit,
             f"fastest samples grew {g.min:.1f}x, the floor {g.floor:.1f}x",
+            fastest=g.min,
         )
 
 
@@ -638,7 +748,7 @@ def bench_sqlite(
 
             def append_sample(
                 store: Any = store, counter: Any = counter, versioned: bool = False
-            ) -> float:
+            ) -> float | CpuSample:
                 # Fresh ids: a stored conversation holds each message id once.
                 batch = [
                     pool[n % len(pool)].model_copy(update={"id": f"bench-append-{n}"})
@@ -647,14 +757,14 @@ def bench_sqlite(
                 # As a bound History does: the version is known, each write expects it.
                 version = store.version("conversation") if versioned else None
                 gc.disable()
-                start = time.perf_counter()
+                watch = Stopwatch("cpu")  # durable: the fsync wait is the disk's, not ours
                 for message in batch:
                     store.append("conversation", [message], expected_version=version)
                     if version is not None:
                         version += 1
-                elapsed = time.perf_counter() - start
+                per_append = watch.per(len(batch))
                 gc.enable()
-                return elapsed / len(batch)
+                return per_append
 
             stats = measure(
                 {
@@ -672,8 +782,13 @@ def bench_sqlite(
                 "versioned: with expected_version",
             )
             report.rows.append(row)
-            r = ratio(row, "versioned", "threadline")
-            report.check("SQLiteStore versioned ÷ unversioned append", size, r, "≤ 1.2", r <= 1.2)
+            report.compare(
+                "SQLiteStore versioned ÷ unversioned append",
+                size,
+                stats["versioned"],
+                stats["threadline"],
+                "≤ 1.2",
+            )
             stats = measure(
                 {
                     "threadline": timed(lambda s=store: s.load("conversation"), min_time),
@@ -809,6 +924,7 @@ def bench_import(report: Report, runs: int = 5) -> None:
         median,
         "≤ 150",
         median <= 150,
+        fastest=times[0],
     )
     report.check(
         "optional dependencies imported by import threadline",
@@ -851,6 +967,14 @@ def _time(seconds: float) -> str:
     return f"{seconds * 1e6:.2f} µs"
 
 
+def _clocked(stat: Stat, ratio: float) -> str:
+    """The median and ``ratio``; CPU-timed work says so and has its wall time after them."""
+    cell = f"{_time(stat.median)} (x{ratio:.2f})"
+    if stat.clock == "cpu":
+        return f"CPU {cell}; wall {_time(stat.wall_median)}"
+    return cell
+
+
 def _bytes(count: float) -> str:
     return f"{count / 1e6:,.1f} MB"
 
@@ -870,32 +994,50 @@ def render(report: Report, meta: dict[str, Any]) -> str:
     for note in report.notes:
         out.append(f"- note: {note}")
     out.append("\n## Targets (issues 11 and 13)\n")
+    out.append(
+        "Ratios of medians. A target marked (CPU time) is judged on the CPU time of this "
+        "process (`time.process_time`, every thread): durable work, whose wall time is mostly "
+        "the wait for fsync.\n"
+    )
+    if report.quick:
+        out.append(
+            "A quick run cannot resolve every target: a verdict is *indicative* when the same "
+            "ratio of the fastest samples falls on the other side of the limit (shown beside "
+            "it). The exit status counts only the misses that are not indicative.\n"
+        )
     out.append("| target | size | measured | limit | result |")
     out.append("|---|---:|---:|---|---|")
     for t in report.targets:
         size = f"{t.size:,}" if t.size else "-"
-        value = f"{t.measured:.2f}" + (f" ({t.detail})" if t.detail else "")
-        out.append(
-            f"| {t.what} | {size} | {value} | {t.limit} | {'PASS' if t.passed else '**MISS**'} |"
-        )
+        details = [t.detail] if t.detail else []
+        if t.indicative:
+            details.append(f"fastest samples: {t.fastest:.2f}")
+        value = f"{t.measured:.2f}" + (f" ({'; '.join(details)})" if details else "")
+        what = t.what + (" (CPU time)" if t.clock == "cpu" else "")
+        result = "PASS" if t.passed else "MISS"
+        result = f"{result} (indicative)" if t.indicative else result
+        result = result if t.passed or t.indicative else f"**{result}**"
+        out.append(f"| {what} | {size} | {value} | {t.limit} | {result} |")
     out.append("\n## Medians\n")
     out.append(
         "Time per call, median (min in brackets). Floors: threadline ÷ floor (x). "
-        "Peers: peer ÷ threadline (above 1: threadline is faster).\n"
+        "Peers: peer ÷ threadline (above 1: threadline is faster). Rows whose times read "
+        '"CPU" are timed in CPU time (durable work), their ratios too; the wall time beside '
+        "them is for reading, never judged.\n"
     )
     out.append("| workload | size | threadline | floors | peers | note |")
     out.append("|---|---:|---:|---|---|---|")
     for row in report.rows:
         subject = row.stats[row.subject]
         cell = f"{_time(subject.median)} ({_time(subject.min)})"
+        if subject.clock == "cpu":
+            cell = f"CPU {cell}; wall {_time(subject.wall_median)}"
         floor_cells = [
-            f"{name} {_time(row.stats[name].median)} "
-            f"(x{subject.median / row.stats[name].median:.2f})"
+            f"{name} {_clocked(row.stats[name], subject.median / row.stats[name].median)}"
             for name in row.floors
         ]
         peer_cells = [
-            f"{name} {_time(row.stats[name].median)} "
-            f"(x{row.stats[name].median / subject.median:.2f})"
+            f"{name} {_clocked(row.stats[name], row.stats[name].median / subject.median)}"
             for name in row.peers
         ]
         out.append(
@@ -936,7 +1078,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="sizes 100,10000, shorter samples, memory at 10,000 (~1-2 min)",
+        help="sizes 100,10000, shorter samples, memory at 10,000 (~3 min); verdicts it cannot "
+        "resolve are indicative and do not set the exit status",
     )
     parser.add_argument("--samples", type=int, default=None, help="samples per candidate (≥ 5)")
     parser.add_argument("--min-time", type=float, default=None, help="seconds per sample")
@@ -958,7 +1101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"[bench {time.perf_counter() - started:6.1f} s] {what}", file=sys.stderr)
 
     load_start = os.getloadavg()
-    report = Report()
+    report = Report(quick=args.quick)
     corpora: dict[int, Corpus] = {}
     for size in sizes:
         progress(f"size {size:,}: building the conversation")
@@ -1044,6 +1187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "end": tuple(round(x, 2) for x in os.getloadavg()),
         },
         "command": "python bench/run.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "quick": args.quick,
         "samples": samples,
         "duration_s": time.perf_counter() - started,
     }
@@ -1066,7 +1210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "import": report.imports,
         }
         Path(args.json_out).write_text(json.dumps(payload, indent=2, default=str))
-    return 0 if all(t.passed for t in report.targets) else 1
+    return 1 if report.failed() else 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 literal, optionals and documented parameters (module-level, so its annotations resolve)."""
 
 import enum
-from typing import Annotated, Literal, Optional
+from typing import Annotated
+from typing import Literal
+from typing import Optional
 
 import pydantic
 
