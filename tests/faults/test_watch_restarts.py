@@ -92,21 +92,23 @@ def test_a_postgres_watch_catches_up_after_its_connection_is_killed(
 
     writer_store = PostgresStore(postgres_dsn, table_prefix=postgres_prefix)
     killed: list[int] = []
+    name = f"watched {postgres_prefix}"  # its watch's connection: "watched <prefix> watch"
 
     async def kill_listener() -> None:
         async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as admin:
             # Only this test's listener: the server is shared with tests running beside this
-            # one, whose watches must not die. Each query a listener runs (its LISTEN, its
-            # reads) names the store's table prefix.
+            # one, whose watches must not die.
             cursor = await admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE application_name = 'threadline watch' AND strpos(query, %s) > 0",
-                (postgres_prefix,),
+                " WHERE application_name = %s",
+                (f"{name} watch",),
             )
             killed.extend(1 for row in await cursor.fetchall() if row[0])
 
     async def main() -> list[str]:
-        store = AsyncPostgresStore(postgres_dsn, table_prefix=postgres_prefix)
+        store = AsyncPostgresStore(
+            postgres_dsn, table_prefix=postgres_prefix, connect_kwargs={"application_name": name}
+        )
         try:
             return await _watch_while(store, kill_listener, writer_store)
         finally:

@@ -348,6 +348,34 @@ def test_a_dropped_store_closes_its_connections_quietly(postgres_dsn: str, prefi
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize("where", ["connect_kwargs", "dsn"])
+def test_a_watch_connection_is_named_after_the_store(
+    postgres_dsn: str, prefix: str, where: str
+) -> None:
+    name = f"threadline-test-{uuid.uuid4().hex[:8]}"
+    dsn = postgres_dsn + ("&" if "?" in postgres_dsn else "?") + f"application_name={name}"
+    options: dict[str, Any] = {"application_name": name} if where == "connect_kwargs" else {}
+
+    async def run() -> tuple[int, int]:
+        async with AsyncPostgresStore(
+            dsn if where == "dsn" else postgres_dsn, table_prefix=prefix, connect_kwargs=options
+        ) as store:
+            await store.append("c", batch(0, 0, 1))
+            watch = store.watch("c")
+            waiting = asyncio.ensure_future(anext(aiter(watch)))
+            deadline = time.monotonic() + HANG_GUARD
+            while not sessions(postgres_dsn, f"{name} watch"):  # listening by now
+                assert time.monotonic() < deadline, "the watch never connected"
+                await asyncio.sleep(0.02)
+            counts = (sessions(postgres_dsn, name), sessions(postgres_dsn, f"{name} watch"))
+            await store.append("c", batch(0, 1, 2))
+            assert len(await asyncio.wait_for(waiting, HANG_GUARD)) == 2
+            await watch.aclose()
+            return counts
+
+    assert asyncio.run(run()) == (1, 1)
+
+
 @pytest.mark.skipif(
     "fork" not in multiprocessing.get_all_start_methods(), reason="needs the fork start method"
 )

@@ -75,6 +75,16 @@ def connect_options(dsn: str, extra: Mapping[str, Any] | None) -> dict[str, Any]
     return options
 
 
+def watch_options(dsn: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` for a watch's ``LISTEN`` connection: named ``<application name> watch``, so
+    operators (and a test on a shared server) tell it from the store's pooled sessions."""
+    listening = dict(options)
+    name = listening.get("application_name") or conninfo_to_dict(dsn).get("application_name")
+    if name:
+        listening["application_name"] = f"{name} watch"
+    return listening
+
+
 def check_size(max_connections: int) -> int:
     if not isinstance(max_connections, int) or max_connections < 1:
         raise ValueError(f"max_connections must be an int of at least 1, not {max_connections!r}")

@@ -122,6 +122,7 @@ from threadline.stores._postgres_pool import Pool
 from threadline.stores._postgres_pool import check_size
 from threadline.stores._postgres_pool import connect_options
 from threadline.stores._postgres_pool import describe
+from threadline.stores._postgres_pool import watch_options
 from threadline.stores._postgres_sql import Append
 from threadline.stores._postgres_sql import Queries
 from threadline.stores._postgres_sql import aensure_schema
@@ -546,9 +547,7 @@ class AsyncPostgresStore(_PostgresStoreBase, AsyncClosing):
         self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
-        listening = dict(options)
-        if listening.get("application_name") == "threadline":
-            listening["application_name"] = "threadline watch"  # for operators to tell apart
+        listening = watch_options(dsn, options)
         self._listener = lambda: psycopg.AsyncConnection.connect(dsn, **listening)
 
     def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
