@@ -1,17 +1,23 @@
 """Test-wide settings: the two tiers, hypothesis profiles and the THREADLINE_REQUIRE_ALL switch.
 
-Tiers: a plain ``python -m pytest`` runs the quick tier, which a newcomer can run in a few
-minutes on two cores with no server: everything but the fault and soak tests
+Tiers: a plain ``python -m pytest`` runs the quick tier, which a newcomer can run in about a
+minute on two cores with no server: everything but the fault and soak tests
 (``tests/faults``), the SDK conformance suites (``tests/conformance``), the tests that need a
 Redis or PostgreSQL server (marked ``requires_server``) and the tests marked ``slow``.
-``THREADLINE_FULL=1`` (which ``.ci/run`` sets) runs the full tier: all of it, with the ``ci``
+``THREADLINE_FULL=1`` runs the full tier in one run: all of it, with the ``ci``
 hypothesis profile. ``THREADLINE_FULL=rest`` runs what the full tier adds to the quick one: the
 full-tier-only tests and every hypothesis test (again, with the ``ci`` profile). ``.ci/run``
-runs the quick tier as a newcomer would, timed against the README's promise, then ``rest``, so
-together they are the full tier.
+runs the quick tier as a newcomer would (its time printed beside the README's promise, never
+a failure), then ``rest``, so together they are the full tier.
 
-Profiles: ``dev`` (the default, quick: 10 examples, 20 steps per state machine run) and ``ci`` (200, chosen when ``CI`` or
-``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE`` overrides either.
+Profiles: ``dev`` (the default, quick: 10 examples, 20 steps per state machine run) and ``ci``
+(200, chosen when ``CI`` or ``THREADLINE_FULL=1`` is set); ``THREADLINE_HYPOTHESIS_PROFILE``
+overrides either. A test that pins its count asks ``tests.support.examples`` for it: the full
+count under ``ci``, at most the quick profile's under ``dev``.
+
+Both tiers run on every core (``-n auto`` in ``pyproject.toml``, pytest-xdist): each test keeps
+its own temporary directories, Redis key prefix and PostgreSQL table prefix, and hypothesis'
+example database is safe to share between processes.
 """
 
 from __future__ import annotations
@@ -33,22 +39,24 @@ from tests.support import postgres_server_dsn
 from tests.support import redis_server_url
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
+# The explain phase is off in both: on a failure it can trace for minutes before reporting.
+_PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
 settings.register_profile(
     "dev",
     max_examples=10,
     stateful_step_count=20,
     deadline=None,
+    phases=_PHASES,
     suppress_health_check=[HealthCheck.too_slow],
 )
 # CI is derandomized: a run that passes here passes there, and a failure reproduces exactly.
-# The explain phase is off: on a failure it can trace for minutes before reporting.
 settings.register_profile(
     "ci",
     max_examples=200,
     deadline=None,
     print_blob=True,
     derandomize=True,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+    phases=_PHASES,
     # Health checks judge the strategies, not the code; on a loaded CI machine they only flake.
     suppress_health_check=list(HealthCheck),
 )
