@@ -588,6 +588,12 @@ class TestLoneSurrogates:
             tool_from_model(Place, description="\ud800")
         assert info.value.errors[0].path == "description"
 
+    def test_in_an_output_schema(self) -> None:
+        schema = {"type": "object", "description": "Answer \ud800.", "properties": {}}
+        with pytest.raises(ValidationError, match="output_schema") as info:
+            tl.encode([tl.user_message("hi")], provider="openai_chat", output_schema=schema)
+        assert "description: the description is not valid Unicode text" in str(info.value)
+
     def test_paired_text_outside_the_bmp_is_kept(self) -> None:
         tool = ToolDefinition("lookup\U0001f9f5", "Finds \U0001f9f5 threads.")
         assert tool.description == "Finds \U0001f9f5 threads."
