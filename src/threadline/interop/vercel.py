@@ -227,11 +227,10 @@ def _check_id(
         return
     where, first = ids[message_id]
     other = _made(first, where) if first else f"messages[{where}]"
-    mine = (
-        f"duplicate id {message_id!r}"
-        if not number
-        else (f"{_made(number, index)} would get the id {message_id!r}")
-    )
+    if number:
+        mine = f"{_made(number, index)} would get the id {message_id!r}"
+    else:
+        mine = f"duplicate id {message_id!r}"
     reader.fail(
         path,
         f"{mine}, which is the id of {other} too; each UIMessage needs its own id, and one "
