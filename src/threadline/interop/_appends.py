@@ -17,12 +17,13 @@ from threadline.integrity import _FATAL_CODES as UNREPAIRABLE
 from threadline.integrity import IntegrityIssue
 from threadline.integrity import check_messages
 from threadline.messages import Message
+from threadline.messages import Part
 from threadline.messages import ProviderToolCallPart
 from threadline.messages import ProviderToolResultPart
 from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
 
-__all__ = ["could_poison", "pairing_only", "refuse_unrepairable"]
+__all__ = ["could_poison", "pairing_ids", "pairing_index", "refuse_unrepairable"]
 
 _PAIRED = (ToolCallPart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
 
@@ -33,22 +34,45 @@ def could_poison(batch: Sequence[Message]) -> bool:
     return any(isinstance(part, _PAIRED) for message in batch for part in message.parts)
 
 
-def pairing_only(messages: Sequence[Message]) -> list[Message]:
-    """``messages`` cut to their calls and results, the messages left with none dropped.
+def pairing_index(
+    messages: Sequence[Message], into: dict[str, list[Message]] | None = None
+) -> dict[str, list[Message]]:
+    """For each call id, ``messages`` cut to the calls and results of that id, in order
+    (added to ``into`` when given).
 
-    The rule judges a batch by the calls and results of each id, in order (which call a
+    The rule judges each call id alone, by its calls and results in order (which call a
     result answers; a provider result by its call in the same message), never by the text
-    between them: a writer that checks many batches keeps this much of the conversation
-    between checks instead of reading all of it again. The parts are the same objects.
+    between them: a writer that checks many batches keeps this index between checks instead
+    of reading the conversation again, and checks a batch against the ids it names
+    (`pairing_ids`). The parts are the same objects.
     """
-    out: list[Message] = []
+    index = {} if into is None else into
     for message in messages:
-        kept = tuple(part for part in message.parts if isinstance(part, _PAIRED))
-        if len(kept) == len(message.parts):
-            out.append(message)
-        elif kept:
-            out.append(message.model_copy(update={"parts": kept}))
-    return out
+        groups: dict[str, list[Part]] = {}
+        for part in message.parts:
+            call_id = _pairing_id(part)
+            if call_id is not None:
+                groups.setdefault(call_id, []).append(part)
+        for call_id, parts in groups.items():
+            cut = message if len(parts) == len(message.parts) else None
+            index.setdefault(call_id, []).append(
+                cut or message.model_copy(update={"parts": tuple(parts)})
+            )
+    return index
+
+
+def pairing_ids(batch: Sequence[Message]) -> list[str]:
+    """The call ids of the calls and results in ``batch``, each once, in order."""
+    ids = (_pairing_id(part) for message in batch for part in message.parts)
+    return list(dict.fromkeys(call_id for call_id in ids if call_id is not None))
+
+
+def _pairing_id(part: Part) -> str | None:
+    if isinstance(part, (ToolCallPart, ProviderToolCallPart)):
+        return part.id
+    if isinstance(part, (ToolResultPart, ProviderToolResultPart)):
+        return part.call_id
+    return None
 
 
 def refuse_unrepairable(history: Sequence[Message], batch: Sequence[Message], writer: str) -> None:

@@ -72,7 +72,8 @@ from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
 from threadline.integrity import prepare_messages
 from threadline.interop._appends import could_poison
-from threadline.interop._appends import pairing_only
+from threadline.interop._appends import pairing_ids
+from threadline.interop._appends import pairing_index
 from threadline.interop._appends import refuse_unrepairable
 from threadline.interop._missing import missing
 from threadline.limits import Limits
@@ -208,7 +209,8 @@ class ThreadlineSession:
             known = await self._known()
             # a batch may join the last stored message (one turn added in two calls)
             joined = _joined([*known.tail, *messages])
-            refuse_unrepairable([*known.pairing, *joined], messages, _ADD)
+            stored = [m for i in pairing_ids(messages) for m in known.pairing.get(i, ())]
+            refuse_unrepairable([*stored, *joined], messages, _ADD)
             try:
                 if known.version is None:
                     await self._call("append", self.session_id, messages)
@@ -219,9 +221,9 @@ class ThreadlineSession:
             except ConflictError:
                 continue  # another writer moved first: check against what it wrote
             if known.version is not None:  # the write made the next version: known too
-                self._checked = _Known(
-                    known.version + 1, [*known.pairing, *pairing_only(joined[:-1])], joined[-1:]
-                )
+                # (the index grows in place: the old _Known is dropped with it)
+                pairing = pairing_index(joined[:-1], known.pairing)
+                self._checked = _Known(known.version + 1, pairing, joined[-1:])
             return
         raise ConflictError(
             f"add_items on session {self.session_id!r} lost to other writers {_ATTEMPTS} times",
@@ -272,7 +274,7 @@ class ThreadlineSession:
             return checked
         stored, version = await self._load_versioned()
         joined = _joined(stored)
-        return _Known(version, pairing_only(joined[:-1]), joined[-1:])
+        return _Known(version, pairing_index(joined[:-1]), joined[-1:])
 
     async def _load_versioned(self) -> tuple[list[Message], int | None]:
         if not self._async:
@@ -294,11 +296,11 @@ class ThreadlineSession:
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Known:
     """What ``add_items`` knows of the stored conversation at ``version`` (``None``: a store
-    without versions): the calls and results of its joined messages but the last
-    (`pairing_only`), and the last one whole, which the next batch may join."""
+    without versions): the calls and results of its joined messages but the last, by call id
+    (`pairing_index`), and the last one whole, which the next batch may join."""
 
     version: int | None
-    pairing: list[Message]
+    pairing: dict[str, list[Message]]
     tail: list[Message]
 
 
