@@ -26,6 +26,8 @@ from threadline._docstrings import parse_docstring
 from threadline._json import EMPTY
 from threadline._json import FrozenJsonMap
 from threadline._json import check_json_value
+from threadline._json import lone_surrogate
+from threadline._json import not_unicode
 from threadline._schemas import Dialect
 from threadline._schemas import adapt_schema_text
 from threadline._schemas import drop_strict_nulls
@@ -63,7 +65,8 @@ class ToolDefinition:
     Raises:
         threadline.ValidationError: a field is not what it should be (``parameters`` not a
             JSON Schema object, ``metadata`` not JSON, ``strict=True`` with a schema strict
-            mode cannot express); the error names the field and the fix.
+            mode cannot express, a string anywhere in it that is not Unicode text: a lone
+            surrogate such as ``"\\ud800"``); the error names the field and the fix.
         threadline.LimitExceededError: ``parameters`` is larger or deeper than
             ``Limits.untrusted()`` allows.
     """
@@ -95,6 +98,8 @@ class ToolDefinition:
             raise _invalid(
                 "description", f"must be a str, not {type(self.description).__name__}", "type"
             )
+        for field in ("name", "description"):
+            _refuse_not_unicode(field, getattr(self, field))
         if self.strict is not None and not isinstance(self.strict, bool):
             raise _invalid("strict", f"must be True, False or None, not {self.strict!r}", "type")
         if self.function is not None and not callable(self.function):
@@ -140,6 +145,14 @@ def adapted_parameters(tool: ToolDefinition, dialect: Dialect) -> dict[str, Any]
 def _invalid(field: str, problem: str, kind: str) -> ValidationError:
     detail = ErrorDetail(field, problem, kind)
     return ValidationError(f"invalid ToolDefinition: {detail}", [detail])
+
+
+def _refuse_not_unicode(field: str, text: str) -> None:
+    # A lone surrogate ("\ud800") would pass here and fail only when the HTTP client encodes
+    # the request body: refused now, with the words every other field uses.
+    index = lone_surrogate(text)
+    if index is not None:
+        raise _invalid(field, not_unicode(f"the {field}", text, index), "string_unicode")
 
 
 def _json_map(value: Any, field: str) -> FrozenJsonMap:
@@ -325,8 +338,9 @@ def tool_from_function(
             [`ToolDefinition`][threadline.ToolDefinition]).
 
     Raises:
-        threadline.ValidationError: a parameter cannot be in a tool (named, with the fix), or
-            ``fn`` has no usable name and none was given.
+        threadline.ValidationError: a parameter cannot be in a tool (named, with the fix),
+            ``fn`` has no usable name and none was given, or the name, the description or a
+            string of the schema is not Unicode text (a lone surrogate), naming the field.
     """
     import pydantic
 

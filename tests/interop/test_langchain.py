@@ -585,6 +585,26 @@ def test_history_refuses_a_batch_that_would_poison_every_request() -> None:
     assert len(store.load("c")) == 4
 
 
+def test_history_reads_the_conversation_only_for_a_batch_that_could_poison_it() -> None:
+    class Counting(MemoryStore):
+        loads = 0
+
+        def load(self, conversation_id: str) -> list[Message]:
+            self.loads += 1
+            return super().load(conversation_id)
+
+    store = Counting()
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages([HumanMessage("hi", id="h1"), AIMessage("hello", id="a1")])
+    assert store.loads == 0  # no call and no result: nothing it could break
+    call = AIMessage("", id="a2", tool_calls=[{"name": "w", "args": {}, "id": "c1"}])
+    history.add_messages([call])
+    assert store.loads == 1
+    asyncio.run(history.aadd_messages([ToolMessage("ok", tool_call_id="c1", id="t1")]))
+    assert store.loads == 2
+    assert len(store.load("c")) == 4
+
+
 def test_history_modes() -> None:
     store = MemoryStore()
     store.append("c", [assistant_message(tool_call_part("c1", "f", {}), id="a")])

@@ -55,6 +55,7 @@ from threadline.interop.openai_agents import DIFF
 from threadline.interop.openai_agents import ITEM
 from threadline.interop.openai_agents import PROVIDER
 from threadline.interop.openai_agents import ThreadlineSession
+from threadline.interop.openai_agents import messages_of
 
 pytestmark = pytest.mark.requires_sdk
 
@@ -430,14 +431,164 @@ def test_a_custom_tool_output_written_by_threadline_goes_back_as_a_function_outp
 
 
 def test_an_output_without_its_call_cannot_be_repaired() -> None:
-    session = ThreadlineSession(MemoryStore(), "s1")
-    run(session.add_items([fresh()[0], fresh()[3]]))
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    with pytest.raises(IntegrityError, match="orphan-tool-result"):
+        run(session.add_items([fresh()[0], fresh()[3]]))  # refused: see the next tests
+    # one stored before add_items refused it, or by other code, cannot be repaired when read
+    store.append("s1", messages_of([fresh()[0], fresh()[3]]))
     with pytest.raises(IntegrityError):
         run(session.get_items())
-    assert run(ThreadlineSession(session.store, "s1", integrity="off").get_items()) == [
+    assert run(ThreadlineSession(store, "s1", integrity="off").get_items()) == [
         ITEMS[0],
         ITEMS[3],
     ]
+
+
+CALL: Any = {"type": "function_call", "call_id": "c1", "name": "add", "arguments": "{}"}
+OUTPUT: Any = {"type": "function_call_output", "call_id": "c1", "output": "3"}
+
+
+@pytest.mark.parametrize(
+    ("first", "poisoned", "code"),
+    [
+        pytest.param([CALL], [OUTPUT, OUTPUT], "duplicate-tool-result", id="two-outputs"),
+        pytest.param([CALL, OUTPUT], [OUTPUT], "duplicate-tool-result", id="output-again"),
+        pytest.param([CALL, OUTPUT], [CALL, OUTPUT], "duplicate-tool-call", id="id-reused"),
+        pytest.param([], [CALL, CALL], "duplicate-tool-call", id="id-twice-in-one"),
+        pytest.param([], [OUTPUT], "orphan-tool-result", id="orphan"),
+        pytest.param([CALL], [{**OUTPUT, "call_id": "c2"}], "orphan-tool-result", id="other-id"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_batch_that_would_poison_the_session_is_refused_whole(
+    tmp_path: Path, kind: str, first: list[Any], poisoned: list[Any], code: str
+) -> None:
+    """Issue 35, item 12: such a batch was stored, and every get_items raised from then on."""
+    store: Any = SQLiteStore(tmp_path / "s.db") if kind == "sync" else None
+
+    async def scenario() -> None:
+        nonlocal store
+        if store is None:
+            store = AsyncSQLiteStore(tmp_path / "a.db")
+        session: Session = ThreadlineSession(store, "s1")  # through the SDK's protocol
+        await session.add_items(copy.deepcopy([{"role": "user", "content": "add"}, *first]))
+        before = await session.get_items()
+        batch = copy.deepcopy([*poisoned, {"role": "user", "content": "after"}])
+        with pytest.raises(IntegrityError, match=code) as info:
+            await session.add_items(batch)
+        assert "ThreadlineSession.add_items" in str(info.value)
+        assert "nothing was written" in str(info.value)
+        assert {issue.code for issue in info.value.issues} == {code}
+        assert await session.get_items() == before  # readable, nothing of the batch stored
+        await session.add_items([{"role": "user", "content": "still works"}])
+        assert (await session.get_items())[-1] == {"role": "user", "content": "still works"}
+        if kind == "async":
+            await store.aclose()
+
+    run(scenario())
+    if kind == "sync":
+        store.close()
+
+
+def test_a_runner_whose_model_reuses_a_call_id_leaves_the_session_readable() -> None:
+    def call() -> ResponseFunctionToolCall:
+        return ResponseFunctionToolCall(
+            type="function_call", call_id="call_1", name="add", arguments='{"a": 1, "b": 2}'
+        )
+
+    model = CannedModel(
+        [
+            [call()],
+            [said("3.", "msg_1")],
+            [call()],  # the same call id again, as some gateways write them
+            [said("3 again.", "msg_2")],
+            [said("Bye.", "msg_3")],
+        ]
+    )
+    agent = Agent(name="calculator", instructions="Add.", model=model, tools=[add])
+    config = RunConfig(tracing_disabled=True)
+    session = ThreadlineSession(MemoryStore(), "chat-1")
+
+    async def runs() -> Any:
+        await Runner.run(agent, "What is 1 + 2?", session=session, run_config=config)
+        before = await session.get_items()
+        with pytest.raises(IntegrityError, match="duplicate-tool-call"):
+            await Runner.run(agent, "And again?", session=session, run_config=config)
+        after = await session.get_items()  # before the fix: IntegrityError, for good
+        assert after == [*before, {"role": "user", "content": "And again?"}]
+        model.outputs.pop(0)  # the answer the refused run never asked for
+        return await Runner.run(agent, "Bye?", session=session, run_config=config)
+
+    assert run(runs()).final_output == "Bye."
+
+
+def test_a_call_whose_output_has_not_come_is_stored() -> None:
+    # in flight: the output comes in a later batch (or repair answers it if it never does)
+    session = ThreadlineSession(MemoryStore(), "s1")
+    run(session.add_items([{"role": "user", "content": "add"}, copy.deepcopy(CALL)]))
+    assert run(session.get_items())[-1]["call_id"] == "c1"  # answered by repair for now
+    run(session.add_items([copy.deepcopy(OUTPUT)]))
+    assert run(session.get_items())[1:] == [CALL, OUTPUT]
+
+
+def test_a_defect_already_stored_is_not_the_batchs_fault() -> None:
+    store = MemoryStore()
+    store.append("s1", openai_responses.decode([OUTPUT]))  # written by other code
+    session = ThreadlineSession(store, "s1", integrity="off")
+    run(session.add_items([{"role": "user", "content": "hi"}, copy.deepcopy(CALL)]))
+    assert len(store.load("s1")) == 3
+
+
+def test_add_items_checks_again_after_a_concurrent_write() -> None:
+    class Racing(MemoryStore):
+        """Another worker stores the output between this session's check and its append."""
+
+        raced = False
+
+        def append(self, conversation_id: str, messages: Any, **kwargs: Any) -> None:
+            if not self.raced and messages[0].role == "tool":
+                self.raced = True
+                super().append(conversation_id, openai_responses.decode([OUTPUT]))
+            super().append(conversation_id, messages, **kwargs)
+
+    store = Racing()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items([copy.deepcopy(CALL)]))
+    with pytest.raises(IntegrityError, match="duplicate-tool-result"):
+        run(session.add_items([copy.deepcopy(OUTPUT)]))  # checked again: now a second output
+    assert store.raced
+    assert run(session.get_items()) == [CALL, OUTPUT]
+
+
+def test_add_items_sees_what_other_writers_stored_since_its_last_batch() -> None:
+    # add_items keeps the calls and outputs it checked while the version is its own
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items([copy.deepcopy(CALL)]))
+    other = ThreadlineSession(store, "s1")
+    run(other.add_items([copy.deepcopy(OUTPUT)]))
+    with pytest.raises(IntegrityError, match="duplicate-tool-result"):
+        run(session.add_items([copy.deepcopy(OUTPUT)]))
+    second_call: Any = {**CALL, "call_id": "c2"}
+    second_output: Any = {**OUTPUT, "call_id": "c2"}
+    run(session.add_items([second_call]))
+    run(session.pop_item())  # a write of this session's own that is no add_items
+    with pytest.raises(IntegrityError, match="orphan-tool-result"):
+        run(session.add_items([second_output]))
+    assert run(session.get_items()) == [CALL, OUTPUT]
+
+
+def test_add_items_gives_up_on_a_conversation_others_keep_changing() -> None:
+    class AlwaysRacing(MemoryStore):
+        def append(self, conversation_id: str, messages: Any, **kwargs: Any) -> None:
+            if "expected_version" in kwargs:
+                super().append(conversation_id, [user_message("late")])
+            super().append(conversation_id, messages, **kwargs)
+
+    session = ThreadlineSession(AlwaysRacing(), "s1")
+    with pytest.raises(ConflictError, match="add_items"):
+        run(session.add_items([copy.deepcopy(CALL)]))
 
 
 @pytest.mark.requires_server

@@ -313,7 +313,10 @@ def test_loss_internal_messages_created_at_and_other_message_metadata() -> None:
 
 
 def test_loss_ui_message_without_content_is_skipped() -> None:
-    messages = [ui("assistant", {"type": "step-start"}), ui("user", {"type": "text", "text": "x"})]
+    messages = [
+        ui("assistant", {"type": "step-start"}),
+        ui("user", {"type": "text", "text": "x"}, id="m2"),
+    ]
     assert [m.role for m in from_ui_messages(messages, trusted=True)] == ["user"]
 
 
@@ -538,3 +541,44 @@ def test_import_threadline_imports_no_adapter() -> None:
         "assert 'threadline.interop' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- ids (issue 35, item 13) --------------------------------------------------------------------
+
+TEXT = {"type": "text", "text": "x"}
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+@pytest.mark.parametrize("blank", ["", " ", "\t"])
+def test_a_blank_ui_message_id_is_refused(blank: str, trusted: bool) -> None:
+    messages = [ui("user", TEXT), ui("assistant", TEXT, id=blank)]
+    with pytest.raises(tl.CodecError, match=r"messages\[1\]\.id: the UIMessage id is blank"):
+        from_ui_messages(messages, trusted=trusted)
+    with pytest.raises(tl.CodecError, match="generateMessageId"):  # where a server leaves it
+        from_ui_messages(json.dumps(messages), trusted=trusted)
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_duplicate_ui_message_id_is_refused_naming_both(trusted: bool) -> None:
+    messages = [ui("user", TEXT, id="a"), ui("assistant", TEXT, id="b"), ui("user", TEXT, id="a")]
+    with pytest.raises(tl.CodecError) as info:
+        from_ui_messages({"messages": messages}, trusted=trusted)
+    assert "messages[2].id: duplicate id 'a', which is the id of messages[0]" in str(info.value)
+    # a message without content (skipped) still holds its id
+    messages = [ui("assistant", {"type": "step-start"}, id="a"), ui("user", TEXT, id="a")]
+    with pytest.raises(tl.CodecError, match=r"messages\[1\]\.id: duplicate id 'a'"):
+        from_ui_messages(messages, trusted=trusted)
+
+
+def test_an_id_a_split_ui_message_gives_is_refused_too() -> None:
+    steps = ui("assistant", {"type": "step-start"}, TEXT, {"type": "step-start"}, TEXT, id="a")
+    assert [m.id for m in from_ui_messages([steps], trusted=True)] == ["a", "a.1"]
+    with pytest.raises(tl.CodecError, match=r"messages\[1\]\.id: duplicate id 'a\.1'"):
+        from_ui_messages([steps, ui("user", TEXT, id="a.1")], trusted=True)
+    with pytest.raises(tl.CodecError, match=r"messages\[1\]\.id: message 2 of those read"):
+        from_ui_messages([ui("user", TEXT, id="a.1"), steps], trusted=True)
+
+
+def test_unique_ids_read_as_before() -> None:
+    messages = [ui("user", TEXT, id="a"), ui("assistant", TEXT, id="a.1"), ui("user", TEXT)]
+    assert [m.id for m in from_ui_messages(messages)] == ["a", "a.1", "m1"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.strategies import conversations
@@ -25,12 +26,16 @@ from tests.strategies import json_objects
 from tests.strategies import names
 from tests.strategies import texts
 from tests.support import REQUIRE_ALL
+from tests.support import examples
 from threadline import Message
 from threadline.codecs import openai_responses
+from threadline.errors import IntegrityError
 from threadline.stores import MemoryStore
 
 try:
     from threadline.interop.openai_agents import ThreadlineSession
+    from threadline.interop.openai_agents import items_of
+    from threadline.interop.openai_agents import messages_of
 except ImportError:  # pragma: no cover - the test extra installs it
     if REQUIRE_ALL:
         raise
@@ -168,5 +173,55 @@ def test_threadline_history_reads_as_the_codec_encodes_it(messages: list[Message
         assert items == openai_responses.encode(messages)["input"]
         await second.add_items(copy.deepcopy(items))
         assert await second.get_items() == items
+
+    asyncio.run(check())
+
+
+pairing_items = st.lists(
+    st.one_of(
+        st.builds(
+            lambda call_id: (
+                {"type": "function_call", "call_id": call_id, "name": "f"} | {"arguments": "{}"}
+            ),
+            st.sampled_from(["c1", "c2", "c3"]),
+        ),
+        st.builds(
+            lambda call_id: {"type": "function_call_output", "call_id": call_id, "output": "x"},
+            st.sampled_from(["c1", "c2", "c3"]),
+        ),
+        st.just({"role": "user", "content": "go"}),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=examples(200))
+@given(st.lists(pairing_items, max_size=8))
+def test_no_batch_poisons_the_session_and_none_is_refused_for_nothing(
+    batches: list[list[dict[str, Any]]],
+) -> None:
+    """Issue 35, item 12: after any sequence of add_items, get_items reads; a batch is
+    refused exactly when storing it would have made reads fail, and then nothing is stored."""
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s")
+
+    async def check() -> None:
+        for batch in batches:
+            before = store.load("s")
+            try:  # the oracle: the read path over the history with the batch stored
+                items_of([*before, *messages_of(copy.deepcopy(batch))])
+                poisons = False
+            except IntegrityError:
+                poisons = True
+            try:
+                await session.add_items(copy.deepcopy(batch))  # type: ignore[arg-type]
+                refused = False
+            except IntegrityError:
+                refused = True
+            assert refused == poisons
+            if refused:
+                assert store.load("s") == before
+            await session.get_items()
 
     asyncio.run(check())

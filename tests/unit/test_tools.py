@@ -516,3 +516,84 @@ def test_an_explicit_name_is_checked_as_a_definition_checks_names() -> None:
     assert tl.tool_from_function(lookup, name="weather.current").name == "weather.current"
     with pytest.raises(tl.ValidationError, match="name"):
         tl.tool_from_function(lookup, name="")
+
+
+class TestLoneSurrogates:
+    """A string that is not Unicode text (a lone surrogate, as ``json.loads`` reads
+    ``"\\ud800"``) is refused when the definition is built, naming the field, not when the
+    HTTP client encodes the request body (issue 35, item 11)."""
+
+    @pytest.mark.parametrize(
+        ("kwargs", "path"),
+        [
+            ({"name": "look\ud800up"}, "name"),
+            ({"description": "Looks \udc00 up."}, "description"),
+            ({"description": "\ud83e"}, "description"),
+        ],
+    )
+    def test_in_the_name_or_the_description(self, kwargs: dict[str, Any], path: str) -> None:
+        arguments: dict[str, Any] = {"name": "lookup", **kwargs}
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            ToolDefinition(**arguments)
+        [detail] = info.value.errors
+        assert (detail.path, detail.type) == (path, "string_unicode")
+        assert f"the {path} is not valid Unicode text" in detail.message
+
+    @pytest.mark.parametrize(
+        ("schema", "where"),
+        [
+            ({"properties": {"q\ud800": {"type": "string"}}}, "parameters.properties"),
+            (
+                {"properties": {"q": {"type": "string", "description": "\ud800"}}},
+                "parameters.properties.q.description",
+            ),
+            ({"title": "Look\udfffup"}, "parameters.title"),
+            ({"properties": {"q": {"enum": ["a", "\ud800"]}}}, "parameters.properties.q.enum"),
+        ],
+    )
+    def test_anywhere_in_the_schema(self, schema: dict[str, Any], where: str) -> None:
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            ToolDefinition("lookup", parameters={"type": "object", **schema})
+        assert where in str(info.value)
+
+    def test_from_a_function(self) -> None:
+        def lookup(city: str) -> str:
+            """Look up a city."""
+            return city
+
+        def documented(city: str) -> str:
+            return city
+
+        documented.__doc__ = "Look \ud800 up.\n\nArgs:\n    city: The city."
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            tool_from_function(lookup, name="look\ud800")
+        assert info.value.errors[0].path == "name"
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            tool_from_function(lookup, description="\udc00")
+        assert info.value.errors[0].path == "description"
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            tool_from_function(documented)
+        assert info.value.errors[0].path == "description"
+        documented.__doc__ = "Look up.\n\nArgs:\n    city: The \ud800 city."
+        with pytest.raises(ValidationError, match=r"parameters\.properties\.city\.description"):
+            tool_from_function(documented)
+
+    def test_from_a_model(self) -> None:
+        class Search(pydantic.BaseModel):
+            query: str = pydantic.Field(title="Q\ud800")
+
+        with pytest.raises(ValidationError, match=r"parameters\.properties\.query\.title"):
+            tool_from_model(Search)
+        with pytest.raises(ValidationError, match="lone surrogate") as info:
+            tool_from_model(Place, description="\ud800")
+        assert info.value.errors[0].path == "description"
+
+    def test_in_an_output_schema(self) -> None:
+        schema = {"type": "object", "description": "Answer \ud800.", "properties": {}}
+        with pytest.raises(ValidationError, match="output_schema") as info:
+            tl.encode([tl.user_message("hi")], provider="openai_chat", output_schema=schema)
+        assert "description: the description is not valid Unicode text" in str(info.value)
+
+    def test_paired_text_outside_the_bmp_is_kept(self) -> None:
+        tool = ToolDefinition("lookup\U0001f9f5", "Finds \U0001f9f5 threads.")
+        assert tool.description == "Finds \U0001f9f5 threads."

@@ -50,10 +50,10 @@ from threadline._json import check_json_value
 from threadline._message_fields import new_message_id
 from threadline._validation import translate_errors
 from threadline.errors import ConflictError
-from threadline.errors import IntegrityError
 from threadline.errors import ValidationError
-from threadline.integrity import check_messages
 from threadline.integrity import prepare_messages
+from threadline.interop._appends import could_poison
+from threadline.interop._appends import refuse_unrepairable
 from threadline.interop._langchain_blocks import block_of
 from threadline.interop._langchain_blocks import fail
 from threadline.interop._langchain_blocks import part_of
@@ -78,6 +78,7 @@ _CHAT_ROLE = "langchain.chat_role"
 _ID = "langchain.id"
 _ARTIFACT = "langchain.artifact"
 _ERROR = "langchain.error"
+_ADD = "ThreadlineChatMessageHistory.add_messages"
 # response_metadata keys with a threadline metadata key of their own (what decode_response
 # writes): the model, the response id and why it stopped.
 _RESPONSE_KEYS = {"model_name": "model", "id": "response_id", "finish_reason": "stop_reason"}
@@ -613,9 +614,13 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         batch = from_langchain(list(messages))
         if not batch:
             return
+        if not could_poison(batch):
+            store.append(self.conversation_id, batch)
+            return
         while True:
             version = store.version(self.conversation_id)
-            _check_batch(store.load(self.conversation_id), batch)
+            stored = store.load(self.conversation_id)
+            refuse_unrepairable([*stored, *batch], batch, _ADD)
             try:
                 store.append(self.conversation_id, batch, expected_version=version)
             except ConflictError:
@@ -646,9 +651,13 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         batch = from_langchain(list(messages))
         if not batch:
             return
+        if not could_poison(batch):
+            await store.append(self.conversation_id, batch)
+            return
         while True:
             version = await store.version(self.conversation_id)
-            _check_batch(await store.load(self.conversation_id), batch)
+            stored = await store.load(self.conversation_id)
+            refuse_unrepairable([*stored, *batch], batch, _ADD)
             try:
                 await store.append(self.conversation_id, batch, expected_version=version)
             except ConflictError:
@@ -677,24 +686,4 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         raise RuntimeError(
             "ThreadlineChatMessageHistory over an async store cannot block inside a running "
             "event loop; await aget_messages(), aadd_messages() or aclear() instead"
-        )
-
-
-_FATAL = frozenset({"orphan-tool-result", "duplicate-tool-call", "duplicate-tool-result"})
-
-
-def _check_batch(stored: list[Message], batch: list[Message]) -> None:
-    """Refuse a batch that brings a defect repair cannot fix (the stored part is not judged:
-    a defect already stored is not this batch's fault)."""
-    issues = [
-        issue
-        for issue in check_messages([*stored, *batch]).issues
-        if issue.code in _FATAL and issue.message_index >= len(stored)
-    ]
-    if issues:
-        lines = "\n".join(f"  {issue}" for issue in issues)
-        raise IntegrityError(
-            f"ThreadlineChatMessageHistory.add_messages: the batch would make every later "
-            f"request fail ({len(issues)} issue(s)); nothing was written:\n{lines}",
-            issues,
         )

@@ -33,6 +33,9 @@ How items map to messages:
   output, and the model API refuses such a history, so the call gets a synthetic failed
   output. Parts repair made or changed, and parts written by other threadline code (a
   `History` on the same conversation), are written with the codec's ``encode``.
+- What repair cannot fix (an output for a call the history never made, a second output for a
+  call, a call id used twice) would make every ``get_items`` raise, so ``add_items`` refuses a
+  batch that brings it, storing nothing (the rule ``ThreadlineChatMessageHistory`` applies).
 
 ``limit`` counts items, not messages: ``get_items(limit=n)`` is the last ``n`` items of the
 whole (prepared) history, as the SDK's own sessions return them; one message may be several
@@ -68,6 +71,10 @@ from threadline.errors import ConflictError
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
 from threadline.integrity import prepare_messages
+from threadline.interop._appends import could_poison
+from threadline.interop._appends import pairing_ids
+from threadline.interop._appends import pairing_index
+from threadline.interop._appends import refuse_unrepairable
 from threadline.interop._missing import missing
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -101,7 +108,8 @@ PROVIDER = "openai_agents"
 
 IntegrityMode = Literal["auto", "strict", "off"]
 
-_ATTEMPTS = 100  # conflicting writes a pop_item outlasts before it gives up
+_ATTEMPTS = 100  # conflicting writes a pop_item or add_items outlasts before it gives up
+_ADD = "ThreadlineSession.add_items"
 _REQUIRED = ("load", "append", "replace", "delete")
 
 
@@ -154,6 +162,7 @@ class ThreadlineSession:
         self.limits = limits
         self._async = is_async_store(store)
         self._versioned = takes_versions(store)
+        self._checked: _Known | None = None
 
     def __repr__(self) -> str:
         return f"ThreadlineSession({self.store!r}, {self.session_id!r})"
@@ -175,14 +184,51 @@ class ThreadlineSession:
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Store ``items`` at the end of the history, all of them or none.
 
+        A batch after which every ``get_items`` would raise is refused, nothing of it stored:
+        an output for a call the history never made, a second output for one call, a call id
+        used twice. A call whose output has not come yet is stored (it is in flight). The
+        check and the write are one step: the append carries the version it checked, and a
+        concurrent writer makes it check again.
+
         Raises:
             threadline.ValidationError: an item is not a JSON object (the message names
                 ``items[i]``) or holds a value a message cannot.
             threadline.LimitExceededError: an item exceeds ``limits``.
+            threadline.IntegrityError: the batch would poison the session (nothing stored;
+                the issues name the call ids).
+            threadline.ConflictError: other writers changed the conversation during each of
+                100 attempts.
         """
         messages = messages_of(cast("Sequence[object]", items), self.limits)
-        if messages:
+        if not messages:
+            return
+        if not could_poison(messages):
             await self._call("append", self.session_id, messages)
+            return
+        for _ in range(_ATTEMPTS):
+            known = await self._known()
+            # a batch may join the last stored message (one turn added in two calls)
+            joined = _joined([*known.tail, *messages])
+            stored = [m for i in pairing_ids(messages) for m in known.pairing.get(i, ())]
+            refuse_unrepairable([*stored, *joined], messages, _ADD)
+            try:
+                if known.version is None:
+                    await self._call("append", self.session_id, messages)
+                else:
+                    await self._call(
+                        "append", self.session_id, messages, expected_version=known.version
+                    )
+            except ConflictError:
+                continue  # another writer moved first: check against what it wrote
+            if known.version is not None:  # the write made the next version: known too
+                # (the index grows in place: the old _Known is dropped with it)
+                pairing = pairing_index(joined[:-1], known.pairing)
+                self._checked = _Known(known.version + 1, pairing, joined[-1:])
+            return
+        raise ConflictError(
+            f"add_items on session {self.session_id!r} lost to other writers {_ATTEMPTS} times",
+            conversation_id=self.session_id,
+        )
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove the latest stored item and return it; ``None`` when the session is empty.
@@ -220,6 +266,16 @@ class ThreadlineSession:
             return await method(*args, **kwargs)
         return await asyncio.to_thread(method, *args, **kwargs)
 
+    async def _known(self) -> _Known:
+        """The stored conversation as ``add_items`` checks a batch against it: kept from the
+        last check while the conversation is at the version that check left, else read."""
+        checked = self._checked
+        if checked is not None and await self._call("version", self.session_id) == checked.version:
+            return checked
+        stored, version = await self._load_versioned()
+        joined = _joined(stored)
+        return _Known(version, pairing_index(joined[:-1]), joined[-1:])
+
     async def _load_versioned(self) -> tuple[list[Message], int | None]:
         if not self._async:
             return await asyncio.to_thread(load_versioned, self.store, self.session_id)
@@ -235,6 +291,17 @@ class ThreadlineSession:
             f"changed it during each of {_ATTEMPTS} loads",
             conversation_id=self.session_id,
         )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Known:
+    """What ``add_items`` knows of the stored conversation at ``version`` (``None``: a store
+    without versions): the calls and results of its joined messages but the last, by call id
+    (`pairing_index`), and the last one whole, which the next batch may join."""
+
+    version: int | None
+    pairing: dict[str, list[Message]]
+    tail: list[Message]
 
 
 # ---------------------------------------------------------------------------------------------

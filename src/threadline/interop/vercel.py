@@ -131,7 +131,9 @@ def from_ui_messages(
     Raises:
         threadline.LimitExceededError: the input exceeds ``limits``, naming the JSON path.
         threadline.CodecError: the input is not ``UIMessage`` JSON; the message names the JSON
-            path of the first value that does not fit (``messages[2].parts[0].state``).
+            path of the first value that does not fit (``messages[2].parts[0].state``). A
+            blank ``UIMessage`` id, or one that another ``UIMessage`` has too (or that a
+            split ``UIMessage`` gives one of its messages), is refused at its ``messages[i].id``.
         threadline.ValidationError: the text is not JSON or not Unicode, or a value cannot be
             stored in a message.
     """
@@ -140,8 +142,9 @@ def from_ui_messages(
     reader = Reader(_FORMAT)
     wire = reader.messages(document)
     messages: list[Message] = []
+    ids: dict[str, tuple[int, int]] = {}
     for index, raw in enumerate(wire):
-        messages.extend(_read_message(raw, f"messages[{index}]", reader))
+        messages.extend(_read_message(raw, index, reader, ids))
     enforce_counts(messages, checked, what=_WHAT)
     refuse_blob_marks(messages, _WHAT)
     if trusted:
@@ -162,9 +165,17 @@ def _default_limits(trusted: bool) -> Limits:
 # Reading
 
 
-def _read_message(raw: Any, path: str, reader: Reader) -> list[Message]:
+def _read_message(
+    raw: Any, index: int, reader: Reader, ids: dict[str, tuple[int, int]]
+) -> list[Message]:
+    """The messages of the ``UIMessage`` at ``index``; ``ids`` holds each message id given so
+    far, with the index of the ``UIMessage`` it was read from and which of its messages it is
+    (0 for the first, which has the ``UIMessage`` id)."""
+    path = f"messages[{index}]"
     item = reader.expect_object(raw, path)
     ui_id = reader.str_field(item, "id", path)
+    _check_id(ui_id, index, 0, ids, reader)
+    ids[ui_id] = (index, 0)
     role = reader.str_field(item, "role", path)
     if role not in _ROLES:
         reader.fail(f"{path}.role", f"unknown role {role!r} (system, user or assistant)")
@@ -186,6 +197,9 @@ def _read_message(raw: Any, path: str, reader: Reader) -> list[Message]:
     for number, (kind, parts) in enumerate(groups):
         fields: dict[str, Any] = {"role": kind, "parts": tuple(parts)}
         fields["id"] = f"{ui_id}.{number}" if number else ui_id
+        if number:
+            _check_id(fields["id"], index, number, ids, reader)
+            ids[fields["id"]] = (index, number)
         if carried and not number:
             fields["metadata"] = carried
         try:
@@ -193,6 +207,39 @@ def _read_message(raw: Any, path: str, reader: Reader) -> list[Message]:
         except pydantic.ValidationError as error:  # a value no message holds: name the UI path
             raise translate_errors(error, f"cannot store the message at {path}") from None
     return out
+
+
+def _check_id(
+    message_id: str, index: int, number: int, ids: dict[str, tuple[int, int]], reader: Reader
+) -> None:
+    """Refuse a blank id, and one another message has: messages are stored, answered and
+    sealed by id, and the AI SDK itself tells ``UIMessage`` s apart by it. ``number`` says
+    which message read from ``messages[index]`` gets the id (0: the first, its own id)."""
+    path = f"messages[{index}].id"
+    if not message_id.strip():
+        reader.fail(
+            path,
+            f"the UIMessage id is blank ({message_id!r}); give every message a unique id (an "
+            "AI SDK server leaves the id of the assistant message it writes empty unless "
+            "toUIMessageStreamResponse is given generateMessageId)",
+        )
+    if message_id not in ids:
+        return
+    where, first = ids[message_id]
+    other = _made(first, where) if first else f"messages[{where}]"
+    if number:
+        mine = f"{_made(number, index)} would get the id {message_id!r}"
+    else:
+        mine = f"duplicate id {message_id!r}"
+    reader.fail(
+        path,
+        f"{mine}, which is the id of {other} too; each UIMessage needs its own id, and one "
+        "read as several messages gives them <id>, <id>.1, <id>.2...",
+    )
+
+
+def _made(number: int, index: int) -> str:
+    return f"message {number + 1} of those read from messages[{index}]"
 
 
 def _content_part(
