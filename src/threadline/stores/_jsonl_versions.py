@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 from threadline.stores._files import fsync_directory
+from threadline.stores._files import temporary_path
 
 __all__ = ["ParentFile", "VersionFile"]
 
@@ -111,9 +111,10 @@ class ParentFile:
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path``: a temporary file, fsynced, renamed over it, the directory
-    synced."""
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    synced. The caller holds the conversation file's exclusive lock (`temporary_path`)."""
+    temporary = temporary_path(path)
     try:
+        temporary.unlink(missing_ok=True)  # left by a writer that crashed
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             os.write(fd, data)

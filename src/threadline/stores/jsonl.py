@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sys
 import threading
 import warnings
@@ -75,6 +74,7 @@ from threadline.serialization import messages_to_json
 from threadline.stores._files import conversation_id_from_stem
 from threadline.stores._files import conversation_stem
 from threadline.stores._files import fsync_directory
+from threadline.stores._files import temporary_path
 from threadline.stores._jsonl_versions import ParentFile
 from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._rows import JsonRows
@@ -282,7 +282,7 @@ class JsonlStore(JsonRows, PollingWatch):
         path = self._path(conversation_id)
         with self._failing(f"replace conversation {conversation_id!r}"):
             data = b"".join(line + b"\n" for line in self._message_lines(items, conversation_id))
-            temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
+            temporary = temporary_path(path)
             with self._locked(path, exclusive=True, create=True) as held:
                 assert held is not None  # create=True
                 current = self._version(path, held, _drop_torn_tail(held, path))
@@ -355,7 +355,7 @@ class JsonlStore(JsonRows, PollingWatch):
                     VersionFile(path).write(current + 1, 0, 0)
                     path.unlink()
                 else:
-                    temporary = self.directory / f".{new_id}.{secrets.token_hex(8)}.tmp"
+                    temporary = temporary_path(path)
                     try:
                         inode = _write_new_file(temporary, data)
                         VersionFile(path).write(current + 1, len(items), inode)
@@ -675,7 +675,9 @@ def _write_all(fd: int, data: bytes, offset: int) -> None:
 
 
 def _write_new_file(path: Path, data: bytes) -> int:
-    """Write ``data`` to the new file ``path``, fsynced; its inode."""
+    """Write ``data`` to the new file ``path`` (a `temporary_path`: one a writer that crashed
+    left there is removed first), fsynced; its inode."""
+    path.unlink(missing_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         _write_all(fd, data, 0)
