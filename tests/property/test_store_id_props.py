@@ -11,8 +11,6 @@ ones in the quick tier, Redis and PostgreSQL in the full tier.
 
 from __future__ import annotations
 
-import re
-import string
 import tempfile
 from collections.abc import Callable
 from collections.abc import Iterator
@@ -24,35 +22,16 @@ from hypothesis import HealthCheck
 from hypothesis import example
 from hypothesis import given
 from hypothesis import settings
-from hypothesis import strategies as st
 
 import threadline as tl
 from tests.stores._helpers import store_factory
+from tests.strategies import extreme_conversation_ids
 from tests.support import examples
 from tests.support import require_module
-from threadline.stores import CONVERSATION_ID_PATTERN
 from threadline.stores import Store
 
 _LONGEST = 200
-_FIRST = string.ascii_letters + string.digits
 _PUNCTUATION = "._:-"
-
-
-@st.composite
-def extreme_ids(draw: st.DrawFn) -> str:
-    """Valid ids near the pattern's edges: mostly the longest, mostly capitals, with every
-    punctuation mark the pattern allows."""
-    length = draw(st.sampled_from([1, 2, _LONGEST - 1, _LONGEST]) | st.integers(1, _LONGEST))
-    capitals = draw(st.sampled_from([string.ascii_uppercase, _FIRST]))
-    first = draw(st.sampled_from(capitals))
-    rest = draw(st.text(st.sampled_from(capitals + _PUNCTUATION), min_size=length - 1))
-    cid = (first + rest)[:length]
-    while ".." in cid:  # the one rule the pattern leaves to a check of its own
-        cid = cid.replace("..", ".A")
-    assert re.fullmatch(CONVERSATION_ID_PATTERN, cid), cid
-    return cid
-
-
 _ALL_PUNCTUATION = "Z" + (_PUNCTUATION + "Q") * 39 + "A" * 4  # 200, every mark, mostly capitals
 
 
@@ -142,7 +121,7 @@ def _examples(store: Store) -> Callable[[], None]:
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow],
     )
-    @given(extreme_ids(), extreme_ids())
+    @given(extreme_conversation_ids(), extreme_conversation_ids())
     @example("A" * _LONGEST, "B" * _LONGEST)
     @example(_ALL_PUNCTUATION, _ALL_PUNCTUATION.lower())
     @example("a" * _LONGEST, "Z")
