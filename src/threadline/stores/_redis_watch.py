@@ -40,7 +40,7 @@ end
 local counts = {}
 local total = 0
 local exact = version > after
-local gap = not exact
+local gap = false
 if exact then
     local entries = redis.call('XRANGE', KEYS[6], (after + 1) .. '-0', '+')
     local expected = after + 1
