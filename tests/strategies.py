@@ -9,6 +9,8 @@ Integrity tests inject defects into these; serialization tests round-trip them.
 
 from __future__ import annotations
 
+import re
+import string
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
@@ -25,6 +27,7 @@ from threadline import ReasoningPart
 from threadline import TextPart
 from threadline import ToolCallPart
 from threadline import ToolResultPart
+from threadline.stores import CONVERSATION_ID_PATTERN
 
 PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
 
@@ -263,3 +266,29 @@ def any_messages(draw: st.DrawFn) -> Message:
         metadata=draw(metadata),
         replay=draw(st.booleans()),
     )
+
+
+_LONGEST_ID = 200
+_ID_FIRST = string.ascii_letters + string.digits
+_ID_PUNCTUATION = "._:-"
+
+
+@st.composite
+def extreme_conversation_ids(draw: st.DrawFn) -> str:
+    """Valid ids near the pattern's edges: mostly the longest, mostly capitals, with every
+    punctuation mark the pattern allows."""
+    length = draw(
+        st.sampled_from([1, 2, _LONGEST_ID - 1, _LONGEST_ID]) | st.integers(1, _LONGEST_ID)
+    )
+    capitals = draw(st.sampled_from([string.ascii_uppercase, _ID_FIRST]))
+    first = draw(st.sampled_from(capitals))
+    rest = draw(
+        st.text(
+            st.sampled_from(capitals + _ID_PUNCTUATION), min_size=length - 1, max_size=length - 1
+        )
+    )
+    cid = first + rest
+    while ".." in cid:  # the one rule the pattern leaves to a check of its own
+        cid = cid.replace("..", ".A")
+    assert re.fullmatch(CONVERSATION_ID_PATTERN, cid), cid
+    return cid

@@ -39,6 +39,21 @@ def append_until_killed(kind: str, location: str, batches: int, size: int, paddi
         store.append("victim", batch(0, number, size, padding))
 
 
+def fork_source_messages(count: int) -> list[tl.Message]:
+    """The conversation the fork crash tests fork (``count`` messages of about 300 bytes)."""
+    return [tl.user_message(f"m{k} " + "x" * 300, id=f"m{k}") for k in range(count)]
+
+
+def fork_until_killed(location: str, first: int) -> None:
+    """Fork the JSONL conversation ``"p"`` onto ``b<first>``, ``b<first + 1>``... until
+    killed."""
+    store = JsonlStore(location)
+    number = first
+    while True:
+        store.fork("p", f"b{number}")
+        number += 1
+
+
 def open_any_store(kind: str, location: str) -> Store:
     """A store of any kind: ``location`` is a path, or ``"<url> <prefix>"`` for a server."""
     if kind == "redis":

@@ -6,6 +6,7 @@ and ``chat`` shared a file: one tenant read and appended to another's history.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,20 @@ def test_ids_differing_only_in_case_get_file_names_differing_in_more(
 )
 def test_file_names_fit_in_name_max(cid: str) -> None:
     assert len(_named(cid).encode()) <= NAME_MAX
+
+
+@pytest.mark.parametrize("cid", ["A" * 200, "aB" * 100, "Z" + "._:-Q" * 39 + "AAAA"])
+def test_every_file_a_write_makes_fits_in_name_max(tmp_path: Path, cid: str) -> None:
+    # The temporary files of replace, fork and delete too (they were 262 to 270 bytes).
+    store = JsonlStore(tmp_path)
+    store.append("source", msgs("s", 2))
+    store.fork("source", cid)
+    store.replace(cid, msgs("r", 2))
+    seen = {path.name for path in tmp_path.iterdir()}
+    store.delete(cid)
+    assert store.load(cid) == []
+    assert not any(name.endswith(".tmp") for name in os.listdir(tmp_path))
+    assert max(len(name.encode()) for name in seen) <= NAME_MAX
 
 
 def test_ids_differing_only_in_case_have_their_own_files(tmp_path: Path) -> None:

@@ -478,6 +478,26 @@ def test_a_missing_driver_gives_an_install_hint() -> None:
     assert 'pip install "threadline[postgres]"' in result.stdout, result.stdout + result.stderr
 
 
+def test_a_watch_started_behind_says_what_it_cannot_tell(postgres_dsn: str, prefix: str) -> None:
+    with PostgresStore(postgres_dsn, table_prefix=prefix) as store:
+        for text in ("a", "b"):
+            store.append("c", [tl.user_message(text)])
+
+    async def watch() -> tl.ConversationReplacedError:
+        async with (
+            AsyncPostgresStore(postgres_dsn, table_prefix=prefix) as store,
+            store.watch("c", after_version=1) as watching,
+        ):
+            with pytest.raises(tl.ConversationReplacedError) as raised:
+                await asyncio.wait_for(watching.__anext__(), 60)
+        return raised.value
+
+    error = asyncio.run(watch())
+    assert [m.text for m in error.messages] == ["a", "b"]
+    assert "replaced or deleted" not in str(error)
+    assert "keeps no log of its writes" in str(error)
+
+
 # ---------------------------------------------------------------------------------------------
 # Writers in several processes
 

@@ -346,6 +346,61 @@ def test_a_long_batch_sent_again_goes_through_the_script_in_slices(
 
 
 # ---------------------------------------------------------------------------------------------
+# Watch
+
+
+def test_a_watch_behind_the_log_says_it_fell_behind_not_that_it_was_replaced(
+    redis_url: str, prefix: str
+) -> None:
+    from threadline.stores.redis import LOG_LENGTH
+
+    appends = LOG_LENGTH + 300  # enough for ``MAXLEN ~`` to drop the watcher's next entries
+    with RedisStore(redis_url, prefix=prefix) as store:
+        store.append("c", [tl.user_message("start")])
+        start = store.version("c")
+        for index in range(appends):
+            store.append("c", [tl.user_message(f"m{index}")])
+        wanted = store.load("c")
+        now = store.version("c")
+
+    async def watch() -> tl.ConversationReplacedError:
+        async with (
+            AsyncRedisStore(redis_url, prefix=prefix) as store,
+            store.watch("c", after_version=start) as watching,
+        ):
+            with pytest.raises(tl.ConversationReplacedError) as raised:
+                await asyncio.wait_for(watching.__anext__(), HANG_GUARD)
+            assert watching.version == now
+        return raised.value
+
+    error = asyncio.run(watch())
+    assert error.messages == wanted
+    assert (error.expected, error.actual) == (start, now)
+    text = str(error)
+    assert "replaced or deleted" not in text, text
+    assert f"fell behind: the conversation's log keeps only its last ~{LOG_LENGTH:,}" in text
+    assert "take error.messages as the whole conversation" in text
+
+
+def test_a_watch_still_says_replaced_after_a_replace(redis_url: str, prefix: str) -> None:
+    with RedisStore(redis_url, prefix=prefix) as store:
+        store.append("c", [tl.user_message("a")])
+        start = store.version("c")
+        store.replace("c", [tl.user_message("b")])
+
+    async def watch() -> tl.ConversationReplacedError:
+        async with (
+            AsyncRedisStore(redis_url, prefix=prefix) as store,
+            store.watch("c", after_version=start) as watching,
+        ):
+            with pytest.raises(tl.ConversationReplacedError) as raised:
+                await asyncio.wait_for(watching.__anext__(), HANG_GUARD)
+        return raised.value
+
+    assert f"was replaced or deleted after version {start}" in str(asyncio.run(watch()))
+
+
+# ---------------------------------------------------------------------------------------------
 # Bad input
 
 

@@ -104,6 +104,9 @@ def test_a_watch_started_behind_says_so(store: Any) -> None:
             await watch.__anext__()
         assert texts(raised.value.messages) == ["a", "b"]
         assert watch.version == 2
+        # Nothing was replaced: the error says what it cannot tell, and why.
+        assert "replaced or deleted" not in str(raised.value)
+        assert "keeps no log of its writes" in str(raised.value)
         await watch.aclose()
 
     asyncio.run(main())

@@ -8,7 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["conversation_id_from_stem", "conversation_stem", "fsync_directory"]
+__all__ = [
+    "conversation_id_from_stem",
+    "conversation_stem",
+    "fsync_directory",
+    "temporary_path",
+]
 
 # Filesystems that cannot fsync a directory say so with one of these; anything else (EIO) is a
 # real failure to make a rename durable and must not be hidden.
@@ -55,6 +60,19 @@ def conversation_id_from_stem(stem: str) -> str | None:
             char.upper() if mask >> index & 1 else char for index, char in enumerate(lower)
         )
     return candidate if conversation_stem(candidate) == stem else None
+
+
+def temporary_path(path: Path) -> Path:
+    """Where the new contents of ``path`` are written before they are renamed over it:
+    ``.<name>.tmp`` beside it.
+
+    One name per file, not a random one: only the holder of the conversation's exclusive lock
+    writes it, and a writer that finds one left by a writer that crashed removes it first, so
+    temporary files never pile up. A conversation's longest name (``<stem>.version``, 248
+    bytes for a 200-character id) gives a 253-byte temporary name, within the 255 bytes a
+    file name may hold.
+    """
+    return path.with_name(f".{path.name}.tmp")
 
 
 def fsync_directory(directory: Path) -> None:

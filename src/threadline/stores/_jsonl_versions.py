@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from pathlib import Path
 
 from threadline.stores._files import fsync_directory
+from threadline.stores._files import temporary_path
 
 __all__ = ["ParentFile", "VersionFile"]
 
@@ -82,38 +82,95 @@ class VersionFile:
 class ParentFile:
     """The side file ``<name>.parent`` of a branch made by ``fork``: its parent record (the
     JSON of `threadline.stores.forks.encode_parent`). Written and removed under the
-    conversation file's exclusive lock; it goes with the branch on ``delete``."""
+    conversation file's exclusive lock; it goes with the branch on ``delete``.
+
+    A fork writes the record before it renames the branch's file into place, so the record
+    first names that file: ``RECORD\nINODE\n``. Such a record counts only while the
+    conversation's file is that file, so a fork that crashed before the rename leaves no
+    branch (the record names a file that never arrived); once the rename is done, the fork
+    rewrites it as ``RECORD`` alone, which counts whatever the file (a record of a branch of no
+    message, which has no file, is written so from the start). A ``replace`` settles a
+    record that still names a file before it swaps the file: it keeps the record of a fork
+    that finished, drops the one of a fork that did not.
+    """
 
     __slots__ = ("path",)
 
     def __init__(self, conversation_path: Path) -> None:
         self.path = conversation_path.with_suffix(PARENT_SUFFIX)
 
-    def read(self) -> str | None:
-        """The record's text; ``None`` when the conversation is no branch."""
-        try:
-            return self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
+    def read(self, inode: int | None) -> str | None:
+        """The record's text; ``None`` when the conversation is no branch: no record, or the
+        record of a fork that did not finish.
 
-    def write(self, text: str) -> None:
-        """Record ``text``, atomically and durably.
+        Args:
+            inode: the conversation file's inode (``None``: it has no file), read under its
+                lock.
+
+        Raises:
+            OSError: the file cannot be read, or names a file in a form this module never
+                writes.
+        """
+        recorded = self._read()
+        if recorded is None:
+            return None
+        text, named = recorded
+        if named is not None and named != inode:
+            return None
+        return text
+
+    def write(self, text: str, inode: int | None = None) -> None:
+        """Record ``text`` (for the file ``inode`` only, when given), atomically and durably.
 
         Raises:
             OSError: the file cannot be written.
         """
-        _write_atomically(self.path, text.encode())
+        data = text if inode is None else f"{text}\n{inode}\n"
+        _write_atomically(self.path, data.encode())
+
+    def settle(self, inode: int) -> None:
+        """Before the conversation's file (``inode``) is swapped: a record that names it
+        keeps its text only, one that names another file (a fork that crashed) goes.
+
+        Raises:
+            OSError: the file cannot be read or written.
+        """
+        recorded = self._read()
+        if recorded is None or recorded[1] is None:
+            return
+        text, named = recorded
+        if named == inode:
+            self.write(text)
+        else:
+            self.remove()
 
     def remove(self) -> None:
         """Drop the record (nothing happens when there is none)."""
         self.path.unlink(missing_ok=True)
 
+    def _read(self) -> tuple[str, int | None] | None:
+        try:
+            content = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        text, _, named = content.partition("\n")
+        if not named:
+            return text, None
+        try:
+            return text, int(named)
+        except ValueError:
+            raise OSError(
+                f"{self.path}: not a parent record (expected the record's JSON, then "
+                f"optionally a line with an inode number; got {content[:80]!r})"
+            ) from None
+
 
 def _write_atomically(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path``: a temporary file, fsynced, renamed over it, the directory
-    synced."""
-    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    synced. The caller holds the conversation file's exclusive lock (`temporary_path`)."""
+    temporary = temporary_path(path)
     try:
+        temporary.unlink(missing_ok=True)  # left by a writer that crashed
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             os.write(fd, data)

@@ -223,8 +223,22 @@ def _append_params(
         "count": len(texts),
         "messages": texts,
         "ids": ids,
-        "expected": expected,
+        "expected": _bigint(expected),
     }
+
+
+_BIGINT_MAX = 2**63 - 1
+_NO_VERSION = -1  # no conversation is at it: versions start at 0
+
+
+def _bigint(expected: int | None) -> int | None:
+    """``expected`` as the statement's bigint: a version past a bigint's range (no
+    conversation reaches it) becomes -1, which no conversation is at either, so the append
+    finds another version and raises `ConflictError` as for any other, instead of the driver
+    failing with "bigint out of range"."""
+    if expected is not None and expected > _BIGINT_MAX:
+        return _NO_VERSION
+    return expected
 
 
 def json_array(row: TupleRow | None) -> str | None:

@@ -24,6 +24,7 @@ import psycopg
 from threadline.messages import Message
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_sql import json_array
+from threadline.stores._watch import UNLOGGED
 from threadline.stores._watch import Since
 
 __all__ = ["WAIT_SECONDS", "PostgresSource"]
@@ -93,7 +94,9 @@ class PostgresSource:
         if appended:
             since = Since(version, [(version, await self._messages(f"[{tail}]", tail))])
         elif rewritten:
-            since = Since(version, whole=await self._messages(payload, payload))
+            # Without a known start, what changed since ``after`` is unknown.
+            cause = UNLOGGED if known is None else None
+            since = Since(version, whole=await self._messages(payload, payload), cause=cause)
         else:
             since = Since(version)
         self._known = (version, count, whole)

@@ -13,6 +13,7 @@ import redis
 
 from threadline.messages import Message
 from threadline.stores._redis_scripts import CURRENT
+from threadline.stores._redis_scripts import LOG_LENGTH
 from threadline.stores._watch import Since
 
 __all__ = ["BLOCK_MS", "SINCE", "RedisSource", "joined"]
@@ -24,8 +25,10 @@ BLOCK_MS = 5_000
 # record, the log).
 # ARGV: the watcher's version. Returns {version} when nothing changed; {version, n, c1..cn,
 # texts...} when the n writes since were appends of c1..cn messages (the texts are theirs, in
-# order); {version, -1, texts...} (the whole conversation) when one was a replace or delete, or
-# the log does not hold every write since.
+# order); {version, -1, texts...} (the whole conversation) when one was a replace or delete;
+# {version, -2, texts...} when the log does not hold every write since (the watcher fell more
+# than the log's ~LOG_LENGTH writes behind, or an entry could not be added): what those writes
+# were is unknown.
 SINCE = (
     CURRENT
     + """
@@ -37,6 +40,7 @@ end
 local counts = {}
 local total = 0
 local exact = version > after
+local gap = false
 if exact then
     local entries = redis.call('XRANGE', KEYS[6], (after + 1) .. '-0', '+')
     local expected = after + 1
@@ -47,7 +51,12 @@ if exact then
             if fields[i] == 'k' then kind = fields[i + 1] end
             if fields[i] == 'n' then count = tonumber(fields[i + 1]) end
         end
-        if tonumber(string.match(id, '^(%d+)-')) ~= expected or kind ~= 'a' or not count then
+        if tonumber(string.match(id, '^(%d+)-')) ~= expected then
+            exact = false
+            gap = true
+            break
+        end
+        if kind ~= 'a' or not count then
             exact = false
             break
         end
@@ -55,7 +64,10 @@ if exact then
         total = total + count
         expected = expected + 1
     end
-    exact = exact and expected == version + 1
+    if exact and expected ~= version + 1 then
+        exact = false
+        gap = true
+    end
 end
 local reply = {version}
 if exact then
@@ -70,7 +82,7 @@ if exact then
     end
     return reply
 end
-reply[2] = -1
+reply[2] = gap and -2 or -1
 for _, text in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
     reply[#reply + 1] = text
 end
@@ -104,7 +116,10 @@ class RedisSource:
             return Since(version)
         writes = int(reply[1])
         if writes < 0:
-            return Since(version, whole=await self._messages(reply[2:]))
+            whole = await self._messages(reply[2:])
+            if writes == -2:
+                return Since(version, whole=whole, cause=_behind(known, LOG_LENGTH))
+            return Since(version, whole=whole)
         counts = [int(count) for count in reply[2 : 2 + writes]]
         messages = await self._messages(reply[2 + writes :])
         batches: list[tuple[int, list[Message]]] = []
@@ -131,6 +146,14 @@ class RedisSource:
 
     async def close(self) -> None:
         return None
+
+
+def _behind(known: int, kept: int) -> str:
+    return (
+        f"the watch fell behind: the conversation's log keeps only its last ~{kept:,} writes "
+        f"and no longer holds every write after version {known}, so what they were (appends, "
+        "or a replace or delete) is unknown"
+    )
 
 
 def joined(raw: list[Any]) -> bytes | None:

@@ -48,6 +48,7 @@ from threadline.stores.base import validate_conversation_id
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
+    "UNLOGGED",
     "PollingWatch",
     "Since",
     "Source",
@@ -74,7 +75,11 @@ class Since:
     """The batches appended since, in order, each with the version after it (a batch is one
     write, or several when the source could not tell them apart)."""
     whole: list[Message] | None = None
-    """Not ``None``: the conversation was replaced or deleted since; this is all of it now."""
+    """Not ``None``: the conversation was replaced or deleted since (or the source cannot tell
+    what changed: ``cause`` says why); this is all of it now."""
+    cause: str | None = None
+    """Why the source gives the whole conversation when it cannot tell that it was replaced or
+    deleted (``None``: it was)."""
 
 
 class Source(Protocol):
@@ -160,7 +165,7 @@ class Watch(AsyncClosing):
         if since.whole is not None:
             before = self._version
             self._version = since.version
-            raise replaced(self._conversation_id, before, since.version, since.whole)
+            raise replaced(self._conversation_id, before, since.version, since.whole, since.cause)
         self._ready.extend((version, batch) for version, batch in since.batches if batch)
         if not self._ready:
             self._version = since.version
@@ -173,12 +178,22 @@ class Watch(AsyncClosing):
 
 
 def replaced(
-    conversation_id: str, before: int | None, version: int, messages: Sequence[Message]
+    conversation_id: str,
+    before: int | None,
+    version: int,
+    messages: Sequence[Message],
+    cause: str | None = None,
 ) -> ConversationReplacedError:
-    """The error of a watch that found the conversation replaced (or could not tell)."""
+    """The error of a watch that found the conversation replaced, or (``cause`` says why)
+    cannot tell what changed."""
+    after = before if before is not None else "?"
+    happened = (
+        f"was replaced or deleted after version {after}"
+        if cause is None
+        else f"cannot be watched write by write from version {after}: {cause}"
+    )
     return ConversationReplacedError(
-        f"conversation {conversation_id!r} was replaced or deleted after version "
-        f"{before if before is not None else '?'} (it is at version {version} now, with "
+        f"conversation {conversation_id!r} {happened} (it is at version {version} now, with "
         f"{len(messages)} messages): take error.messages as the whole conversation; the watch "
         "goes on from there",
         conversation_id=conversation_id,
@@ -200,6 +215,12 @@ def digest(messages: Sequence[Message]) -> bytes:
         hasher.update(message.model_dump_json().encode())
         hasher.update(b"\n")
     return hasher.digest()
+
+
+UNLOGGED = (
+    "the store keeps no log of its writes, so what changed between that version and the "
+    "first read is unknown"
+)
 
 
 class _Polling:
@@ -233,7 +254,7 @@ class _Polling:
             self._known = (version, len(messages), digest(messages))
             if after is None or after == version:
                 return Since(version)
-            return Since(version, whole=messages)  # what changed since ``after`` is unknown
+            return Since(version, whole=messages, cause=UNLOGGED)
         _, length, head = known
         self._known = (version, len(messages), digest(messages))
         if len(messages) >= length and digest(messages[:length]) == head:

@@ -36,9 +36,13 @@ Why it holds up (POSIX, on a local filesystem):
   Every locker re-checks after locking that the path still names the file it locked, so a
   writer that waited on the old file retries on the new one instead of appending to a deleted
   file.
-- **A fork is written as a ``replace`` is**, under the new file's exclusive lock, after
-  checking that it holds nothing and has no ``<name>.parent`` side file (the parent record,
-  written first and removed with the branch).
+- **A fork leaves no branch or the whole branch**, at whatever instant it is killed. Under the
+  new file's exclusive lock, after checking that it holds nothing and is no branch, it writes
+  the whole branch to a temporary file, then the ``<name>.parent`` side file (the parent
+  record) naming that file (by inode), then renames the file into place: the record counts
+  only while its file is the conversation's, so before the rename there is no branch and after
+  it there is all of it. The record is then rewritten without the inode. A crashed fork's
+  leftovers never block a later fork of the id.
 - **Versions cost an append nothing.** A conversation's version is counted from its file's
   lines (one per batch) and, after a ``replace`` or ``delete``, a small ``<name>.version`` side
   file written with them. ``expected_version`` is compared under the exclusive lock, before the
@@ -50,7 +54,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import sys
 import threading
 import warnings
@@ -75,8 +78,12 @@ from threadline.serialization import messages_to_json
 from threadline.stores._files import conversation_id_from_stem
 from threadline.stores._files import conversation_stem
 from threadline.stores._files import fsync_directory
+from threadline.stores._files import temporary_path
 from threadline.stores._jsonl_versions import ParentFile
 from threadline.stores._jsonl_versions import VersionFile
+from threadline.stores._jsonl_writes import write_all
+from threadline.stores._jsonl_writes import write_branch
+from threadline.stores._jsonl_writes import write_new_file
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import PollingWatch
 from threadline.stores.base import check_write
@@ -234,7 +241,7 @@ class JsonlStore(JsonRows, PollingWatch):
                     return
                 line = _batch_line(items)
                 try:
-                    _write_all(fd, line, size)
+                    write_all(fd, line, size)
                     os.fsync(fd)
                 except BaseException:
                     _truncate_quietly(fd, size)
@@ -282,14 +289,15 @@ class JsonlStore(JsonRows, PollingWatch):
         path = self._path(conversation_id)
         with self._failing(f"replace conversation {conversation_id!r}"):
             data = b"".join(line + b"\n" for line in self._message_lines(items, conversation_id))
-            temporary = self.directory / f".{conversation_id}.{secrets.token_hex(8)}.tmp"
+            temporary = temporary_path(path)
             with self._locked(path, exclusive=True, create=True) as held:
                 assert held is not None  # create=True
                 current = self._version(path, held, _drop_torn_tail(held, path))
                 if expected is not None and current != expected:
                     raise conflict("JsonlStore.replace", conversation_id, expected, current)
+                ParentFile(path).settle(os.fstat(held).st_ino)  # before the file changes
                 try:
-                    inode = _write_new_file(temporary, data)
+                    inode = write_new_file(temporary, data)
                     VersionFile(path).write(current + 1, len(items), inode)
                     os.replace(temporary, path)
                     self._ids.forget(path)
@@ -344,26 +352,20 @@ class JsonlStore(JsonRows, PollingWatch):
         path = self._path(new_id)
         with self._failing(f"fork conversation {conversation_id!r} into {new_id!r}"):
             data = b"".join(line + b"\n" for line in self._message_lines(items, new_id))
+            record = encode_parent(conversation_id, point)
             parent = ParentFile(path)
             with self._locked(path, exclusive=True, create=True) as held:
                 assert held is not None  # create=True
-                if _drop_torn_tail(held, path) or parent.read() is not None:
+                inode = os.fstat(held).st_ino
+                if _drop_torn_tail(held, path) or parent.read(inode) is not None:
                     raise taken(new_id, "JsonlStore.fork")
                 current = self._version(path, held, 0)
-                parent.write(encode_parent(conversation_id, point))
                 if not items:  # a branch of no message yet: no file, as after a delete
                     VersionFile(path).write(current + 1, 0, 0)
+                    parent.write(record)  # the branch exists from here on
                     path.unlink()
                 else:
-                    temporary = self.directory / f".{new_id}.{secrets.token_hex(8)}.tmp"
-                    try:
-                        inode = _write_new_file(temporary, data)
-                        VersionFile(path).write(current + 1, len(items), inode)
-                        os.replace(temporary, path)
-                    except BaseException:
-                        temporary.unlink(missing_ok=True)
-                        parent.remove()
-                        raise
+                    write_branch(path, data, record, current + 1, len(items))
                 self._ids.forget(path)
                 fsync_directory(self.directory)
 
@@ -375,8 +377,12 @@ class JsonlStore(JsonRows, PollingWatch):
             threadline.StoreError: the side file cannot be read or is not a parent record.
         """
         validate_conversation_id(conversation_id)
+        path = self._path(conversation_id)
         with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
-            return decode_parent(ParentFile(self._path(conversation_id)).read())
+            with self._locked(path, exclusive=False) as fd:
+                inode = None if fd is None else os.fstat(fd).st_ino
+                text = ParentFile(path).read(inode)
+            return decode_parent(text)
 
     def path(self, conversation_id: str) -> Path:
         """The file that holds the conversation (it exists once something was appended).
@@ -663,26 +669,6 @@ def _read_all(fd: int) -> bytes:
             return b"".join(chunks)
         chunks.append(chunk)
         offset += len(chunk)
-
-
-def _write_all(fd: int, data: bytes, offset: int) -> None:
-    # One pwrite for the whole batch; the loop only matters if the kernel writes part of it.
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, offset)
-        view = view[written:]
-        offset += written
-
-
-def _write_new_file(path: Path, data: bytes) -> int:
-    """Write ``data`` to the new file ``path``, fsynced; its inode."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        _write_all(fd, data, 0)
-        os.fsync(fd)
-        return os.fstat(fd).st_ino
-    finally:
-        os.close(fd)
 
 
 def _truncate_quietly(fd: int, size: int) -> None:

@@ -57,8 +57,20 @@ __all__ = ["check_async_store", "check_store"]
 _S = TypeVar("_S")
 _TIMEOUT = TIMEOUT  # read at each use, so a test can shorten it
 
-VALID_IDS = ("a", "0", "Z", "user:42", "conv-1.2_3", "a.b.c", "x-", "9" * 200)
-"""Ids every store must accept."""
+VALID_IDS = (
+    "a",
+    "0",
+    "Z",
+    "user:42",
+    "conv-1.2_3",
+    "a.b.c",
+    "x-",
+    "9" * 200,
+    "A" * 200,
+    "Z" + "._:-Q" * 39 + "AAAA",
+)
+"""Ids every store must accept, for every operation (the longest, all capitals, every
+punctuation mark among them)."""
 
 INVALID_IDS = (
     "",
@@ -382,6 +394,11 @@ def _check_ids(store: Store) -> None:
     for cid in VALID_IDS:
         store.append(cid, _numbered("v", 1))
         _same(store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
+        store.replace(cid, _numbered("r", 2))
+        _same(store.load(cid), _numbered("r", 2), f"replace of valid id {cid!r}")
+        store.delete(cid)
+        _same(store.load(cid), [], f"delete of valid id {cid!r}")
+        store.append(cid, _numbered("v", 1))
     expected = sorted(VALID_IDS)
     for cid in INVALID_IDS:
         for name, operation in _id_operations(store):
@@ -629,6 +646,11 @@ async def _acheck_ids(store: AsyncStore) -> None:
     for cid in VALID_IDS:
         await store.append(cid, _numbered("v", 1))
         _same(await store.load(cid), _numbered("v", 1), f"valid id {cid!r}")
+        await store.replace(cid, _numbered("r", 2))
+        _same(await store.load(cid), _numbered("r", 2), f"replace of valid id {cid!r}")
+        await store.delete(cid)
+        _same(await store.load(cid), [], f"delete of valid id {cid!r}")
+        await store.append(cid, _numbered("v", 1))
     for cid in INVALID_IDS:
         for name, operation in _id_operations(store):
             try:

@@ -29,6 +29,9 @@ from threadline.testing._threads import run_threads
 __all__ = ["ASYNC_VERSION_CHECKS", "SYNC_VERSION_CHECKS"]
 
 _WRITERS, _APPENDS = 4, 6
+# Versions no conversation reaches, past a 64-bit integer: refused as any other version the
+# conversation is not at, never passed on to a driver that cannot hold them.
+_HUGE_VERSIONS = (2**63, 2**70)
 
 
 def _messages(tag: str, count: int) -> list[Message]:
@@ -118,6 +121,16 @@ def _check_expected_version(store: Store) -> None:
     _conflicted(stale, "e", 0, 2)
     assert _texts(store.load("e")) == ["a-0", "b-0"], "a refused write wrote something"
     assert store.version("e") == 2, "a refused write moved the version"
+    for huge in _HUGE_VERSIONS:  # no store holds them (a bigint column ends at 2**63 - 1)
+        for what, write, batch in (
+            ("an append", store.append, _messages("c", 1)),
+            ("a replace", store.replace, _messages("r", 1)),
+            ("replace([])", store.replace, []),
+        ):
+            call = functools.partial(write, "e", batch, expected_version=huge)
+            _conflicted(_stale(call, f"{what} with expected_version={huge}"), "e", huge, 2)
+    assert _texts(store.load("e")) == ["a-0", "b-0"], "a refused write wrote something"
+    assert store.version("e") == 2, "a refused write moved the version"
     store.replace("e", _messages("r", 2), expected_version=2)
     assert _texts(store.load("e")) == ["r-0", "r-1"], "a replace with the right version"
     store.replace("e", [], expected_version=3)
@@ -182,7 +195,20 @@ async def _acheck_expected_version(store: AsyncStore) -> None:
             _conflicted(error, "e", 0, 1)
         else:
             raise AssertionError(f"{write.__name__} with a stale expected_version was allowed")
+    for huge in _HUGE_VERSIONS:
+        for write, batch in (
+            (store.append, _messages("c", 1)),
+            (store.replace, _messages("r", 1)),
+            (store.replace, []),
+        ):
+            try:
+                await write("e", batch, expected_version=huge)
+            except ConflictError as error:
+                _conflicted(error, "e", huge, 1)
+            else:
+                raise AssertionError(f"{write.__name__} with expected_version={huge} was allowed")
     assert _texts(await store.load("e")) == ["a-0"], "a refused write wrote something"
+    assert await store.version("e") == 1, "a refused write moved the version"
     await store.replace("e", _messages("r", 1), expected_version=1)
     assert await store.version("e") == 2, "a replace with the right version"
 
