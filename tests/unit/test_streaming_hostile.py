@@ -515,7 +515,6 @@ def test_a_delta_after_the_end_is_refused_and_changes_nothing(provider: str) -> 
 @pytest.mark.parametrize(
     ("provider", "event"),
     [
-        ("anthropic", {"type": "message_stop"}),
         ("anthropic", {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}}),
         ("anthropic", {"type": "error", "error": {"type": "overloaded_error", "message": "x"}}),
         ("bedrock", {"messageStop": {"stopReason": "max_tokens"}}),
@@ -538,6 +537,15 @@ def test_a_second_end_or_a_late_change_is_refused(provider: str, event: dict[str
     finished = assembler.message()
     with pytest.raises(CodecError):
         assembler.feed(event)
+    assert same(assembler.message(), finished)
+
+
+def test_a_repeated_message_stop_changes_nothing() -> None:
+    assembler = StreamAssembler("anthropic")
+    for event in ANTHROPIC:
+        assembler.feed(event)
+    finished = assembler.message()
+    assert assembler.feed({"type": "message_stop"}) == []  # no second Finish
     assert same(assembler.message(), finished)
 
 

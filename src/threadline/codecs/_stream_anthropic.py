@@ -17,6 +17,7 @@ from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import index_of
+from threadline.codecs._stream_base import parse_object
 from threadline.codecs._stream_base import read_object
 from threadline.errors import CodecError
 
@@ -41,6 +42,8 @@ class AnthropicBuilder(Builder):
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
         if self.finished and kind != "ping":
+            if kind == "message_stop":
+                return []  # said again: it changes nothing
             raise CodecError(f"anthropic stream: a {kind} event after message_stop")
         if kind == "message_start":
             if self._message:
@@ -117,11 +120,12 @@ class AnthropicBuilder(Builder):
     def _block(self, at: int, *, partial: bool) -> dict[str, Any]:
         block = dict(self._blocks[at])
         if at in self._json:
-            parsed, problem, _ = read_object(str(self._json[at]))
+            parsed = parse_object(str(self._json[at]))
             if parsed is not None:
                 block["input"] = parsed
             elif not partial:
                 label = block.get("id", at)
+                problem = read_object(str(self._json[at]))[1]
                 raise CodecError(
                     f"anthropic stream: the arguments of tool call {label!r} {problem}"
                 )

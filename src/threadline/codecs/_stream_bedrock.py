@@ -18,6 +18,7 @@ from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import index_of
+from threadline.codecs._stream_base import parse_object
 from threadline.codecs._stream_base import read_object
 from threadline.errors import CodecError
 
@@ -120,10 +121,11 @@ class BedrockBuilder(Builder):
         block = self._blocks[at]
         if at not in self._json:
             return block
-        parsed, problem, _ = read_object(str(self._json[at]))
+        parsed = parse_object(str(self._json[at]))
         if parsed is None:
             if not partial:
                 label = block["toolUse"].get("toolUseId", at)
+                problem = read_object(str(self._json[at]))[1]
                 raise CodecError(f"bedrock stream: the arguments of tool call {label!r} {problem}")
             parsed = {}
         return {"toolUse": {**block["toolUse"], "input": parsed}}

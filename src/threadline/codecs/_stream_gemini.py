@@ -21,7 +21,6 @@ from threadline.codecs._stream_base import TextDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import materialize
-from threadline.errors import CodecError
 
 _SIGNATURE = ("thoughtSignature", "thought_signature")
 _TOP_SKIP = {"candidates", "sdkHttpResponse", "sdk_http_response"}
@@ -148,6 +147,8 @@ class GeminiBuilder(Builder):
 def _after_finish(event: Mapping[str, Any], candidate: Mapping[str, Any]) -> None:
     """Refuse a chunk that would change the message once the finish reason came: parts, or
     another finish reason (metadata, such as the usage, may still come)."""
+    from threadline.errors import CodecError
+
     for chunk in event.get("candidates") or ():
         if chunk.get("index", 0) != 0:
             continue
