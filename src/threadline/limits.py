@@ -4,8 +4,9 @@ History crosses trust boundaries: a browser sends it back, a file arrives trunca
 over a provider payload. [`Limits`][] bounds what one call will read: the input's size, how many
 messages and parts it holds, how deep its JSON nests and how long one string may be. Every entry
 point that reads outside data (``load_json``, ``History.restore``, the codecs' ``decode`` and
-``decode_response``) takes ``limits=``; ``None`` means [`Limits`][] ``()``, whose defaults are
-generous but safe. A server reading what a client sent passes [`Limits.untrusted`][].
+``decode_response``, the stream assembler) takes ``limits=``; ``None`` means [`Limits`][]
+``()``, whose defaults are generous but safe. A server reading what a client sent passes
+[`Limits.untrusted`][].
 
 How the checks run, and why their cost is linear:
 

@@ -12,19 +12,28 @@ Formats (codec names): ``openai_chat`` (Chat Completions chunks), ``openai_respo
 (Responses stream events), ``anthropic`` (Messages SSE events), ``gemini``
 (``streamGenerateContent`` chunks), ``mistral`` (chat completion chunks), ``bedrock``
 (``ConverseStream`` events, as boto3 yields them).
+
+A stream is untrusted input (a proxy, a compromised upstream or a buggy gateway writes it), so
+it is read within [`Limits`][threadline.Limits] as it arrives, not only at ``message()``; see
+[`StreamAssembler`][threadline.StreamAssembler].
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import json
 from collections.abc import AsyncIterable
 from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import Any
+from typing import NoReturn
 
+from threadline._bounded_json import parse_json
+from threadline._bounded_json import resolve_limits
+from threadline.codecs._stream_base import CURRENT
+from threadline.codecs._stream_base import Bounds
 from threadline.codecs._stream_base import Builder
 from threadline.codecs._stream_base import Finish
 from threadline.codecs._stream_base import PartEnd
@@ -35,11 +44,16 @@ from threadline.codecs._stream_base import StreamEvent
 from threadline.codecs._stream_base import TextDelta
 from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import as_event
+from threadline.codecs._stream_base import bounded
 from threadline.codecs._stream_base import check_arguments
+from threadline.codecs._stream_base import check_event
+from threadline.codecs._stream_base import cut_strings
 from threadline.codecs._stream_base import parse_object
 from threadline.errors import CodecError
+from threadline.errors import LimitExceededError
 from threadline.errors import ThreadlineError
 from threadline.errors import UnknownProviderError
+from threadline.limits import Limits
 from threadline.messages import Message
 from threadline.messages import ToolCallPart
 
@@ -102,13 +116,30 @@ class StreamAssembler:
             stored name back, as ``decode_response(..., tool_names=...)`` does.
         model: the model the request went to, for a stream that names none (Bedrock's
             never does): it tags the message and its reasoning.
+        limits: what the stream may hold ([`Limits`][threadline.Limits]; ``None`` means
+            ``Limits()``); pass ``Limits.untrusted()`` for a stream a proxy or an untrusted
+            upstream writes. They are enforced as events arrive: every index or part an event
+            names below ``max_parts`` (refused before anything is stored at it), each joined
+            text and argument text and every string of an event up to ``max_string``, each
+            event nested at most ``max_depth``; the assembled message is read within all of
+            them. Over a limit,
+            ``feed()`` raises a ``CodecError`` naming it (its ``__cause__`` is the
+            [`LimitExceededError`][threadline.limits.LimitExceededError]), and so does every
+            later ``feed()`` and ``message()``; ``message(partial=True)`` gives what arrived up
+            to the limit (a text cut at ``max_string``).
 
     Raises:
         threadline.UnknownProviderError: no streaming format has that name.
+        TypeError: ``limits`` is not a ``Limits``.
     """
 
     def __init__(
-        self, provider: str, *, tools: Iterable[Any] = (), model: str | None = None
+        self,
+        provider: str,
+        *,
+        tools: Iterable[Any] = (),
+        model: str | None = None,
+        limits: Limits | None = None,
     ) -> None:
         builders = _builders()
         if provider not in builders:
@@ -117,8 +148,14 @@ class StreamAssembler:
                 f"no stream format named {provider!r}; the formats are {known}"
             )
         self.provider = provider
+        self.limits = resolve_limits(limits)
+        """The [`Limits`][threadline.Limits] the stream is read within."""
         self._builder = builders[provider]()
         self._builder.decode = self._decode
+        self._bounds = Bounds(self.limits, f"{provider} stream")
+        self._builder.bounds = self._bounds
+        self._refused: LimitExceededError | None = None
+        self._closed = False
         self._model = model
         names = [tool if isinstance(tool, str) else tool.name for tool in tools]
         if names:
@@ -131,7 +168,8 @@ class StreamAssembler:
     @property
     def finished(self) -> bool:
         """Whether the provider said the response is complete (``message()`` answers)."""
-        return self._builder.finished and self._builder.error is None
+        builder = self._builder
+        return builder.finished and builder.error is None and self._refused is None
 
     def feed(self, event: Any) -> list[StreamEvent]:
         """Read one stream event; return the neutral events it carries, in order.
@@ -142,16 +180,22 @@ class StreamAssembler:
                 SDK's own event object (dumped with its unset fields left out).
 
         Raises:
-            threadline.CodecError: the event is not one of the format (not a JSON object,
-                or a delta for a part that never started).
+            threadline.CodecError: the event is not one of the format (not a JSON object, a
+                delta for a part that never started, a part started again, an event after the
+                one that ended the stream), or it goes past the ``limits`` (the message names
+                the limit), or an earlier one did.
         """
+        if self._refused is not None:
+            raise self._refusal()
         data = as_event(event)
         if isinstance(data, str):
             if data.strip() == "[DONE]":
                 return self.close()
             try:
-                data = json.loads(data)
-            except ValueError:
+                data = parse_json(data, self.limits, what=f"{self.provider} stream event")
+            except LimitExceededError as error:
+                raise self._refuse(error) from error
+            except (ThreadlineError, ValueError):
                 raise CodecError(f"{self.provider} stream: an event is not JSON") from None
         if isinstance(data, Mapping) and data.keys() == {"data"}:
             data = data["data"]  # an SSE envelope, as mistralai's CompletionEvent
@@ -159,14 +203,49 @@ class StreamAssembler:
             raise CodecError(
                 f"{self.provider} stream: an event must be a JSON object, got {type(data).__name__}"
             )
-        self._builder.events += 1
+        builder = self._builder
+        if self._closed:
+            raise CodecError(f"{self.provider} stream: an event after the stream was closed")
+        builder.events += 1
+        self._bounds.event = builder.events
+        token = CURRENT.set(self._bounds)  # not `bounded`: a context manager costs a µs an event
         try:
-            events = self._builder.feed(data)
-        except _MALFORMED as error:
-            raise CodecError(
-                f"{self.provider} stream: event {self._builder.events} is malformed ({error!r})"
-            ) from None
-        return self._filled(events)
+            too_long = check_event(data, self._bounds)
+            if too_long is not None:
+                self._read_cut(data, too_long)
+            try:
+                events = builder.feed(data)
+            except (CodecError, LimitExceededError):
+                raise
+            except _MALFORMED as error:
+                raise CodecError(
+                    f"{self.provider} stream: event {builder.events} is malformed ({error!r})"
+                ) from None
+            return self._filled(events)
+        except LimitExceededError as error:
+            raise self._refuse(error) from error
+        finally:
+            CURRENT.reset(token)
+
+    def _read_cut(self, data: Mapping[str, Any], too_long: LimitExceededError) -> NoReturn:
+        """Read an event holding strings past ``max_string`` with them cut to it, then stop:
+        the stream keeps what arrived up to the limit."""
+        assert self.limits.max_string is not None
+        with contextlib.suppress(CodecError, *_MALFORMED):
+            self._builder.feed(cut_strings(data, self.limits.max_string))
+        raise too_long
+
+    def _refuse(self, error: LimitExceededError) -> CodecError:
+        """Stop reading at a limit: this and every later event is refused."""
+        self._refused = error
+        return self._refusal()
+
+    def _refusal(self) -> CodecError:
+        error = self._refused
+        assert error is not None
+        refusal = CodecError(str(error))
+        refusal.__cause__ = error
+        return refusal
 
     def close(self) -> list[StreamEvent]:
         """Say that the stream ended; return the neutral events held back until then.
@@ -175,9 +254,14 @@ class StreamAssembler:
         that sent no usage chunk (``stream_options={"include_usage": True}`` not asked for),
         since the chunk with the finish reason cannot tell whether one follows. Feeding
         Chat's ``[DONE]`` closes the stream; [`assemble`][threadline.assemble] and
-        [`astream`][threadline.astream] close it at the end of the events.
+        [`astream`][threadline.astream] close it at the end of the events. Events fed after it
+        are refused.
         """
-        return self._filled(self._builder.close())
+        if self._refused is not None or self._closed:
+            return []
+        self._closed = True
+        with bounded(self._bounds):
+            return self._filled(self._builder.close())
 
     def _filled(self, events: list[StreamEvent]) -> list[StreamEvent]:
         if events and isinstance(events[-1], Finish):
@@ -187,7 +271,7 @@ class StreamAssembler:
     def _finish(self, finish: Finish) -> Finish:
         try:
             message = self.message()
-        except (CodecError, ValueError):
+        except CodecError:
             return finish
         return Finish(message.metadata.get("stop_reason"), message.usage)
 
@@ -203,10 +287,17 @@ class StreamAssembler:
 
         Raises:
             threadline.CodecError: (not ``partial``) the stream is not finished, ended in an
-                ``error`` event, or a tool call's arguments are not a JSON object.
+                ``error`` event, went past the ``limits`` (the message names the limit), or a
+                tool call's arguments are not a JSON object.
         """
+        with bounded(self._bounds):
+            return self._message(partial)
+
+    def _message(self, partial: bool) -> Message:
         builder = self._builder
         if not partial:
+            if self._refused is not None:
+                raise self._refusal()
             if builder.error is not None:
                 raise CodecError(f"{self.provider} stream ended in an error: {builder.error}")
             if not builder.finished:
@@ -214,17 +305,20 @@ class StreamAssembler:
                     f"{self.provider} stream is not finished after {builder.events} events "
                     f"(cut off?); message(partial=True) gives what arrived"
                 )
-            check_arguments(builder)
             try:
-                response = builder.response()
+                check_arguments(builder)
+                return self._decode(builder.response())
             except CodecError:
                 raise
+            except LimitExceededError as error:
+                raise CodecError(f"{self.provider} stream: {error}") from error
+            except ThreadlineError as error:
+                raise CodecError(f"{self.provider} stream: {error}") from None
             except _MALFORMED as error:
                 raise CodecError(f"{self.provider} stream: malformed events ({error!r})") from None
-            return self._decode(response)
         try:
             message = self._decode(builder.response(partial=True))
-            message = _keep_cut_arguments(message, builder.arguments())
+            message = _keep_cut_arguments(message, builder.arguments(), self.limits)
         except (ThreadlineError, *_MALFORMED) as error:
             from threadline.messages import assistant_message
 
@@ -234,13 +328,19 @@ class StreamAssembler:
         extra: dict[str, Any] = {INCOMPLETE: True}
         if builder.error is not None:
             extra["threadline.stream_error"] = builder.error
+        elif self._refused is not None:
+            extra["threadline.stream_error"] = str(self._refused)
         return message.with_metadata({**message.metadata, **extra})
 
     def _decode(self, response: dict[str, Any]) -> Message:
         from threadline.codecs import decode_response
 
         return decode_response(
-            response, provider=self.provider, tool_names=self._tool_names, model=self._model
+            response,
+            provider=self.provider,
+            limits=self.limits,
+            tool_names=self._tool_names,
+            model=self._model,
         )
 
 
@@ -248,14 +348,14 @@ def _provider_name(codec: str) -> str:
     return {"openai_chat": "openai", "openai_responses": "openai"}.get(codec, codec)
 
 
-def _keep_cut_arguments(message: Message, texts: Mapping[str, str]) -> Message:
+def _keep_cut_arguments(message: Message, texts: Mapping[str, str], limits: Limits) -> Message:
     if not texts:
         return message
     parts = list(message.parts)
     changed = False
     for at, part in enumerate(parts):
         text = texts.get(part.id) if isinstance(part, ToolCallPart) else None
-        cut = isinstance(part, ToolCallPart) and text and parse_object(text) is None
+        cut = isinstance(part, ToolCallPart) and text and parse_object(text, limits) is None
         if cut and isinstance(part, ToolCallPart) and part.raw_arguments is None:
             parts[at] = dataclasses.replace(part, raw_arguments=text)
             changed = True
@@ -263,17 +363,23 @@ def _keep_cut_arguments(message: Message, texts: Mapping[str, str]) -> Message:
 
 
 def assemble(
-    events: Iterable[Any], *, provider: str, tools: Iterable[Any] = (), model: str | None = None
+    events: Iterable[Any],
+    *,
+    provider: str,
+    tools: Iterable[Any] = (),
+    model: str | None = None,
+    limits: Limits | None = None,
 ) -> Message:
     """The assistant message of a whole recorded stream: every event fed to a
-    [`StreamAssembler`][threadline.StreamAssembler], then ``message()``.
+    [`StreamAssembler`][threadline.StreamAssembler] (with ``tools``, ``model`` and ``limits``),
+    then ``message()``.
 
     Raises:
-        threadline.CodecError: an event is not one of the format, or the stream is not
-            complete (see
+        threadline.CodecError: an event is not one of the format, goes past the ``limits``,
+            or the stream is not complete (see
             [`StreamAssembler.message`][threadline.streaming.StreamAssembler.message]).
     """
-    assembler = StreamAssembler(provider, tools=tools, model=model)
+    assembler = StreamAssembler(provider, tools=tools, model=model, limits=limits)
     for event in events:
         assembler.feed(event)
     assembler.close()
@@ -316,6 +422,7 @@ def astream(
     provider: str,
     tools: Iterable[Any] = (),
     model: str | None = None,
+    limits: Limits | None = None,
 ) -> AsyncStream:
     """Assemble a stream while iterating it: ``async for event in stream`` yields the
     neutral events as the provider's events arrive; ``stream.message()`` afterwards gives
@@ -334,5 +441,6 @@ def astream(
         provider: the codec name of the stream's format.
         tools: the request's tools or their names (see `StreamAssembler`).
         model: the model the request went to, for a stream that names none.
+        limits: what the stream may hold (see `StreamAssembler`); ``None`` means ``Limits()``.
     """
-    return AsyncStream(events, StreamAssembler(provider, tools=tools, model=model))
+    return AsyncStream(events, StreamAssembler(provider, tools=tools, model=model, limits=limits))

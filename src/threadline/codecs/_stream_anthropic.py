@@ -16,7 +16,9 @@ from threadline.codecs._stream_base import TextDelta
 from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import index_of
 from threadline.codecs._stream_base import parse_object
+from threadline.codecs._stream_base import read_object
 from threadline.errors import CodecError
 
 _KINDS: dict[str, PartKind] = {
@@ -39,12 +41,20 @@ class AnthropicBuilder(Builder):
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
+        if self.finished and kind != "ping":
+            if kind == "message_stop":
+                return []  # said again: it changes nothing
+            raise CodecError(f"anthropic stream: a {kind} event after message_stop")
         if kind == "message_start":
+            if self._message:
+                raise CodecError("anthropic stream: a second message_start")
             self._message = dict(_object(event, "message"))
             self._message["content"] = []
             return []
         if kind == "content_block_start":
             at = _index(event)
+            if at in self._blocks:
+                raise CodecError(f"anthropic stream: content block {at} started again")
             block = dict(_object(event, "content_block"))
             self._blocks[at] = block
             btype = block.get("type")
@@ -115,9 +125,9 @@ class AnthropicBuilder(Builder):
                 block["input"] = parsed
             elif not partial:
                 label = block.get("id", at)
+                problem = read_object(str(self._json[at]))[1]
                 raise CodecError(
-                    f"anthropic stream: the input of tool call {label!r} is not a JSON object "
-                    f"(the stream was cut or corrupted)"
+                    f"anthropic stream: the arguments of tool call {label!r} {problem}"
                 )
             else:
                 block["input"] = {}
@@ -151,4 +161,4 @@ def _index(event: Mapping[str, Any]) -> int:
     value = event.get("index")
     if type(value) is not int:
         raise CodecError(f"anthropic stream: a {event.get('type')} event without an index")
-    return value
+    return index_of(value, "index")

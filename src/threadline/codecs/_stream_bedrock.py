@@ -17,7 +17,9 @@ from threadline.codecs._stream_base import TextDelta
 from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
+from threadline.codecs._stream_base import index_of
 from threadline.codecs._stream_base import parse_object
+from threadline.codecs._stream_base import read_object
 from threadline.errors import CodecError
 
 _ERRORS = (
@@ -37,8 +39,12 @@ class BedrockBuilder(Builder):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, Pieces | str] = {}
         self._top: dict[str, Any] = {}
+        self._ended = False
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        if self._ended or (self.finished and "metadata" not in event):
+            end = "the metadata that ended it" if self._ended else "messageStop"
+            raise CodecError(f"bedrock stream: {sorted(event)} after {end}")
         for name in _ERRORS:
             if name in event:
                 body = event[name] or {}
@@ -60,11 +66,14 @@ class BedrockBuilder(Builder):
             return []
         if "metadata" in event:
             self._top.update({k: v for k, v in event["metadata"].items() if v is not None})
+            self._ended = self.finished
             return [Finish(self._top.get("stopReason"), None)] if self.finished else []
         return []  # messageStart, and event types added later
 
     def _start(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         at = _index(event)
+        if at in self._blocks:
+            raise CodecError(f"bedrock stream: content block {at} started again")
         start = event.get("start") or {}
         use = start.get("toolUse")
         if not isinstance(use, Mapping):
@@ -76,6 +85,8 @@ class BedrockBuilder(Builder):
 
     def _delta(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         at = _index(event)
+        if at in self._blocks and not self.is_open(at):
+            raise CodecError(f"bedrock stream: a delta for content block {at} after its stop")
         delta = event.get("delta") or {}
         if "text" in delta:
             block = self._blocks.setdefault(at, {"text": ""})
@@ -114,10 +125,8 @@ class BedrockBuilder(Builder):
         if parsed is None:
             if not partial:
                 label = block["toolUse"].get("toolUseId", at)
-                raise CodecError(
-                    f"bedrock stream: the input of tool call {label!r} is not a JSON object "
-                    f"(the stream was cut or corrupted)"
-                )
+                problem = read_object(str(self._json[at]))[1]
+                raise CodecError(f"bedrock stream: the arguments of tool call {label!r} {problem}")
             parsed = {}
         return {"toolUse": {**block["toolUse"], "input": parsed}}
 
@@ -141,4 +150,4 @@ def _index(event: Mapping[str, Any]) -> int:
     value = event.get("contentBlockIndex")
     if type(value) is not int:
         raise CodecError("bedrock stream: an event without a contentBlockIndex")
-    return value
+    return index_of(value, "contentBlockIndex")

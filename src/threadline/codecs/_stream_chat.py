@@ -17,7 +17,9 @@ from threadline.codecs._stream_base import ToolCallDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import index_of
+from threadline.codecs._stream_base import past_limits
 from threadline.codecs._stream_base import text_of
+from threadline.errors import CodecError
 
 _TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
 
@@ -35,6 +37,8 @@ class ChatBuilder(Builder):
         self._finished_sent = False
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        if self.finished:
+            self._after_finish(event)
         out: list[StreamEvent] = []
         for key in _TOP:
             if event.get(key) is not None:
@@ -57,6 +61,22 @@ class ChatBuilder(Builder):
             self._finished_sent = True
             out.append(Finish(self._finish, None))
         return out
+
+    def _after_finish(self, event: Mapping[str, Any]) -> None:
+        """Refuse what would change the message once its finish reason came: content, or
+        another finish reason (the usage may still come)."""
+        for choice in event.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reason = choice.get("finish_reason")
+            if (
+                delta.get("content")
+                or delta.get("refusal")
+                or delta.get("tool_calls")
+                or (reason is not None and reason != self._finish)
+            ):
+                raise CodecError(f"{self.provider} stream: a delta after the finish reason")
 
     def close(self) -> list[StreamEvent]:
         # No usage chunk came (``include_usage`` was not asked for): finish without it.
@@ -126,6 +146,7 @@ class ChatBuilder(Builder):
                 if piece.get("text"):
                     out.append(ReasoningDelta(index, piece["text"]))
             return out
+        self.room("other")
         self._content.append(dict(chunk))
         _, out = self.start(("chunk", len(self._content) - 1), "other")
         return out
@@ -142,6 +163,11 @@ class ChatBuilder(Builder):
             }
             self._calls[at] = entry
         elif call.get("id"):
+            if entry["id"] and call["id"] != entry["id"]:
+                raise CodecError(
+                    f"{self.provider} stream: tool call {at} started again, as {call['id']!r} "
+                    f"after {entry['id']!r}"
+                )
             entry["id"] = call["id"]
         if function.get("name") and not entry["function"]["name"]:
             entry["function"]["name"] = function["name"]
@@ -179,6 +205,10 @@ class ChatBuilder(Builder):
                 {**call, "id": call["id"] or f"call_{at}"}
                 for at, call in sorted(self._calls.items())
             ]
+            if partial:  # arguments past the limits are kept by the assembler, not decoded
+                for call in message["tool_calls"]:
+                    if past_limits(call["function"]["arguments"]):
+                        call["function"] = {**call["function"], "arguments": "{}"}
         response: dict[str, Any] = {
             **self._top,
             "object": "chat.completion",

@@ -43,6 +43,8 @@ class GeminiBuilder(Builder):
         self._parts: list[dict[str, Any]] = []
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        if self.finished:
+            _after_finish(event, self._candidate)
         if "error" in event and "candidates" not in event:
             error = event.get("error") or {}
             self.error = f"{error.get('status', 'error')}: {error.get('message', '')}"
@@ -94,6 +96,7 @@ class GeminiBuilder(Builder):
             if not text or index is None:
                 return []
             return [(ReasoningDelta if thought else TextDelta)(index, text)]
+        self.room("gemini")
         out = self.end(len(self._parts) - 1, last) if last is not None else []
         self._parts.append(piece)
         kind: PartKind = "text"
@@ -139,3 +142,20 @@ class GeminiBuilder(Builder):
             "responseId": _get(self._top, "responseId", "response_id"),
             "modelVersion": _get(self._top, "modelVersion", "model_version"),
         }
+
+
+def _after_finish(event: Mapping[str, Any], candidate: Mapping[str, Any]) -> None:
+    """Refuse a chunk that would change the message once the finish reason came: parts, or
+    another finish reason (metadata, such as the usage, may still come)."""
+    from threadline.errors import CodecError
+
+    for chunk in event.get("candidates") or ():
+        if chunk.get("index", 0) != 0:
+            continue
+        reason = _get(chunk, "finishReason", "finish_reason")
+        if (chunk.get("content") or {}).get("parts") or (
+            reason is not None and reason != _get(candidate, "finishReason", "finish_reason")
+        ):
+            raise CodecError("gemini stream: parts or another finish reason after the finish")
+    if event.get("error") is not None:
+        raise CodecError("gemini stream: an error after the finish reason")

@@ -13,6 +13,7 @@ from typing import Any
 from threadline.codecs._stream_base import Builder
 from threadline.codecs._stream_base import Finish
 from threadline.codecs._stream_base import PartKind
+from threadline.codecs._stream_base import Pieces
 from threadline.codecs._stream_base import ReasoningDelta
 from threadline.codecs._stream_base import StreamEvent
 from threadline.codecs._stream_base import TextDelta
@@ -21,7 +22,10 @@ from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import index_of
 from threadline.codecs._stream_base import materialize
+from threadline.codecs._stream_base import pad
+from threadline.codecs._stream_base import past_limits
 from threadline.codecs._stream_base import text_of
+from threadline.errors import CodecError
 
 _FINAL = ("response.completed", "response.incomplete")
 _KINDS: dict[str, PartKind] = {
@@ -39,9 +43,12 @@ class ResponsesBuilder(Builder):
         self._top: dict[str, Any] = {}
         self._final: dict[str, Any] | None = None
         self._items: dict[int, dict[str, Any]] = {}
+        self._done: set[int] = set()
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = str(event.get("type"))
+        if self.finished:
+            raise CodecError(f"openai_responses stream: a {kind} event after the final response")
         if kind in ("response.created", "response.in_progress", "response.queued"):
             self._top = dict(event.get("response") or {})
             return []
@@ -62,10 +69,14 @@ class ResponsesBuilder(Builder):
         at = event.get("output_index")
         if type(at) is not int or at not in self._items:
             return []
+        if at in self._done:
+            raise CodecError(
+                f"openai_responses stream: a {kind} event after output item {at} was done"
+            )
         item = self._items[at]
         if kind == "response.content_part.added":
             content = item.setdefault("content", [])
-            _place(content, _at(event, "content_index"), dict(event["part"]))
+            _place(content, _at(event, "content_index"), dict(event["part"]), again=True)
             if item.get("type") == "message":
                 _, out = self.start((at, _at(event, "content_index")), "text")
                 return out
@@ -93,7 +104,8 @@ class ResponsesBuilder(Builder):
             append(item, "input", event["delta"])
             return self._delta(at, ToolCallDelta, event["delta"])
         if kind == "response.reasoning_summary_part.added":
-            _place(item.setdefault("summary", []), _at(event, "summary_index"), dict(event["part"]))
+            summary = item.setdefault("summary", [])
+            _place(summary, _at(event, "summary_index"), dict(event["part"]), again=True)
             return []
         if kind == "response.reasoning_summary_text.delta":
             part = _entry(item, "summary", _at(event, "summary_index"), "text", "summary_text")
@@ -107,8 +119,12 @@ class ResponsesBuilder(Builder):
 
     def _item(self, kind: str, event: Mapping[str, Any]) -> list[StreamEvent]:
         at = index_of(event["output_index"], "output_index")
+        if at in self._done or (at in self._items and not kind.endswith(".done")):
+            raise CodecError(f"openai_responses stream: output item {at} started again")
         item = _own(event["item"])
         self._items[at] = item
+        if kind.endswith(".done"):
+            self._done.add(at)
         if item.get("type") == "message":
             if kind.endswith(".done"):
                 return [
@@ -132,8 +148,17 @@ class ResponsesBuilder(Builder):
         return {**item, "content": [event["part"]]}
 
     def arguments(self) -> dict[str, str]:
-        if self._final is not None and self._final.get("output"):
-            return {}  # the final response's own calls are what decode reads
+        final = self._final.get("output") if self._final is not None else None
+        if final:
+            if not isinstance(final, list):
+                return {}
+            # the final response's own calls are what decode reads, but for those past the
+            # limits, which it refuses: a partial message keeps their text
+            return {
+                str(item.get("call_id") or at): item["arguments"]
+                for at, item in enumerate(final)
+                if _past_limits(item)
+            }
         return {
             str(item.get("call_id") or at): text_of(item.get("arguments"))
             for at, item in self._items.items()
@@ -146,7 +171,11 @@ class ResponsesBuilder(Builder):
             final = dict(self._final)
             if not final.get("output") and items:
                 final["output"] = materialize(items)
+            if partial and isinstance(final.get("output"), list):
+                final["output"] = _readable(final["output"])
             return final
+        if partial:
+            items = _readable(items)
         status = self._top.get("status", "in_progress")
         return document({**self._top, "status": status, "output": items})
 
@@ -168,6 +197,22 @@ def _own(item: Mapping[str, Any]) -> dict[str, Any]:
     return owned
 
 
+def _readable(items: list[Any]) -> list[Any]:
+    """``items`` with the arguments of calls past the limits left out (``{}``), for a partial
+    message: the assembler keeps their text in ``raw_arguments``."""
+    return [{**item, "arguments": "{}"} if _past_limits(item) else item for item in items]
+
+
+def _past_limits(item: Any) -> bool:
+    """Whether ``item`` is a function call whose arguments go past the stream's limits."""
+    return (
+        isinstance(item, Mapping)
+        and item.get("type") == "function_call"
+        and isinstance(item.get("arguments"), (str, Pieces))
+        and past_limits(item["arguments"])
+    )
+
+
 def _without_holes(item: dict[str, Any]) -> dict[str, Any]:
     """``item`` without the slots of content or summary parts that never arrived."""
     kept = dict(item)
@@ -177,9 +222,10 @@ def _without_holes(item: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _place(entries: list[Any], at: int, value: Any) -> None:
-    while len(entries) <= at:
-        entries.append(None)
+def _place(entries: list[Any], at: int, value: Any, *, again: bool = False) -> None:
+    pad(entries, at)
+    if again and entries[at] is not None:
+        raise CodecError(f"openai_responses stream: part {at} of an output item started again")
     entries[at] = value
 
 
@@ -187,8 +233,7 @@ def _entry(
     item: dict[str, Any], key: str, at: int, field: str, kind: str | None = None
 ) -> dict[str, Any]:
     entries = item.setdefault(key, [])
-    while len(entries) <= at:
-        entries.append(None)
+    pad(entries, at)
     if entries[at] is None:
         entries[at] = {"type": kind or "output_text", field: ""}
     entry: dict[str, Any] = entries[at]
