@@ -1,0 +1,85 @@
+"""Stream assembly does work linear in the stream (issue 35, item 4): each test counts the
+work one shape makes, exactly, where a quadratic path once did N squared of it. The times are
+in ``bench/streaming.py`` (``python bench/run.py --only streaming``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from threadline import PartEnd
+from threadline import StreamAssembler
+from threadline import ToolCallPart
+from threadline.messages import Message
+
+
+def _gemini_chunk(part: dict[str, Any], **candidate: Any) -> dict[str, Any]:
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0, **candidate}],
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "r1",
+    }
+
+
+def _gemini_calls(n: int) -> list[dict[str, Any]]:
+    chunks = [_gemini_chunk({"functionCall": {"name": "f", "args": {"i": i}}}) for i in range(n)]
+    chunks.append(_gemini_chunk({"text": "done"}, finishReason="STOP"))
+    return chunks
+
+
+def test_gemini_reads_each_part_once_when_it_ends() -> None:
+    # Each part end read the whole response so far: N parts read N * (N + 1) / 2 parts.
+    n = 200
+    assembler = StreamAssembler("gemini")
+    builder = assembler._builder
+    decode = builder.decode
+    read: list[int] = []
+
+    def counting(response: dict[str, Any]) -> Message:
+        read.append(len(response["candidates"][0]["content"]["parts"]))
+        return decode(response)
+
+    builder.decode = counting
+    for chunk in _gemini_calls(n):
+        assembler.feed(chunk)
+    assert read == [1] * (n + 1)
+
+
+def test_gemini_part_ends_carry_the_ids_the_message_has() -> None:
+    # A call without an id gets one derived from the response id and its place among the
+    # parts; a part read alone must get the same one, and a code result its code's.
+    code = {"executableCode": {"code": "print(1)", "language": "PYTHON"}}
+    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}}
+    chunks = [
+        _gemini_chunk({"text": "a"}),
+        _gemini_chunk(code),
+        *_gemini_calls(3)[:-1],
+        _gemini_chunk(result),
+        _gemini_chunk({"toolCall": {"toolType": "URL_CONTEXT", "args": {}}}),
+        _gemini_chunk({"functionCall": {"name": "g", "id": "given"}}, finishReason="STOP"),
+    ]
+    assembler = StreamAssembler("gemini")
+    ends = [e.part for chunk in chunks for e in assembler.feed(chunk) if isinstance(e, PartEnd)]
+    message = assembler.message()
+    assert tuple(ends) == message.parts
+    assert len({part.id for part in message.parts if isinstance(part, ToolCallPart)}) == 4
+
+
+def test_anthropic_citations_are_appended_not_copied() -> None:
+    # Each citations_delta built a new list of every citation so far: N deltas copied N
+    # squared / 2 citations. The block's list is now the same list, appended to.
+    assembler = StreamAssembler("anthropic")
+    start = {"type": "text", "text": "", "citations": []}
+    assembler.feed({"type": "message_start", "message": {"id": "m", "model": "claude"}})
+    assembler.feed({"type": "content_block_start", "index": 0, "content_block": start})
+    held = []
+    for i in range(50):
+        citation = {"type": "char_location", "cited_text": str(i), "document_index": 0}
+        delta = {"type": "citations_delta", "citation": citation}
+        assembler.feed({"type": "content_block_delta", "index": 0, "delta": delta})
+        held.append(assembler._builder._blocks[0]["citations"])  # type: ignore[attr-defined]
+    assert all(cited is held[0] for cited in held)
+    assert start["citations"] == []  # the caller's event is left as it was
+    assembler.feed({"type": "content_block_stop", "index": 0})
+    assembler.feed({"type": "message_stop"})
+    cited = assembler.message().parts[0].metadata
+    assert len(next(iter(v for v in cited.values() if isinstance(v, (list, tuple))))) == 50
