@@ -36,6 +36,7 @@ class AnthropicBuilder(Builder):
         self._message: dict[str, Any] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, Pieces | str] = {}
+        self._citations: dict[int, list[Any]] = {}
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
@@ -103,7 +104,10 @@ class AnthropicBuilder(Builder):
             append(self._json, at, delta["partial_json"])
             return [ToolCallDelta(index, delta["partial_json"])] if delta["partial_json"] else []
         if kind == "citations_delta":
-            block["citations"] = [*(block.get("citations") or ()), delta["citation"]]
+            # one list per block, appended to: a new list per delta copied them all each time
+            if at not in self._citations or block.get("citations") is not self._citations[at]:
+                self._citations[at] = block["citations"] = [*(block.get("citations") or ())]
+            self._citations[at].append(delta["citation"])
             return []
         return []
 
