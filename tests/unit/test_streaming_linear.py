@@ -83,3 +83,36 @@ def test_anthropic_citations_are_appended_not_copied() -> None:
     assembler.feed({"type": "message_stop"})
     cited = assembler.message().parts[0].metadata
     assert len(next(iter(v for v in cited.values() if isinstance(v, (list, tuple))))) == 50
+
+
+def test_a_repeated_end_of_the_response_reads_the_message_once() -> None:
+    # Each message_stop (metadata, response.completed) said Finish again, and a Finish reads
+    # the whole message (Anthropic's also rebuilt the response): N calls then N repeated ends
+    # read N messages of N calls.
+    assembler = StreamAssembler("anthropic")
+    reads = 0
+    decode = assembler._decode
+
+    def counting(response: dict[str, Any]) -> Message:
+        nonlocal reads
+        reads += 1
+        return decode(response)
+
+    assembler._decode = counting  # type: ignore[method-assign]
+    builder = assembler._builder
+    built = 0
+    response = builder.response
+
+    def building(*, partial: bool = False) -> dict[str, Any]:
+        nonlocal built
+        built += 1
+        return response(partial=partial)
+
+    builder.response = building  # type: ignore[method-assign]
+    assembler.feed({"type": "message_start", "message": {"id": "m", "model": "claude"}})
+    assembler.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text"}})
+    assembler.feed({"type": "content_block_stop", "index": 0})
+    finishes = [assembler.feed({"type": "message_stop"}) for _ in range(20)]
+    assert [len(events) for events in finishes] == [1] + [0] * 19
+    assert reads == 1
+    assert built == 1  # message_stop rebuilt the whole response for its stop reason

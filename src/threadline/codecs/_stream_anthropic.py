@@ -77,8 +77,7 @@ class AnthropicBuilder(Builder):
             return []
         if kind == "message_stop":
             self.finished = True
-            message = self.response()
-            return [Finish(message.get("stop_reason"), None)]
+            return [Finish(self._message.get("stop_reason"), None)]
         if kind == "error":
             error = event.get("error") or {}
             self.error = f"{error.get('type', 'error')}: {error.get('message', '')}"
