@@ -4,11 +4,15 @@ in ``bench/streaming.py`` (``python bench/run.py --only streaming``)."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
+
+import pytest
 
 from threadline import PartEnd
 from threadline import StreamAssembler
 from threadline import ToolCallPart
+from threadline.codecs._stream_base import parse_object
 from threadline.messages import Message
 
 
@@ -116,3 +120,78 @@ def test_a_repeated_end_of_the_response_reads_the_message_once() -> None:
     assert [len(events) for events in finishes] == [1] + [0] * 19
     assert reads == 1
     assert built == 1  # message_stop rebuilt the whole response for its stop reason
+
+
+def _chat_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "c",
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def test_a_chat_finish_reason_ends_only_the_open_parts() -> None:
+    # Each chunk with a finish_reason built the blocks of every part, open or ended: N calls
+    # and N such chunks built N squared blocks.
+    n = 50
+    assembler = StreamAssembler("openai_chat")
+    builder = assembler._builder
+    end_all = builder.end_all
+    built: list[int] = []
+
+    def counting(blocks: Any) -> Any:
+        built.append(len(blocks))
+        return end_all(blocks)
+
+    builder.end_all = counting  # type: ignore[method-assign]
+    for i in range(n):
+        call = {"index": i, "id": f"c{i}", "function": {"name": "f", "arguments": "{}"}}
+        assembler.feed(_chat_chunk({"tool_calls": [call]}))
+    for _ in range(n):
+        assembler.feed(_chat_chunk({}, "tool_calls"))
+    assert built == [n] + [0] * (n - 1)
+    assert len(assembler.message().parts) == n
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+def test_a_block_stopped_again_is_not_parsed_again(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each stop of a tool block parsed its whole input, stopped or not: N stops of a block of
+    # N argument pieces parsed N squared characters.
+    module = importlib.import_module(f"threadline.codecs._stream_{provider}")
+    parsed: list[str] = []
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return parse_object(text)
+
+    monkeypatch.setattr(module, "parse_object", counting)
+    pieces = ['{"a": "', *"x" * 20, '"}']
+    if provider == "anthropic":
+        start = {"type": "tool_use", "id": "t", "name": "f", "input": {}}
+        events: list[dict[str, Any]] = [
+            {"type": "message_start", "message": {"id": "m", "model": "claude"}},
+            {"type": "content_block_start", "index": 0, "content_block": start},
+        ]
+        events += [
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": p},
+            }
+            for p in pieces
+        ]
+        stop: dict[str, Any] = {"type": "content_block_stop", "index": 0}
+    else:
+        use = {"toolUse": {"toolUseId": "t", "name": "f"}}
+        events = [{"contentBlockStart": {"start": use, "contentBlockIndex": 0}}]
+        events += [
+            {"contentBlockDelta": {"delta": {"toolUse": {"input": p}}, "contentBlockIndex": 0}}
+            for p in pieces
+        ]
+        stop = {"contentBlockStop": {"contentBlockIndex": 0}}
+    assembler = StreamAssembler(provider)
+    for event in [*events, *[stop] * 30]:
+        assembler.feed(event)
+    assert len(parsed) == 1

@@ -63,6 +63,8 @@ class AnthropicBuilder(Builder):
             return self._delta(_index(event), _object(event, "delta"))
         if kind == "content_block_stop":
             at = _index(event)
+            if at in self._blocks and not self.is_open(at):
+                return []  # stopped again: its input was parsed at its first stop
             return self.end(at, self._block(at, partial=False))
         if kind == "message_delta":
             delta = event.get("delta") or {}
