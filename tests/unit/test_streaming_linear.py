@@ -58,6 +58,7 @@ def test_gemini_part_ends_carry_the_ids_the_message_has() -> None:
         _gemini_chunk(code),
         *_gemini_calls(3)[:-1],
         _gemini_chunk(result),
+        _gemini_chunk({"codeExecutionResult": {"outcome": "OUTCOME_OK", "id": ""}}),
         _gemini_chunk({"toolCall": {"toolType": "URL_CONTEXT", "args": {}}}),
         _gemini_chunk({"functionCall": {"name": "g", "id": "given"}}, finishReason="STOP"),
     ]

@@ -160,7 +160,7 @@ class GeminiBuilder(Builder):
             value = dict(placed[field])
             given = value.get("id")
             missing = given is None or given == ""
-            if missing and kind == "result" and self._code is not None:
+            if given is None and kind == "result" and self._code is not None:
                 value["id"] = self._code
             elif missing and isinstance(seed, str):
                 value["id"] = _derived(seed, "code" if kind == "result" else kind, path)
