@@ -33,6 +33,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from timing import Clock  # noqa: E402
 from timing import Stat  # noqa: E402
 from timing import measure  # noqa: E402
 from timing import timed  # noqa: E402
@@ -98,6 +99,8 @@ class Shape:
     floor: Callable[[Any], object] = _dump
     """Linear work on the same input, timed beside it: at 100,000 memory effects make even
     this grow more than 10x (it shows how much of a growth is the machine's)."""
+    clock: Clock = "wall"
+    """What times it (``timing.py``): ``"cpu"`` leaves out the waits of a loaded machine."""
 
 
 SHAPES: dict[str, Shape] = {
@@ -137,21 +140,26 @@ SHAPES: dict[str, Shape] = {
 FLOOR = "floor"
 
 
-def child(name: str, size: int, samples: int, min_time: float) -> dict[str, Stat]:
-    shape = SHAPES[name]
+def child(
+    name: str, size: int, samples: int, min_time: float, shapes: dict[str, Shape] = SHAPES
+) -> dict[str, Stat]:
+    shape = shapes[name]
     data = shape.build(size)
     return measure(
         {
-            name: timed(lambda: shape.run(data), min_time),
-            FLOOR: timed(lambda: shape.floor(data), min_time),
+            name: timed(lambda: shape.run(data), min_time, shape.clock),
+            FLOOR: timed(lambda: shape.floor(data), min_time, shape.clock),
         },
         samples,
     )
 
 
-def fresh(name: str, size: int, samples: int, min_time: float) -> dict[str, Stat]:
+def fresh(
+    name: str, size: int, samples: int, min_time: float, script: str = __file__
+) -> dict[str, Stat]:
+    """``child`` in a fresh interpreter: ``script --child NAME SIZE SAMPLES MIN_TIME``."""
     out = subprocess.run(
-        [sys.executable, __file__, "--child", name, str(size), str(samples), str(min_time)],
+        [sys.executable, script, "--child", name, str(size), str(samples), str(min_time)],
         check=True,
         capture_output=True,
         text=True,
@@ -166,17 +174,18 @@ def measure_all(
     min_time: float,
     rounds: int,
     progress: Callable[[str], None] | None = None,
+    script: str = __file__,
 ) -> dict[tuple[str, int], dict[str, Stat]]:
     """Every shape (and its floor) at every size, ``rounds`` times, the sizes in a rotating
-    order."""
+    order; ``script`` (another module's shapes, as ``bench/streaming.py``'s) runs each."""
     taken: dict[tuple[str, int], list[dict[str, Stat]]] = {(n, s): [] for n in names for s in sizes}
     for round_ in range(rounds):
         shift = round_ % len(sizes)
         for size in [*sizes[shift:], *sizes[:shift]]:
             for name in names:
                 if progress is not None:
-                    progress(f"hostile {name} at {size:,} (round {round_ + 1} of {rounds})")
-                taken[name, size].append(fresh(name, size, samples, min_time))
+                    progress(f"{name} at {size:,} (round {round_ + 1} of {rounds})")
+                taken[name, size].append(fresh(name, size, samples, min_time, script))
     return {
         key: {
             candidate: Stat(
@@ -184,6 +193,8 @@ def measure_all(
                 min(run[candidate].min for run in runs),
                 [value for run in runs for value in run[candidate].samples],
                 runs[-1][candidate].calls,
+                runs[-1][candidate].clock,
+                [value for run in runs for value in run[candidate].wall],
             )
             for candidate in runs[0]
         }
@@ -227,7 +238,11 @@ def _time(seconds: float) -> str:
     return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
-def render(measured: dict[tuple[str, int], dict[str, Stat]], sizes: Sequence[int]) -> str:
+def render(
+    measured: dict[tuple[str, int], dict[str, Stat]],
+    sizes: Sequence[int],
+    shapes: dict[str, Shape] = SHAPES,
+) -> str:
     lines = [
         "Medians; growth at 10x the input: median (min; the floor's median).\n",
         "| shape | " + " | ".join(f"{size:,}" for size in sizes) + " | growth at 10x |",
@@ -242,7 +257,7 @@ def render(measured: dict[tuple[str, int], dict[str, Stat]], sizes: Sequence[int
     for name in dict.fromkeys(name for name, _ in measured):
         cells = [_time(measured[name, size][name].median) for size in sizes]
         growth = "; ".join(grown.get(name, ["-"]))
-        lines.append(f"| {SHAPES[name].label} | " + " | ".join(cells) + f" | {growth} |")
+        lines.append(f"| {shapes[name].label} | " + " | ".join(cells) + f" | {growth} |")
     return "\n".join(lines)
 
 

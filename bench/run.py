@@ -703,14 +703,68 @@ def bench_hostile(
     error report on N calls, results, messages or errors in one place), each shape and size
     timed in a fresh interpreter, in ``rounds`` rounds: 10x the input costs at most 12x the
     time, from 1,000 up."""
+    check_growth(
+        report,
+        hostile.SHAPES,
+        hostile.__file__,
+        "hostile: ",
+        sizes,
+        samples,
+        min_time,
+        rounds,
+        progress,
+    )
+
+
+def bench_streaming(
+    report: Report,
+    sizes: Sequence[int],
+    samples: int,
+    min_time: float,
+    rounds: int,
+    progress: Callable[[str], None],
+) -> None:
+    """Issue 35, item 4: every stream format and shape (``streaming.LINEAR``: tiny text deltas,
+    tool calls, argument deltas, citations or part boundaries) at N events, assembled in CPU
+    time, each (shape, N) in a fresh interpreter, in ``rounds`` rounds: 10x the events cost at
+    most 12x the time, from 1,000 up."""
+    import streaming
+
+    check_growth(
+        report,
+        streaming.LINEAR,
+        streaming.__file__,
+        "stream ",
+        sizes,
+        samples,
+        min_time,
+        rounds,
+        progress,
+    )
+
+
+def check_growth(
+    report: Report,
+    shapes: dict[str, hostile.Shape],
+    script: str,
+    prefix: str,
+    sizes: Sequence[int],
+    samples: int,
+    min_time: float,
+    rounds: int,
+    progress: Callable[[str], None],
+) -> None:
+    """``shapes`` (run by ``script --child``, ``hostile.py``'s loop) at every size from 1,000,
+    a row each (``prefix`` + the shape's label), and a linearity target for every pair of sizes
+    ``n`` and ``10n``."""
     sizes = [size for size in sizes if size >= 1_000]
     if not sizes:
         return
-    measured = hostile.measure_all(list(hostile.SHAPES), sizes, samples, min_time, rounds, progress)
+    measured = hostile.measure_all(list(shapes), sizes, samples, min_time, rounds, progress, script)
     for (name, size), stats in measured.items():
         report.rows.append(
             Row(
-                f"hostile: {hostile.SHAPES[name].label}",
+                prefix + shapes[name].label,
                 size,
                 name,
                 stats,
@@ -721,13 +775,14 @@ def bench_hostile(
     limit = hostile.GROWTH_LIMIT
     for g in hostile.growths(measured):
         report.check(
-            f"linearity: {hostile.SHAPES[g.shape].label} at 10x the input",
+            f"linearity: {shapes[g.shape].label} at 10x the input",
             g.large,
             g.median,
             f"≤ {limit:.0f}",
             g.median <= limit,
             f"fastest samples grew {g.min:.1f}x, the floor {g.floor:.1f}x",
             fastest=g.min,
+            clock=shapes[g.shape].clock,
         )
 
 
@@ -1103,7 +1158,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_start = os.getloadavg()
     report = Report(quick=args.quick)
     corpora: dict[int, Corpus] = {}
-    for size in sizes:
+    per_size = ("build", "dump", "load", "prepare", "trim", "encode", "encode_tools")
+    for size in sizes if any(map(wanted, per_size)) else ():
         progress(f"size {size:,}: building the conversation")
         c = corpora[size] = corpus(size)
         steps = [
@@ -1136,6 +1192,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("hostile"):
         progress(f"hostile shapes (issue 19), fresh interpreters, {rounds} round(s)")
         bench_hostile(report, sizes, samples, min_time, rounds, progress)
+    if wanted("streaming"):
+        progress(f"stream assembly (issue 35), fresh interpreters, {rounds} round(s)")
+        bench_streaming(report, sizes, samples, min_time, rounds, progress)
     append_sizes = [s for s in APPEND_SIZES if s in sizes or s == 100]
     if args.quick:
         append_sizes = [s for s in append_sizes if s <= max(sizes)]

@@ -157,6 +157,7 @@ class StreamAssembler:
         self._refused: LimitExceededError | None = None
         self._closed = False
         self._model = model
+        self._finished = False
         names = [tool if isinstance(tool, str) else tool.name for tool in tools]
         if names:
             from threadline.codecs import wire_tool_names
@@ -265,7 +266,13 @@ class StreamAssembler:
 
     def _filled(self, events: list[StreamEvent]) -> list[StreamEvent]:
         if events and isinstance(events[-1], Finish):
-            events[-1] = self._finish(events[-1])
+            if self._finished:
+                # a repeated end of the response (message_stop, metadata, response.completed)
+                # is said once: each read the whole message again, N of them N times
+                events.pop()
+            else:
+                events[-1] = self._finish(events[-1])
+                self._finished = True
         return events
 
     def _finish(self, finish: Finish) -> Finish:

@@ -38,6 +38,7 @@ class AnthropicBuilder(Builder):
         self._message: dict[str, Any] = {}
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, Pieces | str] = {}
+        self._citations: dict[int, list[Any]] = {}
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         kind = event.get("type")
@@ -72,6 +73,8 @@ class AnthropicBuilder(Builder):
             return self._delta(_index(event), _object(event, "delta"))
         if kind == "content_block_stop":
             at = _index(event)
+            if at in self._blocks and not self.is_open(at):
+                return []  # stopped again: its input was parsed at its first stop
             return self.end(at, self._block(at, partial=False))
         if kind == "message_delta":
             delta = event.get("delta") or {}
@@ -86,8 +89,7 @@ class AnthropicBuilder(Builder):
             return []
         if kind == "message_stop":
             self.finished = True
-            message = self.response()
-            return [Finish(message.get("stop_reason"), None)]
+            return [Finish(self._message.get("stop_reason"), None)]
         if kind == "error":
             error = event.get("error") or {}
             self.error = f"{error.get('type', 'error')}: {error.get('message', '')}"
@@ -113,7 +115,10 @@ class AnthropicBuilder(Builder):
             append(self._json, at, delta["partial_json"])
             return [ToolCallDelta(index, delta["partial_json"])] if delta["partial_json"] else []
         if kind == "citations_delta":
-            block["citations"] = [*(block.get("citations") or ()), delta["citation"]]
+            # one list per block, appended to: a new list per delta copied them all each time
+            if at not in self._citations or block.get("citations") is not self._citations[at]:
+                self._citations[at] = block["citations"] = [*(block.get("citations") or ())]
+            self._citations[at].append(delta["citation"])
             return []
         return []
 

@@ -56,7 +56,9 @@ class BedrockBuilder(Builder):
             return self._delta(event["contentBlockDelta"])
         if "contentBlockStop" in event:
             at = _index(event["contentBlockStop"])
-            return self.end(at, self._block(at, partial=False)) if at in self._blocks else []
+            if at not in self._blocks or not self.is_open(at):
+                return []  # stopped again: its input was parsed at its first stop
+            return self.end(at, self._block(at, partial=False))
         if "messageStop" in event:
             stop = event["messageStop"]
             self._top["stopReason"] = stop.get("stopReason")

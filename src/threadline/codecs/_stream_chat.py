@@ -52,7 +52,8 @@ class ChatBuilder(Builder):
             if choice.get("finish_reason") is not None:
                 self._finish = choice["finish_reason"]
                 self.finished = True
-                out.extend(self.end_all(self._blocks()))
+                # only the open parts' blocks: a finish_reason on every chunk built them all
+                out.extend(self.end_all({key: self._block(key) for key in self._open}))
         if (
             self.finished
             and not self._finished_sent
@@ -180,15 +181,18 @@ class ChatBuilder(Builder):
             out.append(ToolCallDelta(index, arguments))
         return out
 
-    def _blocks(self) -> dict[Any, Any]:
-        blocks: dict[Any, Any] = {("call", at): call for at, call in self._calls.items()}
-        if "content" in self._message and self._content is None:
-            blocks["content"] = {"content": self._message["content"]}
-        if "refusal" in self._message:
-            blocks["refusal"] = {"refusal": self._message["refusal"]}
-        for at, chunk in enumerate(self._content or ()):
-            blocks[("chunk", at)] = {"content": [chunk]}
-        return blocks
+    def _block(self, key: Any) -> Any:
+        """The response's block of the part ``key`` (as ``wrap`` takes it)."""
+        if isinstance(key, tuple) and key[0] == "call":
+            return self._calls.get(key[1])
+        if isinstance(key, tuple) and key[0] == "chunk":
+            chunks = self._content or ()
+            return {"content": [chunks[key[1]]]} if key[1] < len(chunks) else None
+        if key == "content" and "content" in self._message and self._content is None:
+            return {"content": self._message["content"]}
+        if key == "refusal" and "refusal" in self._message:
+            return {"refusal": self._message["refusal"]}
+        return None
 
     def arguments(self) -> dict[str, str]:
         return {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from threadline.codecs._reading import Reader
 from threadline.codecs._stream_base import Builder
 from threadline.codecs._stream_base import Finish
 from threadline.codecs._stream_base import PartEnd
@@ -20,10 +21,30 @@ from threadline.codecs._stream_base import StreamEvent
 from threadline.codecs._stream_base import TextDelta
 from threadline.codecs._stream_base import append
 from threadline.codecs._stream_base import document
-from threadline.codecs._stream_base import materialize
 
 _SIGNATURE = ("thoughtSignature", "thought_signature")
 _TOP_SKIP = {"candidates", "sdkHttpResponse", "sdk_http_response"}
+
+
+_PLACED = (
+    (("functionCall", "function_call"), "call"),
+    (("executableCode", "executable_code"), "code"),
+    (("codeExecutionResult", "code_execution_result"), "result"),
+    (("toolCall", "tool_call"), "tool"),
+    (("toolResponse", "tool_response"), "tool"),
+)
+"""The parts ``decode_response`` gives an id derived from their place when they carry none
+(``result``: a code execution result, which takes the latest code part's id)."""
+
+
+_READ_FIRST = ("text", "inlineData", "inline_data", "fileData", "file_data")
+"""A part holding one of these is read as text or a file, whatever else it holds."""
+
+
+def _derived(seed: str, kind: str, path: str) -> str:
+    from threadline.codecs.gemini import _Pairing
+
+    return _Pairing(seed=seed).call_id(None, kind, path, Reader("gemini response"))
 
 
 def _get(mapping: Mapping[str, Any], *names: str) -> Any:
@@ -41,6 +62,9 @@ class GeminiBuilder(Builder):
         self._top: dict[str, Any] = {}
         self._candidate: dict[str, Any] = {}
         self._parts: list[dict[str, Any]] = []
+        self._code: str | None = None
+        """The id of the latest ``executableCode`` part ended: a result without one pairs
+        with it, as ``decode_response`` pairs them."""
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         if self.finished:
@@ -115,20 +139,39 @@ class GeminiBuilder(Builder):
         return out
 
     def end(self, key: Any, block: Any) -> list[StreamEvent]:
-        # A call with no id gets one hashed from the response id and its place among the
-        # parts, so the part is read in its place in the response so far.
+        # Only the part that ended is read (reading the response so far at each part end
+        # made N parts cost N squared), with the ids the whole response's reading gives it.
         index = self._open.pop(key, None)
         if index is None:
             return []
-        from threadline.errors import CodecError
+        return [PartEnd(index, self.part_of(self._placed(key, block)))]
 
-        response = self.response()
-        response["candidates"][0]["content"]["parts"] = materialize(self._parts[: key + 1])
-        try:
-            parts = self.decode(response).parts
-        except (CodecError, ValueError):
-            return [PartEnd(index, None)]
-        return [PartEnd(index, parts[key] if len(parts) == key + 1 else None)]
+    def _placed(self, key: int, block: Any) -> Any:
+        """``block`` with the ids ``decode_response`` derives from its place among the parts
+        (a call, code or server tool part without one), read alone as at ``parts[key]``."""
+        if not isinstance(block, Mapping) or any(
+            block.get(name) is not None for name in _READ_FIRST
+        ):
+            return block
+        seed = _get(self._top, "responseId", "response_id")
+        path = f"candidates[0].content.parts[{key}]"
+        placed = dict(block)
+        for names, kind in _PLACED:
+            field = next((name for name in names if placed.get(name) is not None), None)
+            if field is None or not isinstance(placed[field], Mapping):
+                continue
+            value = dict(placed[field])
+            given = value.get("id")
+            missing = given is None or given == ""
+            if given is None and kind == "result" and self._code is not None:
+                value["id"] = self._code
+            elif missing and isinstance(seed, str):
+                value["id"] = _derived(seed, "code" if kind == "result" else kind, path)
+            if kind == "code":
+                self._code = value.get("id") if isinstance(value.get("id"), str) else None
+            placed[field] = value
+            break
+        return placed
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         candidate = {k: v for k, v in self._candidate.items() if k != "role"}
