@@ -30,6 +30,7 @@ from threadline.integrity import IntegrityIssue
 from threadline.integrity import IntegrityReport
 from threadline.integrity import Repaired
 from threadline.integrity import check_messages
+from threadline.integrity import pending_calls
 from threadline.integrity import prepare_messages
 from threadline.integrity import repair_messages
 from threadline.integrity import sanitize_untrusted
@@ -210,6 +211,7 @@ __all__ = [
     "internal_message",
     "json_schema",
     "load_json",
+    "pending_calls",
     "prepare_messages",
     "reasoning_part",
     "repair_messages",

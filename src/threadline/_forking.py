@@ -1,4 +1,4 @@
-"""`History.fork` / `afork` and `History.copy`: new histories with a history's configuration.
+"""`History.fork` / `afork`, `History.copy` and JSON: new histories with a history's configuration.
 
 A mixin of [`History`][threadline.History] (``history.py`` holds the contract and is kept under
 the module size limit). ``fork``: the store's ``fork`` copies the first ``at`` messages of the
@@ -15,6 +15,8 @@ from typing import Any
 from typing import TypeVar
 
 from threadline._binding import Binding
+from threadline.serialization import dump_json
+from threadline.serialization import load_json
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -56,6 +58,27 @@ class Branching:
         # (Pickles from before this module name threadline.history._rebuild_history: kept.)
         snapshot = self.snapshot()
         return (rebuild_history, (type(self), list(snapshot), snapshot.version, self._config()))
+
+    def to_json(self, *, indent: int | None = None) -> bytes:
+        """The messages in threadline's versioned JSON envelope (see [`dump_json`][]).
+
+        Only messages are written: configuration and listeners are the application's.
+
+        Args:
+            indent: pretty-print with this many spaces (compact when ``None``).
+        """
+        return dump_json(self.snapshot(), indent=indent)
+
+    @classmethod
+    def from_json(cls, data: bytes | bytearray | str) -> Self:
+        """A history holding the messages of [`to_json`][] output (or any ``load_json`` input);
+        for a window or other options, use ``History(load_json(data), max_messages=...)``.
+
+        Raises:
+            threadline.ValidationError: ``data`` is not valid threadline JSON.
+            threadline.UnsupportedVersionError: ``data`` was written by a newer threadline.
+        """
+        return cls(load_json(data))  # type: ignore[call-arg]
 
     def fork(self, new_id: str, at: int | None = None) -> Self:
         """Branch this history for "edit and regenerate": the store forks its conversation into

@@ -33,6 +33,7 @@ import dataclasses
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import TYPE_CHECKING
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from threadline.integrity import IssueCode
 
 _REPAIR_KEY: Final = "threadline.repair"
+_INCOMPLETE_KEY: Final = "threadline.incomplete"
 _RAW_ARGUMENTS_KEY: Final = "threadline.raw_arguments"
 
 Position: TypeAlias = tuple[int, int]
@@ -89,6 +91,9 @@ class Scan:
     provider_ids: dict[str, int] = dataclasses.field(default_factory=dict)
     """provider tool call id -> the message of its latest call."""
     provider_answered: set[str] = dataclasses.field(default_factory=set)
+    frontier: int = -1
+    """The message whose unanswered calls are pending (the live frontier), or -1: the last
+    turn anchor when it is an assistant message not marked ``threadline.incomplete``."""
 
     @property
     def clean(self) -> bool:
@@ -162,7 +167,31 @@ def scan_messages(items: list[Message]) -> Scan:
             scan.partless.append(index)
     scan.missing.extend(places.tool_call(index, call_id) for call_id, index in pending.items())
     scan.missing.sort()
+    if scan.missing and scan.missing[-1][0] == anchor and is_frontier(items[anchor]):
+        scan.frontier = anchor
     return scan
+
+
+def is_frontier(message: Message) -> bool:
+    """Whether the calls of ``message``, the history's last turn anchor, may be pending.
+
+    An assistant message's unanswered calls are the live frontier, unless the message is a
+    stream that was cut (marked ``threadline.incomplete``): its calls never completed.
+    """
+    return message.role == "assistant" and message.metadata.get(_INCOMPLETE_KEY) is not True
+
+
+def frontier_index(items: Sequence[Message]) -> int:
+    """The scan's ``frontier``, found from the end: past tool, internal and hook-only messages."""
+    for index in range(len(items) - 1, -1, -1):
+        message = items[index]
+        role = message.role
+        if role == "tool" or role == "internal" or not message.parts:
+            continue
+        if role == "assistant" and all(type(part) is HookPart for part in message.parts):
+            continue
+        return index if is_frontier(message) else -1
+    return -1
 
 
 _CONTENT_PARTS: Final = frozenset({TextPart, ReasoningPart, FilePart})
@@ -456,6 +485,10 @@ class Run:
         """Record an issue; ``action`` is what repair did, ``None`` when it cannot repair it."""
         raise NotImplementedError
 
+    def pending(self, call: Position, part: ToolCallPart) -> bool:
+        """Record a pending call (one of the frontier's, without a result); True to answer it."""
+        raise NotImplementedError
+
 
 def _drop_internal_messages(run: Run) -> None:
     for index in run.scan.internal:
@@ -687,11 +720,13 @@ def _drop_messages_emptied_by_moves(run: Run) -> None:
 
 def _answer_missing_calls(run: Run) -> None:
     state = run.state
+    frontier = run.scan.frontier
     for call in run.scan.missing:
-        if run.unresolved_duplicate(_input_call_id(run, call)):
-            continue
         part = state.part(call)
         assert type(part) is ToolCallPart
+        answer = run.pending(call, part) if call[0] == frontier else True
+        if not answer or run.unresolved_duplicate(_input_call_id(run, call)):
+            continue
         result = ToolResultPart(
             call_id=part.id,
             content=run.missing_text,

@@ -72,15 +72,16 @@ from threadline._sequences import history_input
 from threadline._sequences import leading_messages
 from threadline._sequences import read_message
 from threadline._usage_readers import total_usage
+from threadline.integrity import Pending
+from threadline.integrity import pending_calls
 from threadline.integrity import prepare_messages
 from threadline.limits import Limits
 from threadline.limits import enforce_counts
 from threadline.limits import enforce_limits
 from threadline.limits import resolve_limits
 from threadline.messages import Message
+from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
-from threadline.serialization import dump_json
-from threadline.serialization import load_json
 from threadline.tokens import TokenCounter
 from threadline.tokens import content_chars
 from threadline.usage import Usage
@@ -218,7 +219,9 @@ class History(Branching):
         """The messages that are not system messages, in order (a new list)."""
         return [message for message in self.snapshot() if message.role != "system"]
 
-    def messages_for_model(self, mode: Literal["auto", "strict"] = "auto") -> list[Message]:
+    def messages_for_model(
+        self, mode: Literal["auto", "strict"] = "auto", *, pending: Pending = "answer"
+    ) -> list[Message]:
         """The history as a model should see it: plugins' transforms, then ``prepare_messages``.
 
         Each plugin's ``transform`` (such as tool-result masking) runs in registration order on the
@@ -226,12 +229,18 @@ class History(Branching):
         parts, answers dangling tool calls and moves misplaced results (``auto``), or raises
         [`IntegrityError`][] (``strict``). The stored history is not changed. A transform that
         raises is skipped (its input passes through) and the error goes to ``on_plugin_error``.
+        ``pending`` is [`prepare_messages`][]'s: ``"answer"`` (the default, right for a model
+        request) answers [`pending_calls`][] as interrupted; ``"keep"`` leaves calls in flight.
 
         Raises:
             threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
         """
         messages = self._plugins.transform(self, list(self.snapshot()))
-        return prepare_messages(messages, mode)
+        return prepare_messages(messages, mode, pending=pending)
+
+    def pending_calls(self) -> list[ToolCallPart]:
+        """The tool calls in flight or crashed at the end of the history ([`pending_calls`][])."""
+        return pending_calls(self.snapshot())
 
     def get_tool_result(self, call_id: str) -> ToolResultPart | None:
         """The [`ToolResultPart`][] answering the call ``call_id``, or ``None``.
@@ -582,27 +591,6 @@ class History(Branching):
         return self._events.subscribe(listener)
 
     # -- persistence and copies ------------------------------------------------------------
-
-    def to_json(self, *, indent: int | None = None) -> bytes:
-        """The messages in threadline's versioned JSON envelope (see [`dump_json`][]).
-
-        Only messages are written: configuration and listeners are the application's.
-
-        Args:
-            indent: pretty-print with this many spaces (compact when ``None``).
-        """
-        return dump_json(self.snapshot(), indent=indent)
-
-    @classmethod
-    def from_json(cls, data: bytes | bytearray | str) -> Self:
-        """A history holding the messages of [`to_json`][] output (or any ``load_json`` input);
-        for a window or other options, use ``History(load_json(data), max_messages=...)``.
-
-        Raises:
-            threadline.ValidationError: ``data`` is not valid threadline JSON.
-            threadline.UnsupportedVersionError: ``data`` was written by a newer threadline.
-        """
-        return cls(load_json(data))
 
     # -- persistence: a bound store --------------------------------------------------------
 

@@ -88,6 +88,7 @@ from threadline._sequences import read_messages
 from threadline.errors import IntegrityError
 from threadline.limits import Limits
 from threadline.messages import Message
+from threadline.messages import ToolCallPart
 
 # This module is the contract: the codes, the reports, the public functions and what each mode
 # does with each code (_Run.report). The scan and the passes live in _repair, which knows nothing
@@ -100,8 +101,10 @@ __all__ = [
     "IntegrityIssue",
     "IntegrityReport",
     "IssueCode",
+    "Pending",
     "Repaired",
     "check_messages",
+    "pending_calls",
     "prepare_messages",
     "repair_messages",
     "sanitize_untrusted",
@@ -117,6 +120,7 @@ IssueCode: TypeAlias = Literal[
     "invalid-tool-args",
     "misplaced-tool-result",
     "missing-tool-result",
+    "pending-tool-call",
 ]
 """A stable issue code; the values are listed in [`ISSUE_CODES`][]."""
 
@@ -130,6 +134,12 @@ MISSING_RESULT_TEXT: Final = (
 
 Mode: TypeAlias = Literal["auto", "strict"]
 _MODES: Final = ("auto", "strict")
+
+Pending: TypeAlias = Literal["answer", "keep", "refuse"]
+"""What to do with pending tool calls (see [`pending_calls`][]): ``"answer"`` them with an
+interrupted error result (the call crashed), ``"keep"`` them unanswered (the call is in flight),
+or ``"refuse"`` the history (raise [`IntegrityError`][] with code ``pending-tool-call``)."""
+_PENDING: Final = ("answer", "keep", "refuse")
 _UNTRUSTED: Final = Limits.untrusted()
 
 # What repair does in each mode (the table in DESIGN.md): the drops happen in both modes; the
@@ -178,10 +188,20 @@ class IntegrityReport:
 
     issues: tuple[IntegrityIssue, ...] = ()
     """The issues, in the order the checks run, by input position within one check."""
+    pending: tuple[IntegrityIssue, ...] = ()
+    """The pending tool calls found (code ``pending-tool-call``, in call order), whatever was
+    done with them: each detail says what ``pending_choice`` did. Pending calls answered or
+    refused are also in ``issues`` (as ``missing-tool-result`` or ``pending-tool-call``); kept
+    ones are not, since a kept call is not a defect."""
+    pending_choice: Pending = "answer"
+    """The ``pending=`` choice the report was made under."""
 
     @property
     def ok(self) -> bool:
-        """True when there is no issue at all (for a repair: nothing was changed)."""
+        """True when there is no issue at all (for a repair: nothing was changed).
+
+        Pending calls kept under ``pending="keep"`` are not issues: see ``pending``.
+        """
         return not self.issues
 
     @property
@@ -191,9 +211,15 @@ class IntegrityReport:
 
     def __str__(self) -> str:
         if not self.issues:
-            return "no integrity issues"
-        lines = "\n".join(f"  {issue}" for issue in self.issues)
-        return f"{_count(len(self.issues), 'integrity issue')}:\n{lines}"
+            text = "no integrity issues"
+        else:
+            lines = "\n".join(f"  {issue}" for issue in self.issues)
+            text = f"{_count(len(self.issues), 'integrity issue')}:\n{lines}"
+        if self.pending:
+            lines = "\n".join(f"  {issue}" for issue in self.pending)
+            count = _count(len(self.pending), "pending tool call")
+            text += f"\n{count} (pending={self.pending_choice!r}):\n{lines}"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,30 +236,83 @@ class Repaired:
 # Public functions
 
 
-def check_messages(messages: Sequence[Message]) -> IntegrityReport:
-    """List every integrity issue in ``messages`` without changing or raising over them.
+def pending_calls(messages: Sequence[Message]) -> list[ToolCallPart]:
+    """The tool calls of the live frontier: the newest assistant message's unanswered calls.
 
-    The report holds exactly the issues [`repair_messages`][] would report, fatal ones
-    included, so an import pipeline or a unit test can see everything at once.
+    Defined by position only: the calls of the newest assistant message that have no result,
+    when every message after it is a tool message (a half-answered round keeps its unanswered
+    calls pending). Internal messages and messages that repair drops as empty (a hook-only
+    assistant message) do not count as "after". A message marked
+    ``metadata["threadline.incomplete"]`` (a stream that was cut) has none: its calls never
+    completed, and repair answers them like any dangling call.
+
+    Whether a pending call is work in flight or a crash is the caller's knowledge: pass
+    ``pending="keep"`` (in flight), ``"answer"`` (crashed: answered as interrupted) or
+    ``"refuse"`` to [`check_messages`][], [`repair_messages`][] and [`prepare_messages`][].
+    Reads only the tail of the history.
 
     Args:
         messages: the history: [`Message`][] objects, or mappings that
             ``Message.model_validate`` accepts (validated here).
 
+    Returns:
+        The pending calls, in call order (a new list; empty when nothing is pending).
+
     Raises:
         threadline.ValidationError: ``messages`` is not a sequence of messages.
     """
+    items = read_messages(messages, "pending_calls", sequence=True)
+    index = _repair.frontier_index(items)
+    if index < 0:
+        return []
+    answered = {
+        part.call_id  # type: ignore[union-attr]  # tool messages hold results
+        for message in items[index + 1 :]
+        if message.role == "tool"
+        for part in message.parts
+    }
+    return [
+        part
+        for part in items[index].parts
+        if type(part) is ToolCallPart and part.id not in answered
+    ]
+
+
+def check_messages(messages: Sequence[Message], *, pending: Pending = "answer") -> IntegrityReport:
+    """List every integrity issue in ``messages`` without changing or raising over them.
+
+    The report holds exactly the issues [`repair_messages`][] would report with the same
+    ``pending``, fatal ones included, so an import pipeline or a unit test can see everything at
+    once; ``report.pending`` lists the pending calls ([`pending_calls`][]) whatever ``pending``
+    is.
+
+    Args:
+        messages: the history: [`Message`][] objects, or mappings that
+            ``Message.model_validate`` accepts (validated here).
+        pending: what repair would do with pending calls: ``"answer"`` reports each as
+            ``missing-tool-result``, ``"refuse"`` as ``pending-tool-call``, ``"keep"`` reports
+            nothing (they are in flight).
+
+    Raises:
+        threadline.ValidationError: ``messages`` is not a sequence of messages.
+        ValueError: ``pending`` is not ``"answer"``, ``"keep"`` or ``"refuse"``.
+    """
+    _check_pending(pending)
     items = read_messages(messages, "check_messages", sequence=True)
     scan = _repair.scan_messages(items)
     if scan.clean:
-        return IntegrityReport()
-    run = _Run(items, scan, None, rename=False)
+        return IntegrityReport(pending_choice=pending)
+    run = _Run(items, scan, None, rename=False, pending=pending)
     _repair.run_passes(run)
-    return IntegrityReport(tuple(run.issues))
+    return IntegrityReport(tuple(run.issues), tuple(run.pending_found), pending)
 
 
 def repair_messages(
-    messages: Sequence[Message], *, mode: Mode = "auto", rename_duplicate_ids: bool = False
+    messages: Sequence[Message],
+    *,
+    mode: Mode = "auto",
+    rename_duplicate_ids: bool = False,
+    pending: Pending = "answer",
 ) -> Repaired:
     """Return a model-ready copy of ``messages`` and a report of every change.
 
@@ -245,6 +324,11 @@ def repair_messages(
     when every call with that id sits in its own assistant message and each result follows its
     own call's message.
 
+    Pending calls ([`pending_calls`][]) are answered, kept or refused as ``pending`` says, and
+    listed in ``report.pending`` in every case. The laws hold for each value: the output is
+    unchanged by a second repair with the same ``pending``, and ``auto``'s output passes
+    ``strict`` with the same ``pending``.
+
     Args:
         messages: the history: [`Message`][] objects, or mappings that
             ``Message.model_validate`` accepts (validated here).
@@ -252,36 +336,49 @@ def repair_messages(
             content.
         rename_duplicate_ids: in ``auto``, rename unambiguous duplicate call ids instead of
             raising.
+        pending: ``"answer"`` (the default: a crashed call, answered with an interrupted error
+            result in ``auto``, refused as ``missing-tool-result`` in ``strict``), ``"keep"``
+            (calls in flight, left unanswered in both modes) or ``"refuse"`` (raise with code
+            ``pending-tool-call``).
 
     Raises:
         threadline.IntegrityError: an issue this mode does not repair; ``issues`` lists every
             such issue (the changes repair would have made are not listed).
         threadline.ValidationError: ``messages`` is not a sequence of messages.
-        ValueError: ``mode`` is neither ``"auto"`` nor ``"strict"``.
+        ValueError: ``mode`` or ``pending`` is not one of its values.
     """
     _check_mode(mode)
+    _check_pending(pending)
     items = read_messages(messages, "repair_messages", sequence=True)
-    return _repaired(items, mode, rename=rename_duplicate_ids and mode == "auto")
+    return _repaired(items, mode, rename=rename_duplicate_ids and mode == "auto", pending=pending)
 
 
-def prepare_messages(messages: Sequence[Message], mode: Mode = "auto") -> list[Message]:
+def prepare_messages(
+    messages: Sequence[Message], mode: Mode = "auto", *, pending: Pending = "answer"
+) -> list[Message]:
     """Return ``messages`` ready for a model call (``repair_messages(...).messages``).
 
-    Idempotent, deterministic, and its ``auto`` output passes ``strict`` unchanged. A clean
-    history comes back as a new list of the same message objects.
+    Idempotent, deterministic, and its ``auto`` output passes ``strict`` unchanged (with the
+    same ``pending``). A clean history comes back as a new list of the same message objects.
+    The default ``pending="answer"`` is right for a model request, which every provider
+    refuses while a call has no result; a reader of a live history (a UI, a watcher) that
+    must not mistake a call in flight for a crash passes ``pending="keep"``.
 
     Args:
         messages: the history: [`Message`][] objects or mappings.
         mode: ``"auto"`` or ``"strict"``.
+        pending: what to do with pending calls ([`pending_calls`][]): ``"answer"``,
+            ``"keep"`` or ``"refuse"`` (see [`repair_messages`][]).
 
     Raises:
         threadline.IntegrityError: an issue this mode does not repair.
         threadline.ValidationError: ``messages`` is not a sequence of messages.
-        ValueError: ``mode`` is neither ``"auto"`` nor ``"strict"``.
+        ValueError: ``mode`` or ``pending`` is not one of its values.
     """
     _check_mode(mode)
+    _check_pending(pending)
     items = read_messages(messages, "prepare_messages", sequence=True)
-    return _repaired(items, mode, rename=False).messages
+    return _repaired(items, mode, rename=False, pending=pending).messages
 
 
 def sanitize_untrusted(
@@ -337,15 +434,16 @@ def sanitize_untrusted(
     return sanitized(items, policy)
 
 
-def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
+def _repaired(items: list[Message], mode: Mode, *, rename: bool, pending: Pending) -> Repaired:
     scan = _repair.scan_messages(items)
     if scan.clean:
-        return Repaired(items, IntegrityReport())
-    run = _Run(items, scan, mode, rename=rename)
+        return Repaired(items, IntegrityReport(pending_choice=pending))
+    run = _Run(items, scan, mode, rename=rename, pending=pending)
     _repair.run_passes(run)
     if run.refused:
         raise IntegrityError(_error_message(run.refused, mode), run.refused)
-    return Repaired(run.state.assemble(), IntegrityReport(tuple(run.issues)))
+    report = IntegrityReport(tuple(run.issues), tuple(run.pending_found), pending)
+    return Repaired(run.state.assemble() if run.issues else items, report)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,6 +453,14 @@ def _repaired(items: list[Message], mode: Mode, *, rename: bool) -> Repaired:
 def _check_mode(mode: object) -> None:
     if mode not in _MODES:
         raise ValueError(f"mode must be 'auto' or 'strict', not {mode!r}")
+
+
+def _check_pending(pending: object) -> None:
+    if pending not in _PENDING:
+        raise ValueError(
+            f"pending must be 'answer' (a crashed call), 'keep' (a call in flight) or 'refuse', "
+            f"not {pending!r}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -367,10 +473,16 @@ class _Run(_repair.Run):
     ``mode`` is ``None`` for `check_messages` (report only: nothing is refused).
     """
 
-    __slots__ = ("issues", "mode", "refused")
+    __slots__ = ("issues", "mode", "pending_choice", "pending_found", "refused")
 
     def __init__(
-        self, items: list[Message], scan: _repair.Scan, mode: Mode | None, *, rename: bool
+        self,
+        items: list[Message],
+        scan: _repair.Scan,
+        mode: Mode | None,
+        *,
+        rename: bool,
+        pending: Pending,
     ) -> None:
         super().__init__(
             items,
@@ -382,6 +494,8 @@ class _Run(_repair.Run):
         self.mode = mode
         self.issues: list[IntegrityIssue] = []
         self.refused: list[IntegrityIssue] = []
+        self.pending_choice = pending
+        self.pending_found: list[IntegrityIssue] = []
 
     def report(
         self,
@@ -409,6 +523,42 @@ class _Run(_repair.Run):
         if refused:
             self.refused.append(issue)
 
+    def pending(self, call: _repair.Position, part: ToolCallPart) -> bool:
+        choice = self.pending_choice
+        problem = (
+            f"tool call {part.id!r} ({part.name}) is pending: the newest assistant message's "
+            "call has no result yet"
+        )
+        done = {
+            "answer": "answered as interrupted (pending='answer': the call crashed)",
+            "keep": "kept unanswered (pending='keep': the call is in flight)",
+            "refuse": "refused (pending='refuse')",
+        }[choice]
+        if choice == "answer" and self.mode is None:
+            done = "pending='answer' answers it as interrupted"
+        elif choice == "answer" and self.mode == "strict":
+            done = "refused as missing-tool-result (pending='answer' under mode='strict')"
+        self.pending_found.append(
+            IntegrityIssue(
+                code="pending-tool-call",
+                message_index=call[0],
+                part_index=call[1],
+                message_id=self.state.source[call[0]].id,
+                call_id=part.id,
+                detail=f"{problem}; {done}",
+            )
+        )
+        if choice == "refuse":
+            self.report(
+                "pending-tool-call",
+                call,
+                problem + " (pending='refuse'; pass pending='keep' for a call in flight or "
+                "'answer' for one that crashed)",
+                action=None,
+                call_id=part.id,
+            )
+        return choice == "answer"
+
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
@@ -427,7 +577,12 @@ def _error_message(issues: Sequence[IntegrityIssue], mode: Mode) -> str:
             "automatically (which call a result answers would be a guess): fix or drop the "
             "parts named above"
         )
-    if mode == "strict" and codes - _FATAL_CODES:
+    if "pending-tool-call" in codes:
+        text += (
+            "\npending='refuse' refuses a history whose newest tool calls have no result: pass "
+            "pending='keep' while they are in flight, or pending='answer' after a crash"
+        )
+    if mode == "strict" and codes - _FATAL_CODES - {"pending-tool-call"}:
         text += (
             "\nmode='strict' refuses every change but dropping internal content; mode='auto' "
             "(prepare_messages) repairs invalid-tool-args, misplaced-tool-result and "

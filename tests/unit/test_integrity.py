@@ -35,6 +35,7 @@ from threadline.integrity import ISSUE_CODES
 from threadline.integrity import MISSING_RESULT_TEXT
 from threadline.integrity import IntegrityIssue
 from threadline.integrity import IntegrityReport
+from threadline.integrity import Pending
 from threadline.integrity import Repaired
 from threadline.integrity import check_messages
 from threadline.integrity import prepare_messages
@@ -100,6 +101,7 @@ class Case:
     strict: list[Message] | None
     strict_issues: list[Key]
     check_issues: list[Key] | None = None  # defaults to every issue of both modes
+    pending: Pending = "answer"
 
     def expected_check(self) -> list[Key]:
         if self.check_issues is not None:
@@ -468,6 +470,39 @@ def many_issues_case() -> Case:
     )
 
 
+def pending_kept_case() -> Case:
+    messages = [user(), assistant_message("Let me look.", call(), id="a1")]
+    return Case("pending-kept", messages, messages, [], messages, [], pending="keep")
+
+
+def pending_kept_in_partially_answered_turn_case() -> Case:
+    messages = [
+        user(),
+        assistant_message(call("c1"), call("c2", "fetch"), call("c3"), id="a1"),
+        internal_message("ui state", id="i1"),
+        tool_message(result("c2"), id="t1"),
+    ]
+    out = [messages[0], messages[1], messages[3]]
+    issues: list[Key] = [("internal-message", 2, None, None)]
+    return Case("pending-kept-half-answered", messages, out, issues, out, issues, pending="keep")
+
+
+def pending_refused_case() -> Case:
+    messages = [user(), assistant_message(call(), id="a1")]
+    issues: list[Key] = [("pending-tool-call", 1, 0, "c1")]
+    return Case("pending-refused", messages, None, issues, None, issues, pending="refuse")
+
+
+def cut_stream_is_never_pending_case() -> Case:
+    cut = assistant_message(call(), id="a1").model_copy(
+        update={"metadata": {"threadline.incomplete": True}}
+    )
+    messages = [user(), cut]
+    out = [*messages, tool_message(synthetic("c1"), id="a1:results")]
+    issues: list[Key] = [("missing-tool-result", 1, 0, "c1")]
+    return Case("cut-stream-not-pending", messages, out, issues, None, issues, pending="keep")
+
+
 CASES = [
     clean_case(),
     internal_message_case(),
@@ -496,6 +531,10 @@ CASES = [
     missing_before_user_message_case(),
     missing_in_partially_answered_turn_case(),
     many_issues_case(),
+    pending_kept_case(),
+    pending_kept_in_partially_answered_turn_case(),
+    pending_refused_case(),
+    cut_stream_is_never_pending_case(),
 ]
 
 
@@ -513,30 +552,30 @@ def test_the_table_covers_every_code_in_both_modes() -> None:
 def test_auto(case: Case) -> None:
     if case.auto is None:
         with pytest.raises(IntegrityError) as raised:
-            repair_messages(case.messages, mode="auto")
+            repair_messages(case.messages, mode="auto", pending=case.pending)
         assert keys(raised.value.issues) == case.auto_issues
         return
-    repaired = repair_messages(case.messages, mode="auto")
+    repaired = repair_messages(case.messages, mode="auto", pending=case.pending)
     assert repaired.messages == case.auto
     assert keys(repaired.report.issues) == case.auto_issues
-    assert prepare_messages(case.messages) == case.auto
+    assert prepare_messages(case.messages, pending=case.pending) == case.auto
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_strict(case: Case) -> None:
     if case.strict is None:
         with pytest.raises(IntegrityError) as raised:
-            repair_messages(case.messages, mode="strict")
+            repair_messages(case.messages, mode="strict", pending=case.pending)
         assert keys(raised.value.issues) == case.strict_issues
         return
-    repaired = repair_messages(case.messages, mode="strict")
+    repaired = repair_messages(case.messages, mode="strict", pending=case.pending)
     assert repaired.messages == case.strict
     assert keys(repaired.report.issues) == case.strict_issues
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_check_lists_every_issue_without_raising(case: Case) -> None:
-    report = check_messages(case.messages)
+    report = check_messages(case.messages, pending=case.pending)
     assert keys(report.issues) == case.expected_check()
     assert report.ok is (not report.issues)
     for issue in report.issues:
@@ -546,12 +585,12 @@ def test_check_lists_every_issue_without_raising(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.auto is not None], ids=lambda c: c.id)
 def test_auto_output_passes_strict_unchanged(case: Case) -> None:
-    out = prepare_messages(case.messages)
-    assert check_messages(out).ok
-    again = repair_messages(out, mode="strict")
+    out = prepare_messages(case.messages, pending=case.pending)
+    assert check_messages(out, pending=case.pending).ok
+    again = repair_messages(out, mode="strict", pending=case.pending)
     assert again.messages == out
     assert again.report.ok
-    assert prepare_messages(out) == out
+    assert prepare_messages(out, pending=case.pending) == out
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.auto is not None], ids=lambda c: c.id)
