@@ -4,8 +4,8 @@ A conversation that broke in production is usually a file by the time someone lo
 ``History.to_json()`` dump, a [`JsonlStore`][] file, or the request body a
 provider refused. Five commands work on such a file (``-`` reads standard input)::
 
-    threadline check   FILE [--strict] [--json] [--from PROVIDER]
-    threadline repair  FILE [-o OUT] [--from PROVIDER]
+    threadline check   FILE [--strict] [--json] [--pending CHOICE] [--from PROVIDER]
+    threadline repair  FILE [-o OUT] [--pending CHOICE] [--from PROVIDER]
     threadline convert FILE --to PROVIDER [--from PROVIDER] [--system TEXT]
     threadline show    FILE [--full] [--color WHEN] [--from PROVIDER]
     threadline stats   FILE [--json] [--from PROVIDER]
@@ -176,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="count every change a model call would make, internal content included",
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_pending(check)
 
     repair = _add_command(
         commands,
@@ -218,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rename a reused tool-call id (and its result) when the pairing is unambiguous",
     )
+    _add_pending(repair)
 
     convert = _add_command(
         commands,
@@ -317,6 +319,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
     return parser
+
+
+def _add_pending(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pending",
+        choices=("answer", "keep", "refuse"),
+        default="answer",
+        help=(
+            "the newest assistant message's calls without a result: answer them as interrupted "
+            "(a crash; the default), keep them (calls still in flight) or refuse the history"
+        ),
+    )
 
 
 def _add_command(

@@ -240,7 +240,13 @@ def test_check_defective_history_exits_1_and_lists_the_issues(
     assert lines[0] == f"{defective}: 1 integrity issue in 3 messages"
     assert lines[1].startswith("  missing-tool-result at messages[2].parts[0] (message 'a1'")
     assert "all can be repaired: threadline repair" in out
-    assert "1 item of internal content" in lines[-1]
+    assert "1 item of internal content" in lines[-3]
+    assert lines[-2:] == [
+        "1 pending tool call (--pending answer):",
+        "  pending-tool-call at messages[2].parts[0] (message 'a1', call 'c1'): tool call 'c1' "
+        "(get_weather) is pending: the newest assistant message's call has no result yet; "
+        "pending='answer' answers it as interrupted",
+    ]
 
 
 def test_check_strict_counts_internal_content(
@@ -313,6 +319,8 @@ def test_check_json_of_a_clean_history(capsys: pytest.CaptureFixture[str], good:
         "ok": True,
         "issues": [],
         "internal_content": 0,
+        "pending_choice": "answer",
+        "pending": [],
     }
 
 

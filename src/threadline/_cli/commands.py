@@ -37,6 +37,8 @@ from threadline.codecs import encode
 from threadline.errors import IntegrityError
 from threadline.errors import UnsupportedContentError
 from threadline.integrity import IntegrityIssue
+from threadline.integrity import IntegrityReport
+from threadline.integrity import Pending
 from threadline.integrity import check_messages
 from threadline.integrity import repair_messages
 from threadline.messages import PART_BY_TAG
@@ -70,11 +72,11 @@ _INTERNAL_CODES: Final = frozenset({"internal-message", "internal-part"})
 def run_check(args: argparse.Namespace) -> int:
     """``threadline check``: print the integrity report; exit 1 when it counts any issue."""
     loaded = load_history(args.file, args.source)
-    report = check_messages(loaded.messages)
+    report = check_messages(loaded.messages, pending=args.pending)
     internal_only = set() if args.strict else _internal_content(report.issues)
     counted = [issue for issue in report.issues if issue not in internal_only]
     internal = len(report.issues) - len(counted)
-    unrepairable = _unrepairable(loaded.messages) if counted else set()
+    unrepairable = _unrepairable(loaded.messages, args.pending) if counted else set()
     if args.json:
         document = {
             "source": loaded.name,
@@ -83,10 +85,14 @@ def run_check(args: argparse.Namespace) -> int:
             "ok": not counted,
             "issues": [_issue_json(i, _key(i) not in unrepairable) for i in counted],
             "internal_content": internal,
+            "pending_choice": report.pending_choice,
+            "pending": [_issue_json(i, True) for i in report.pending],
         }
         print_json(document)
     else:
-        print_lines(_check_lines(loaded, counted, internal, unrepairable))
+        print_lines(
+            [*_check_lines(loaded, counted, internal, unrepairable), *_pending_lines(report)]
+        )
     return EXIT_ISSUES if counted else EXIT_OK
 
 
@@ -117,6 +123,14 @@ def _check_lines(
         )
 
 
+def _pending_lines(report: IntegrityReport) -> Iterator[str]:
+    if report.pending:
+        count = plural(len(report.pending), "pending tool call")
+        yield f"{count} (--pending {report.pending_choice}):"
+        for issue in report.pending:
+            yield f"  {issue}"
+
+
 def _internal_content(issues: Sequence[IntegrityIssue]) -> set[IntegrityIssue]:
     """The issues about internal content: internal messages, hook parts, and messages emptied
     by dropping their hook parts (not those emptied by moving results)."""
@@ -136,10 +150,10 @@ def _key(issue: IntegrityIssue) -> _IssueKey:
     return (issue.code, issue.message_index, issue.part_index)
 
 
-def _unrepairable(messages: list[Message]) -> set[_IssueKey]:
+def _unrepairable(messages: list[Message], pending: Pending) -> set[_IssueKey]:
     """The issues ``repair_messages`` refuses (orphans, duplicates), by code and position."""
     try:
-        repair_messages(messages)
+        repair_messages(messages, pending=pending)
     except IntegrityError as error:
         return {_key(issue) for issue in error.issues}
     return set()
@@ -165,7 +179,9 @@ def run_repair(args: argparse.Namespace) -> int:
     """``threadline repair``: write the prepared history; print the report of changes."""
     loaded = load_history(args.file, args.source)
     try:
-        repaired = repair_messages(loaded.messages, rename_duplicate_ids=args.rename_duplicate_ids)
+        repaired = repair_messages(
+            loaded.messages, rename_duplicate_ids=args.rename_duplicate_ids, pending=args.pending
+        )
     except IntegrityError as error:
         raise CliError(
             f"{loaded.name}: {_integrity_summary(error)}; nothing was written",
@@ -186,6 +202,7 @@ def run_repair(args: argparse.Namespace) -> int:
         + f"; wrote {plural(len(repaired.messages), 'message')} to {target}"
     ]
     lines += [f"  {issue}" for issue in issues]
+    lines += _pending_lines(repaired.report)
     print_lines(lines, file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
 
