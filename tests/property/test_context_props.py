@@ -119,7 +119,8 @@ def with_summaries(draw: st.DrawFn) -> list[tl.Message]:
     messages = list(draw(prefixes | tangled() | with_internal_runs()))
     for index, message in enumerate(messages):
         if message.role == "user" and draw(st.booleans()):
-            messages[index] = message.model_copy(update={"metadata": {SUMMARY_KEY: True}})
+            parts = [part for part in message.parts if isinstance(part, (tl.TextPart, tl.FilePart))]
+            messages[index] = tl.user_message(*parts, id=message.id, metadata={SUMMARY_KEY: True})
     if draw(st.booleans()):
         where = draw(st.integers(0, len(messages)))
         messages.insert(where, tl.user_message("so far", id="sum", metadata={SUMMARY_KEY: True}))
