@@ -30,12 +30,11 @@ How items map to messages:
   assistant message, or as a placeholder text part for a user or system message.
 - ``get_items`` prepares the history with [`prepare_messages`][threadline.prepare_messages]
   (``integrity="auto"``): a call without its output that later messages follow (a crash) gets
-  a synthetic failed output, written with the codec's ``encode`` (as are parts written by
-  other threadline code). The calls at the live frontier
-  ([`pending_calls`][threadline.pending_calls]) are kept (``pending="keep"``): the ``Runner``
-  reads the session while an approved call runs (resuming a ``RunState``, it compares the tail
-  it reads with what it wrote; a synthetic output there breaks that), and before a model call
-  it drops calls without an output itself.
+  a synthetic failed output, written with the codec's ``encode`` (as are parts other threadline
+  code wrote). The calls at the live frontier ([`pending_calls`][threadline.pending_calls]) are
+  kept (``pending="keep"``): the ``Runner`` reads the session while an approved call runs (on
+  resuming a ``RunState`` it compares the tail it reads with what it wrote; a synthetic output
+  there breaks that), and before a model call it drops calls without an output itself.
 - What repair cannot fix (an output for a call the history never made, a second output for a
   call, a call id used twice) would make every ``get_items`` raise, so ``add_items`` refuses a
   batch that brings it, storing nothing (the rule ``ThreadlineChatMessageHistory`` applies).
@@ -640,8 +639,9 @@ def items_of(
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
     """
     joined = _joined(messages)
-    off = integrity == "off"
-    prepared = joined if off else prepare_messages(joined, integrity, pending=pending)
+    prepared = joined
+    if integrity != "off":
+        prepared = prepare_messages(joined, integrity, pending=pending)
     kept = _kept_items(messages)
     if len(prepared) == len(joined) and all(map(operator.is_, prepared, joined)):
         # nothing repaired: when every part came from an item, the items are the answer
