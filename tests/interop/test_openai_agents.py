@@ -556,6 +556,22 @@ def test_a_call_whose_output_has_not_come_is_stored() -> None:
     assert run(session.get_items())[1:] == [CALL, OUTPUT]
 
 
+def test_a_batch_sent_twice_is_not_taken_for_a_replay() -> None:
+    # The messages' ids are new at each add_items (an input item has no identity to derive one
+    # from), so the store cannot skip a batch sent again: with calls it is refused whole, the
+    # session stays readable; without, it is stored twice (docs: "Appending the same items
+    # twice"). The Runner never sends a batch again (it compares the tail instead).
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()))
+    with pytest.raises(IntegrityError, match="duplicate-tool-call"):
+        run(session.add_items(fresh()))
+    assert run(session.get_items()) == ITEMS
+    run(session.add_items([{"role": "user", "content": "yes"}]))
+    run(session.add_items([{"role": "user", "content": "yes"}]))
+    assert run(session.get_items())[-2:] == [{"role": "user", "content": "yes"}] * 2
+
+
 def test_a_defect_already_stored_is_not_the_batchs_fault() -> None:
     store = MemoryStore()
     store.append("s1", openai_responses.decode([OUTPUT]))  # written by other code
