@@ -33,6 +33,9 @@ try:
     from agents import function_tool
     from agents.exceptions import UserError
     from agents.models.interface import Model
+    from agents.testing import ScriptedModel
+    from agents.testing import assistant_message as scripted_text
+    from agents.testing import function_call as scripted_call
     from openai.types.responses import ResponseFunctionToolCall
     from openai.types.responses import ResponseOutputMessage
     from openai.types.responses import ResponseOutputText
@@ -204,6 +207,46 @@ def test_an_approved_call_in_flight_is_never_answered() -> None:
     assert calls(live) == ["c1"]
     assert outputs(live) == []  # in flight: kept, not answered as interrupted
     assert outputs(model.inputs[-1]) == [("c1", "3")]
+    assert check_messages(store.load("chat")).ok
+
+
+def test_an_approved_call_in_flight_is_never_answered_in_a_streamed_run() -> None:
+    # Runner.run_streamed saves and reads the session at the same points (the SDK's own
+    # ScriptedModel streams the scripted items).
+    store = MemoryStore()
+    session = ThreadlineSession(store, "chat")
+    seen_while_running: list[list[Any]] = []
+
+    @function_tool(name_override="add", needs_approval=True)
+    async def add_watched(a: int, b: int) -> int:
+        """Add two numbers, once a human approves."""
+        seen_while_running.append(await ThreadlineSession(store, "chat").get_items())
+        return a + b
+
+    model = ScriptedModel(
+        [[scripted_call("add", {"a": 1, "b": 2}, call_id="c1")], [scripted_text("3.")]]
+    )
+    agent = Agent(name="calculator", instructions="Add.", model=model, tools=[add_watched])
+
+    async def approve_and_resume() -> Any:
+        streamed = Runner.run_streamed(agent, "1 + 2?", session=session, run_config=CONFIG)
+        async for _ in streamed.stream_events():
+            pass
+        state = streamed.to_state()
+        state.approve(streamed.interruptions[0])
+        resumed = Runner.run_streamed(agent, state, session=session, run_config=CONFIG)
+        async for _ in resumed.stream_events():
+            pass
+        return resumed
+
+    assert run(approve_and_resume()).final_output == "3."
+    model.assert_complete()
+    [live] = seen_while_running
+    assert (calls(live), outputs(live)) == (["c1"], [])
+    inputs = [list(made.input) for made in model.calls]
+    for seen in inputs:
+        judged(seen)
+    assert outputs(json.loads(json.dumps(inputs[-1]))) == [("c1", "3")]
     assert check_messages(store.load("chat")).ok
 
 
