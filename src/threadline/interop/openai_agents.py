@@ -131,7 +131,7 @@ class ThreadlineSession:
             ([`Limits`][threadline.Limits]); ``None`` means the defaults.
         pending: the calls at the live frontier: ``keep`` (the ``Runner`` may still run them),
             ``answer`` (no run is live: answered as interrupted, as a model request needs)
-            or ``refuse`` (``get_items`` raises while there are any).
+            or ``refuse`` (``get_items`` raises while there are any); ``off`` checks none.
 
     Raises:
         threadline.ValidationError: ``session_id`` is not a valid conversation id.
