@@ -5,7 +5,12 @@
   ``from_langchain(to_langchain(m))`` gives back ``m`` (up to the losses below), and
   ``to_langchain(from_langchain(p))`` gives back ``p`` up to the losses below.
 - [`ThreadlineChatMessageHistory`][threadline.interop.langchain.ThreadlineChatMessageHistory]
-  is a ``BaseChatMessageHistory`` over any threadline store, blocking or async.
+  is a ``BaseChatMessageHistory`` over any threadline store, blocking or async, right under
+  ``RunnableWithMessageHistory``: its reads keep the calls in flight, and a new turn written
+  after them answers them as interrupted. (langchain-core 1.8.3 marks
+  ``BaseChatMessageHistory`` deprecated since 1.6.4 and ``RunnableWithMessageHistory`` since
+  1.3.3, pointing to LangGraph; the docs page has a LangGraph recipe with ``to_langchain`` /
+  ``from_langchain``.)
 
 Mapping: ``SystemMessage`` <-> ``system``, ``HumanMessage`` <-> ``user``, ``AIMessage`` <->
 ``assistant``, each ``ToolMessage`` <-> one [`ToolResultPart`][threadline.ToolResultPart]
