@@ -679,6 +679,22 @@ def test_the_answer_id_steps_past_one_in_use_and_a_replay_writes_nothing() -> No
     assert store.version("c") == version
 
 
+def test_a_batch_with_results_can_be_sent_again() -> None:
+    store = MemoryStore()
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages(conversation()[:2])
+    history.add_messages(conversation()[2:])
+    version = store.version("c")
+    history.add_messages(conversation()[2:])  # a retry after a write that went through
+    history.add_messages(conversation())
+    assert store.version("c") == version
+    assert history.messages == conversation()
+    changed = ToolMessage("rain", tool_call_id="c1", id="t1")  # the same id, other content
+    with pytest.raises(ValidationError):
+        history.add_messages([changed])
+    assert store.version("c") == version
+
+
 def test_pending_calls_as_langchain_tool_calls() -> None:
     store = MemoryStore()
     calls = [tool_call_part("c1", "w", {"city": "Oslo"}), tool_call_part("c2", "v", "{bad")]

@@ -30,27 +30,34 @@ def answer_before_new_turns(stored: Sequence[Message], batch: Sequence[Message])
     message of it that is not a tool message and follows pending calls.
 
     A pending call that a later message of ``batch`` answers is left to that result (repair
-    moves a misplaced result; answering it too would make a duplicate). The created message's
-    id is ``f"{call_message.id}:results"`` (repair's own), with ``~2``, ``~3``... when the
+    moves a misplaced result; answering it too would make a duplicate). A message whose id
+    ``stored`` already holds is a replay (the store skips it, or refuses it when it differs):
+    it stays in the batch and is not read as new. The created message's id is
+    ``f"{call_message.id}:results"`` (repair's own), with ``~2``, ``~3``... when the
     conversation already holds that id, so sending the same batch again builds the same
-    message. Returns ``batch`` itself (a new list) when nothing is pending.
+    message, and writes nothing once the first send went through. Returns a new list.
     """
+    stored_ids = {message.id for message in stored}
     out: list[Message] = []
-    before: Sequence[Message] = stored
+    view: list[Message] = list(stored)  # the conversation as written so far, replays once
     for index, message in enumerate(batch):
+        if message.id in stored_ids:
+            out.append(message)
+            continue
         if message.role != "tool":
-            calls = pending_calls([*before, *out])
             later = {
                 part.call_id
                 for item in batch[index:]
                 for part in item.parts
                 if isinstance(part, ToolResultPart)
             }
-            calls = [call for call in calls if call.id not in later]
+            calls = [call for call in pending_calls(view) if call.id not in later]
             if calls:
-                out.append(_answers(calls, [*before, *out], batch))
-            before = ()  # past a new turn, the frontier is in the batch
+                answer = _answers(calls, view, batch)
+                out.append(answer)
+                view.append(answer)
         out.append(message)
+        view.append(message)
     return out
 
 

@@ -732,10 +732,16 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
 
 
 def _checked(stored: list[Message], batch: list[Message]) -> list[Message]:
-    """What to append for ``batch``: pending calls it follows answered, unrepairable refused."""
+    """What to append for ``batch``: pending calls it follows answered, unrepairable refused.
+
+    Messages the conversation already holds are replays (the store skips them, or refuses
+    them when they differ): they are not checked again, so a batch can be sent twice.
+    """
     write = answer_before_new_turns(stored, batch)
-    if could_poison(write):
-        refuse_unrepairable([*stored, *write], write, _ADD)
+    stored_ids = {message.id for message in stored}
+    fresh = [message for message in write if message.id not in stored_ids]
+    if could_poison(fresh):
+        refuse_unrepairable([*stored, *fresh], fresh, _ADD)
     return write
 
 
