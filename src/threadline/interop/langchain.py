@@ -643,6 +643,11 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one write: all of them or none.
 
+        Pending calls that a message of the batch other than a tool message follows are
+        answered as interrupted in the same write, before that message. Messages the
+        conversation already holds are replays: the store skips them (or refuses one that
+        changed), so a batch can be sent again.
+
         Raises:
             threadline.ValidationError: a message cannot be converted (nothing is written).
             threadline.IntegrityError: the batch answers a call the conversation never made,
@@ -727,7 +732,8 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         coroutine.close()
         raise RuntimeError(
             "ThreadlineChatMessageHistory over an async store cannot block inside a running "
-            "event loop; await aget_messages(), aadd_messages() or aclear() instead"
+            "event loop; await aget_messages(), aadd_messages(), apending_calls() or aclear() "
+            "instead"
         )
 
 
