@@ -243,6 +243,20 @@ def test_a_half_answered_round_gets_the_rest_in_its_tool_message() -> None:
     assert len(returns_in(to_pydantic_ai(live))) == 1
 
 
+def test_a_half_answered_round_kept_is_answered_by_pydantic_ai_without_running_the_tool() -> None:
+    weather = Weather()
+    result = tl.tool_result_part("c1", "18C")
+    live = [*crashed(), tl.tool_message(result, id="t1", created_at=pai_time())]
+    asyncio.run(weather.agent.run(None, message_history=to_pydantic_ai(live)))
+    assert weather.ran == []
+    sent = returns_in(weather.seen[0])
+    assert [(r.tool_call_id, r.outcome) for r in sent] == [("c1", "success"), ("c2", "interrupted")]
+    asyncio.run(weather.agent.run(None, message_history=to_pydantic_ai(live, pending="answer")))
+    sent = returns_in(weather.seen[1])
+    expected = [("c1", "18C"), ("c2", MISSING_RESULT_TEXT)]
+    assert [(r.tool_call_id, r.content) for r in sent] == expected
+
+
 def test_pending_calls_refused() -> None:
     with pytest.raises(tl.IntegrityError, match="pending") as raised:
         to_pydantic_ai(crashed(), pending="refuse")
