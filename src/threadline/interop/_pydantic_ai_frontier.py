@@ -1,6 +1,6 @@
 """Message ids and pending calls for the pydantic-ai adapter.
 
-`chain_ids` gives the messages
+`chained_id` gives the messages
 [`from_pydantic_ai`][threadline.interop.pydantic_ai.from_pydantic_ai] builds deterministic ids:
 each id hashes the previous message's id and the message's own JSON, so a conversion is stable
 when it is done again, and when the list it converts grows at the end (``all_messages()`` after
@@ -11,8 +11,11 @@ each run, or ``new_messages()`` chained ``after=`` the last stored id). `settle_
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
+
+import pydantic_core
 
 from threadline.errors import IntegrityError
 from threadline.integrity import MISSING_RESULT_TEXT
@@ -21,28 +24,19 @@ from threadline.integrity import pending_calls
 from threadline.messages import Message
 from threadline.messages import ToolResultPart
 
-__all__ = ["chain_ids", "chained_id", "settle_pending"]
+__all__ = ["chained_id", "check_after", "settle_pending"]
 
 _PENDING = ("answer", "keep", "refuse")
 
 
-def chained_id(previous: str | None, message: Message) -> str:
-    """``"msg_"`` and 32 hex digits of the SHA-256 of ``previous`` and ``message``'s JSON
-    without its id: equal messages at different places in a conversation get different ids."""
+def chained_id(previous: str | None, message: Mapping[str, Any]) -> str:
+    """``"msg_"`` and 32 hex digits of the SHA-256 of ``previous`` and ``message`` (a message as
+    the dict conversion builds, without its id) as JSON: equal messages at different places in
+    a conversation get different ids."""
     digest = hashlib.sha256((previous or "").encode())
     digest.update(b"\x00")
-    digest.update(message.model_dump_json(exclude={"id", "replay"}).encode())
+    digest.update(pydantic_core.to_json(message, bytes_mode="base64"))
     return "msg_" + digest.hexdigest()[:32]
-
-
-def chain_ids(messages: list[Message], after: str | None) -> list[Message]:
-    """``messages`` with the ids `chained_id` gives them, the first chained to ``after``."""
-    out: list[Message] = []
-    previous = after
-    for message in messages:
-        previous = chained_id(previous, message)
-        out.append(message.model_copy(update={"id": previous}))
-    return out
 
 
 def check_after(after: object) -> str | None:

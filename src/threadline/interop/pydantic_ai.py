@@ -96,7 +96,7 @@ from threadline.interop._pydantic_ai_fields import timestamp_from
 from threadline.interop._pydantic_ai_fields import to_item
 from threadline.interop._pydantic_ai_fields import to_thinking
 from threadline.interop._pydantic_ai_fields import uncarry
-from threadline.interop._pydantic_ai_frontier import chain_ids
+from threadline.interop._pydantic_ai_frontier import chained_id
 from threadline.interop._pydantic_ai_frontier import check_after
 from threadline.interop._pydantic_ai_frontier import settle_pending
 
@@ -187,13 +187,15 @@ def from_pydantic_ai(
                 )
             # One validation per pydantic-ai message, of plain dicts: much faster than building
             # each part, and an error still names the pydantic-ai message it came from.
+            for item in converted:
+                after = item["id"] = chained_id(after, item)
             out.extend(_MESSAGES.validate_python(converted))
         except pydantic.ValidationError as error:
             summary = f"invalid pydantic-ai message messages[{index}]"
             raise translate_errors(error, summary, f"messages[{index}]->") from None
         except ValidationError as error:
             raise _placed(error, index, "invalid pydantic-ai message") from None
-    return chain_ids(out, after)
+    return out
 
 
 _MESSAGES = pydantic.TypeAdapter(list[Message])
