@@ -363,10 +363,14 @@ def test_a_crash_resumed_without_running_the_tool_sends_only_the_interrupted_res
 
 def test_the_same_run_appended_twice_by_iter_is_stored_once(store: SQLiteStore) -> None:
     weather = Weather()
-    asyncio.run(weather.turn(store, "Weather?"))
+    response = asyncio.run(weather.turn(store, "Weather?"))
+    assert response is not None
     stored = store.load("c1")
-    # The whole loop sent again (a retried job): every write is a replay.
-    for message in stored:
-        store.append("c1", [message])
-    store.append("c1", stored)
+    run = [*weather.seen[-1], response]  # everything the run made, as pydantic-ai objects
+    # The run's messages sent again (a retried job), whole and node by node: all replays.
+    store.append("c1", from_pydantic_ai(run))
+    for end in range(len(run) + 1):
+        store.append("c1", from_pydantic_ai(run[:end]))
+    store.append("c1", from_pydantic_ai(ModelMessagesTypeAdapter.dump_json(run)))
     assert store.load("c1") == stored
+    assert [m.id for m in from_pydantic_ai(run)] == [m.id for m in stored]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pydantic_core
 
+from threadline._repair import frontier_index
 from threadline.errors import IntegrityError
 from threadline.integrity import MISSING_RESULT_TEXT
 from threadline.integrity import check_messages
@@ -82,12 +83,7 @@ def _answered(messages: list[Message], calls: Sequence[Any]) -> list[Message]:
     """``messages`` with an interrupted error result for each of ``calls`` (the pending calls
     of one assistant message), as repair answers them: in the tool message right after the
     call, or a new one with the id ``f"{call_message.id}:results"``."""
-    first = calls[0]
-    at = next(
-        i
-        for i in range(len(messages) - 1, -1, -1)
-        if any(part is first for part in messages[i].parts)
-    )
+    at = frontier_index(messages)
     results = [
         ToolResultPart(
             call_id=call.id,
