@@ -1,6 +1,7 @@
 """Structured output in the native fields (issue 37 item 4), judged by the SDKs' own types:
 Anthropic ``output_config.format`` (``anthropic`` 2.14.0 ``OutputConfigParam``) and Bedrock
-``outputConfig.textFormat`` (botocore 1.44.8's Converse model), with thinking on."""
+``outputConfig.textFormat`` (botocore 1.44.8's Converse model), with thinking on; and the
+one-hour breakpoints of item 3 (``cache_control.ttl``, ``cachePoint.ttl``)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,23 @@ def test_the_native_field_passes_the_sdk_judge_and_the_rules(
         assert "textFormat" in request["outputConfig"]
         judge_bedrock(request)
     _rules.judge_rules(provider, request, scope="request", known=frozenset())
+
+
+HOUR = {
+    "anthropic": {"anthropic.cache_control": {"type": "ephemeral", "ttl": "1h"}},
+    "bedrock": {"bedrock.cache_point": {"type": "default", "ttl": "1h"}},
+}
+
+
+@pytest.mark.parametrize("cache", ["auto", ["tools", "system", 1]], ids=repr)
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+def test_one_hour_breakpoints_pass_the_sdk_judge_and_the_rules(provider: str, cache: Any) -> None:
+    require_module("anthropic" if provider == "anthropic" else "botocore")
+    history = [
+        tl.user_message("Forecast for Oslo?"),
+        tl.assistant_message("Which days?"),
+        tl.user_message(tl.text_part("All week.", metadata=HOUR[provider])),
+    ]
+    payload = encode(history, provider=provider, system="Be brief.", tools=[TOOL], cache=cache)
+    (judge_anthropic if provider == "anthropic" else judge_bedrock)(payload)
+    _rules.judge_rules(provider, payload, scope="request", known=frozenset())
