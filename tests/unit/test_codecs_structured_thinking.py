@@ -216,3 +216,35 @@ def test_the_native_reply_decodes_to_the_json_text(provider: str) -> None:
     )
     assert json.loads(reply.text) == {"city": "Oslo"}
     assert Forecast.model_validate_json(reply.text) == Forecast(city="Oslo")
+
+
+@pytest.mark.parametrize(
+    ("model", "lacks"),
+    [
+        ("claude-3-7-sonnet-20250219", True),
+        ("claude-3-5-haiku-latest", True),
+        ("claude-3-opus-20240229", True),
+        ("claude-2.1", True),
+        ("claude-instant-1.2", True),
+        ("claude-sonnet-4-20250514", True),
+        ("claude-sonnet-4-0", True),
+        ("claude-opus-4-20250514", True),
+        ("claude-sonnet-4@20250514", True),
+        ("anthropic.claude-sonnet-4-20250514-v1:0", True),
+        ("us.anthropic.claude-3-7-sonnet-20250219-v1:0", True),
+        ("claude-4-sonnet-20250514", True),
+        ("claude-sonnet-4-5-20250929", False),
+        ("claude-sonnet-4-5", False),
+        ("claude-haiku-4-5", False),
+        ("claude-opus-4-5-20251101", False),
+        ("claude-opus-4-1-20250805", False),  # not known either way: the native field is sent
+        ("claude-opus-4-6", False),
+        ("global.anthropic.claude-sonnet-4-5-20250929-v1:0", False),
+        ("amazon.nova-pro-v1:0", False),
+        (None, False),
+    ],
+)
+def test_the_models_known_to_lack_native_output(model: str | None, lacks: bool) -> None:
+    from threadline.codecs._structured import lacks_native_output
+
+    assert lacks_native_output(model) is lacks
