@@ -488,10 +488,10 @@ def _in_thread(function: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.
         outcome: tuple[bool, Any]
         try:
             outcome = (True, context.run(_call_sync, function, kwargs))
-        except (KeyboardInterrupt, SystemExit) as stop:
-            outcome = (False, _Stop(stop))
-        except BaseException as error:
+        except (Exception, asyncio.CancelledError) as error:
             outcome = (False, error)
+        except BaseException as stop:  # KeyboardInterrupt, SystemExit...: the run ends
+            outcome = (False, _Stop(stop))
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits any more
             loop.call_soon_threadsafe(settle, *outcome)
 
@@ -504,15 +504,18 @@ async def _call_async(function: Callable[..., Any], kwargs: dict[str, Any]) -> A
         value = function(**kwargs)
         if inspect.isawaitable(value):
             value = await value
-    except (KeyboardInterrupt, SystemExit) as stop:
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as stop:  # KeyboardInterrupt, SystemExit...: the run ends
         raise _Stop(stop) from None
     return value
 
 
 class _Stop(Exception):
-    """A ``KeyboardInterrupt`` or ``SystemExit`` of a call, carried out of the event loop.
+    """A ``KeyboardInterrupt``, ``SystemExit`` (any ``BaseException`` but a cancellation) of
+    a call, carried out of the event loop.
 
-    Raised inside a task, those two escape the loop at once and leave its tasks behind
+    Raised inside a task, the first two escape the loop at once and leave its tasks behind
     ("Task exception was never retrieved"); wrapped, they end the run like any exception and
     are raised again, as they were, where the run was called.
     """
@@ -635,8 +638,8 @@ def run_tool_calls(
     An exception's message goes to the model as it is, and may hold what the model should not
     see (a path, a URL with a token): word it with ``on_error`` for such tools. If ``on_error``
     raises or returns something other than a ``str``, the default text is used.
-    ``KeyboardInterrupt``, ``SystemExit`` and the run's cancellation are raised, never made
-    results.
+    ``KeyboardInterrupt``, ``SystemExit`` (any ``BaseException`` that is not an
+    ``Exception``) and the run's cancellation are raised, never made results.
 
     Calls run in threads when they run at once: with ``max_concurrency`` above 1 (or ``None``:
     all at once, at most ``min(32, CPUs + 4)`` sync functions in threads) and more than one

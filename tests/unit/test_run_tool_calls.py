@@ -315,6 +315,10 @@ class Opaque:
     pass
 
 
+class Killed(BaseException):
+    """An application's own way to end a process: raised through the run like the others."""
+
+
 class TestOutcomes:
     @pytest.mark.parametrize(
         ("value", "text"),
@@ -418,7 +422,7 @@ class TestOutcomes:
 
         assert one(fail, on_error=on_error) == (True, "ValueError: boom")
 
-    @pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
+    @pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit, Killed])
     @pytest.mark.parametrize("options", [{}, {"timeout": GUARD}, {"max_concurrency": 2}])
     def test_interrupts_propagate(self, kind: type[BaseException], options: dict[str, Any]) -> None:
         def stop() -> str:
