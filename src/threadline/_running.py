@@ -42,6 +42,7 @@ from threadline.messages import ToolResultPart
 from threadline.messages import tool_message
 from threadline.messages import tool_result_part
 from threadline.tools import ToolDefinition
+from threadline.tools import _hints
 
 __all__ = ["arun_tool_calls", "run_tool_calls"]
 
@@ -242,8 +243,6 @@ def _signature(tool: ToolDefinition) -> _Signature:
 
 
 def _read_signature(tool: ToolDefinition) -> _Signature:
-    from threadline.tools import _hints
-
     function = tool.function
     try:
         signature = inspect.signature(typing.cast(Callable[..., Any], function))
