@@ -642,10 +642,10 @@ def run_tool_calls(
 
     Calls run in threads when they run at once: with ``max_concurrency`` above 1 (or ``None``:
     all at once, at most ``min(32, CPUs + 4)`` sync functions in threads) and more than one
-    call, or with a ``timeout``. Otherwise (one call, or ``max_concurrency=1``, and no timeout) each
-    runs in the calling thread, in order. A coroutine function is run in an event loop of its
-    own (in a helper thread when one already runs in this thread; in async code, use
-    [`arun_tool_calls`][threadline.arun_tool_calls]). A sync function that runs past
+    call, or with a ``timeout``. Otherwise (one call, or ``max_concurrency=1``, and no
+    timeout) each runs in the calling thread, in order. A coroutine function is run in an
+    event loop of its own (in a helper thread when one already runs in this thread; in async
+    code, use [`arun_tool_calls`][threadline.arun_tool_calls]). A sync function that runs past
     ``timeout`` is abandoned, not killed: Python cannot stop a thread, so it keeps running in
     its daemon thread, and whatever it does then is lost; a coroutine is cancelled.
 
@@ -658,7 +658,7 @@ def run_tool_calls(
             [`pending_calls`][threadline.pending_calls], so calls already answered are
             skipped. A call id given twice runs once (the first call with it).
         tools: the tools, a list of [`ToolDefinition`][threadline.ToolDefinition] or a mapping
-            of name to definition; each needs a ``function``.
+            of name to definition (each key its tool's name); each needs a ``function``.
         max_concurrency: how many calls run at once; ``None``: all of them.
         timeout: seconds each call may run (from its start); ``None``: no limit.
         on_error: ``on_error(exception, call) -> str``: the text of a failed call's result.
