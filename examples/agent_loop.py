@@ -7,8 +7,10 @@ default store, ``SQLiteStore(path)``, with a printer subscribed to it.
 The first run of the loop happens in a child process that is killed with SIGKILL in the middle
 of the tool calls, the way a deploy or an out-of-memory kill ends a real agent. The parent then
 resumes from the store: the history ends in an assistant turn whose calls have no results, which
-every provider would refuse with a 400. ``messages_for_model()`` (``prepare_messages``) answers
-the dangling calls, the loop finishes, and the payloads for OpenAI Chat and Anthropic are
+every provider would refuse with a 400. ``history.pending_calls()`` names those calls and
+``messages_for_model()`` (``prepare_messages``) would answer them as interrupted; both tools are
+safe to repeat, so ``run_tool_calls(..., retry_safe_only=True)`` runs them again instead, the
+loop finishes, and the payloads for OpenAI Chat and Anthropic are
 printed, with the tools (built by ``tool_from_function``) in each provider's own shape. Last,
 the whole history round-trips through the neutral JSON format.
 
@@ -55,8 +57,11 @@ def get_flights(origin: str, destination: str) -> str:
 # One definition per tool, in no provider's format: the name, the description and a JSON Schema
 # of the arguments come from the function's signature and docstring. encode(tools=...) writes
 # them in each provider's own shape.
-TOOLS = [tl.tool_from_function(get_weather), tl.tool_from_function(get_flights)]
-BY_NAME = {tool.name: tool for tool in TOOLS}
+# Both only read, so they are safe to run again after a crash (retry_safe=True).
+TOOLS = [
+    tl.tool_from_function(get_weather, retry_safe=True),
+    tl.tool_from_function(get_flights, retry_safe=True),
+]
 
 
 # -- a fake model: decides from the history what to do next ------------------------------------
@@ -87,18 +92,6 @@ def fake_model(history: Sequence[tl.Message]) -> tl.Message:
         f"{flights['cheapest']}.",
         metadata={"usage": {"input_tokens": 97, "output_tokens": 24}},
     )
-
-
-def run_tools(message: tl.Message) -> tl.Message:
-    """Run every call of one assistant turn; one tool message answers them all."""
-    results = []
-    for call in message.tool_calls:
-        try:
-            output = BY_NAME[call.name](**call.arguments)  # a definition runs its function
-            results.append(tl.tool_result_part(call.id, output, name=call.name))
-        except Exception as error:  # a failing tool becomes an error result the model can read
-            results.append(tl.tool_result_part(call.id, str(error), name=call.name, is_error=True))
-    return tl.tool_message(*results)
 
 
 # -- the loop ----------------------------------------------------------------------------------
@@ -170,17 +163,21 @@ def run(database: str) -> None:
 
     print(f"\n== a new process resumes {CONVERSATION!r} from the store")
     history = tl.History().bind(store, CONVERSATION)
-    turn = next(m for m in reversed(history.snapshot()) if m.role == "assistant")
-    assert turn.tool_calls, "the crash left calls without results"
-    print(f"stored: {len(history)} messages; the last turn asks for {len(turn.tool_calls)} tools")
+    pending = history.pending_calls()  # the calls of the last turn that have no result
+    assert len(pending) == 2, "the crash left calls without results"
+    print(f"stored: {len(history)} messages; {len(pending)} tool calls never got a result")
 
     prepared = history.messages_for_model()  # what a provider would be sent right now
     print("messages_for_model() drops the internal approval and answers the dangling calls:")
     print_messages(prepared[-1:])
 
-    print("\n== the agent re-runs the interrupted tools and finishes")
+    print("\n== the agent re-runs the interrupted tools (both are retry-safe) and finishes")
     history.subscribe(printer)
-    history.append(run_tools(turn))
+    # run_tool_calls validates each call's arguments, runs the tools at once and turns any
+    # failure into an error result the model can read; one tool message answers them all.
+    results = tl.run_tool_calls(pending, TOOLS, retry_safe_only=True)
+    assert results is not None
+    history.append(results)
     history.append(fake_model(history.snapshot()))
 
     print("\n== the same history and tools for two providers")
