@@ -188,6 +188,12 @@ class StreamAssembler:
         """
         if self._refused is not None:
             raise self._refusal()
+        event = self._builder.unwrap(event)
+        if event is None:  # a helper's event that repeats what its chunk said
+            if self._closed:
+                raise CodecError(f"{self.provider} stream: an event after the stream was closed")
+            self._builder.events += 1
+            return []
         data = as_event(event)
         if isinstance(data, str):
             if data.strip() == "[DONE]":
@@ -310,7 +316,7 @@ class StreamAssembler:
             if not builder.finished:
                 raise CodecError(
                     f"{self.provider} stream is not finished after {builder.events} events "
-                    f"(cut off?); message(partial=True) gives what arrived"
+                    f"(cut off?); message(partial=True) gives what arrived{builder.unfinished()}"
                 )
             try:
                 check_arguments(builder)
