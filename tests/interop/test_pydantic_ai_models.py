@@ -55,7 +55,8 @@ def test_another_providers_reasoning_is_not_tagged() -> None:
     native = _bedrock_reply()
     response = native[1]
     assert isinstance(response, pai.ModelResponse)
-    response.parts[0] = pai.ThinkingPart("Easy.", signature="EqQB", provider_name="anthropic")
+    foreign = pai.ThinkingPart("Easy.", signature="EqQB", provider_name="anthropic")
+    response.parts = [foreign, *response.parts[1:]]
     reasoning = from_pydantic_ai(native)[1].parts[0]
     assert isinstance(reasoning, tl.ReasoningPart)
     assert reasoning.model is None
