@@ -164,6 +164,20 @@ def test_an_error_chunk_after_the_finish_reason_fails_the_message() -> None:
     assert "server_error" in assembler.message(partial=True).metadata["threadline.stream_error"]
 
 
+@pytest.mark.parametrize("provider", ["openai_chat", "mistral"])
+def test_an_error_chunk_after_the_finish_is_refused_with_its_text(provider: str) -> None:
+    """Once ``Finish`` was given (with the usage), the message no longer changes."""
+    events = OPENAI_CHAT if provider == "openai_chat" else MISTRAL
+    assembler = StreamAssembler(provider)
+    for event in events:
+        assembler.feed(event)
+    finished = assembler.message()
+    with pytest.raises(CodecError, match="after the stream ended: server_error"):
+        assembler.feed(_BARE_ERROR)
+    assert same(assembler.message(), finished)
+    assert assembler.finished
+
+
 def test_a_null_error_field_is_no_error() -> None:
     events = [{**chunk, "error": None} for chunk in OPENAI_CHAT]
     expected = assemble(OPENAI_CHAT, provider="openai_chat")

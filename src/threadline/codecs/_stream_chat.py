@@ -127,11 +127,15 @@ class ChatBuilder(Builder):
     def _error(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         """A chunk carrying an ``error`` (OpenAI-compatible servers and OpenRouter send one
         mid-stream, OpenAI's API one holding only the error): the stream ends in it, before or
-        after the finish reason. What else the chunk holds is read as far as it adds to the
-        message (its text), for ``message(partial=True)``; its finish reason (``error``) is
+        after the finish reason (but once the ``Finish`` was given, the message no longer
+        changes: the chunk is refused). What else the chunk holds is read as far as it adds to
+        the message (its text), for ``message(partial=True)``; its finish reason (``error``) is
         kept as the stop reason and completes nothing."""
+        text = _error_text(event["error"])
+        if self._finished_sent:
+            raise CodecError(f"{self.provider} stream: an error after the stream ended: {text}")
         if self.error is None:
-            self.error = _error_text(event["error"])
+            self.error = text
         if self.finished:
             return []  # the message is whole; the usage that should have followed never came
         return self.feed({key: value for key, value in event.items() if key != "error"})
