@@ -70,6 +70,8 @@ from threadline.tokens import estimate_tokens
 from threadline.usage import Usage
 
 if _typing.TYPE_CHECKING:
+    from threadline._running import arun_tool_calls
+    from threadline._running import run_tool_calls
     from threadline.codecs import decode
     from threadline.codecs import decode_response
     from threadline.codecs import encode
@@ -128,6 +130,8 @@ _LAZY: dict[str, str] = {
     "ToolCallDelta": "threadline.streaming",
     "assemble": "threadline.streaming",
     "astream": "threadline.streaming",
+    "arun_tool_calls": "threadline._running",
+    "run_tool_calls": "threadline._running",
     "decode": "threadline.codecs",
     "decode_response": "threadline.codecs",
     "encode": "threadline.codecs",
@@ -197,6 +201,7 @@ __all__ = [
     "Usage",
     "ValidationError",
     "__version__",
+    "arun_tool_calls",
     "assemble",
     "assistant_message",
     "astream",
@@ -215,6 +220,7 @@ __all__ = [
     "prepare_messages",
     "reasoning_part",
     "repair_messages",
+    "run_tool_calls",
     "same_content",
     "sanitize_untrusted",
     "seal",

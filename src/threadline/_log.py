@@ -53,6 +53,7 @@ __all__ = [
     "Snapshot",
     "Window",
     "check_budget",
+    "is_question",
     "rebuild_snapshot",
     "snapshot_storage",
     "system_positions",
@@ -72,6 +73,13 @@ def check_budget(name: str, value: object) -> None:
         raise TypeError(f"{name} must be an int or None, not {type(value).__name__}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, got {value}; use None for no limit")
+
+
+def is_question(message: Message) -> bool:
+    """Whether a window must keep ``message`` and all after it: a user message that is not a
+    summary (``metadata["threadline.summary"] is True``, as `threadline.context.is_summary`
+    reads it). A summary stands for older turns; it asks nothing."""
+    return message.role == "user" and message.metadata.get("threadline.summary") is not True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -293,6 +301,7 @@ class Window:
         "max_messages",
         "max_tokens",
         "orphan_reach",
+        "question",
         "reach",
         "result_at",
     )
@@ -313,6 +322,9 @@ class Window:
         """Position of the last result whose call is not in the window."""
         self.hint: list[int] | None = None
         """[from, to, reach]: no user message at a cut in [from, to); reach as of ``to``."""
+        self.question = -1
+        """Position of the latest user message that is not a summary (`is_question`), or -1:
+        it and everything after it are never dropped."""
 
 
 class Log:
@@ -543,7 +555,11 @@ class Log:
 
         Walks from the window's start to the first cut where the rest fits (every message it
         passes is dropped, so this is O(1) amortized), then, if that cut is not a user message,
-        on to the first user message at a cut (see ``_first_user``).
+        on to the first user message at a cut (see ``_first_user``). Neither walk goes past
+        the question (``window.question``): the window never starts after it. When no cut up
+        to it fits, the window starts at the newest cut up to it, which is the question itself
+        unless a call before it is answered after it, so a long run after one question walks
+        nothing.
         """
         items = self.items
         end = len(items)
@@ -559,7 +575,8 @@ class Log:
         reach = window.orphan_reach
         best = newest_cut = newest_other = -1
         position = self.start
-        while position < end:
+        last = end - 1 if window.question < 0 else window.question - offset
+        while position <= last:
             message = items[position]
             role = message.role
             if role != "system":
@@ -577,7 +594,11 @@ class Log:
                     reach = passed
             position += 1
         if best >= 0:
-            cut = best if items[best].role == "user" else self._first_user(window, best, reach)
+            cut = (
+                best
+                if items[best].role == "user"
+                else self._first_user(window, best, reach, last + 1)
+            )
         elif newest_cut >= 0:
             cut = newest_cut
         elif newest_other >= 0:
@@ -591,15 +612,14 @@ class Log:
             self.version += 1
         return dropped
 
-    def _first_user(self, window: Window, cut: int, reach: int) -> int:
-        """The first user message at a cut from ``cut`` on, else ``cut``.
+    def _first_user(self, window: Window, cut: int, reach: int, end: int) -> int:
+        """The first user message at a cut in ``items[cut:end]``, else ``cut``.
 
         ``reach`` is the last result answering a call before ``cut``. A fruitless search is
         remembered in ``window.hint`` (where it ended and the reach there), so the next one
         resumes from there: a long run with no user message is scanned once, not per append.
         """
         items = self.items
-        end = len(items)
         offset = self.offset
         position = cut
         hint = window.hint
@@ -691,6 +711,8 @@ class Log:
                     window.reach[call] = position
                 if hint is not None and (call is None or call < hint[1]):
                     hint[2] = position
+        elif is_question(message):
+            window.question = position
 
     def _forget(self, window: Window, message: Message, position: int, first: int) -> None:
         """Account for a message a window dropped: result index and call bookkeeping.

@@ -88,7 +88,13 @@ class ToolDefinition:
     """Read-only JSON for the application; never sent to a provider."""
     function: Callable[..., Any] | None = dataclasses.field(default=None, kw_only=True, repr=False)
     """What runs the tool, called with the model's arguments as keyword arguments (as JSON
-    values: wrap it in ``pydantic.validate_call`` to have them converted). Never sent."""
+    values: wrap it in ``pydantic.validate_call`` to have them converted;
+    [`run_tool_calls`][threadline.run_tool_calls] converts them through its signature). Never
+    sent."""
+    retry_safe: bool = dataclasses.field(default=False, kw_only=True)
+    """Whether the tool is safe to run again after a crash (a read, an idempotent write): the
+    resume recipe ``run_tool_calls(pending_calls(history), tools, retry_safe_only=True)`` runs
+    only such tools. Never sent."""
     _text: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -104,6 +110,8 @@ class ToolDefinition:
             raise _invalid("strict", f"must be True, False or None, not {self.strict!r}", "type")
         if self.function is not None and not callable(self.function):
             raise _invalid("function", "must be callable or None", "type")
+        if not isinstance(self.retry_safe, bool):
+            raise _invalid("retry_safe", f"must be True or False, not {self.retry_safe!r}", "type")
         object.__setattr__(self, "metadata", _json_map(self.metadata, "metadata"))
         parameters = _checked_parameters(self.parameters)
         object.__setattr__(self, "parameters", parameters)
@@ -314,6 +322,7 @@ def tool_from_function(
     name: str | None = None,
     description: str | None = None,
     strict: bool | None = None,
+    retry_safe: bool = False,
 ) -> ToolDefinition:
     """A [`ToolDefinition`][threadline.ToolDefinition] for a typed Python function.
 
@@ -336,6 +345,8 @@ def tool_from_function(
         description: the tool's description; default from the docstring.
         strict: the definition's ``strict`` (OpenAI's strict mode; see
             [`ToolDefinition`][threadline.ToolDefinition]).
+        retry_safe: the definition's ``retry_safe``: the function is safe to run again after
+            a crash (see [`run_tool_calls`][threadline.run_tool_calls]).
 
     Raises:
         threadline.ValidationError: a parameter cannot be in a tool (named, with the fix),
@@ -377,6 +388,7 @@ def tool_from_function(
         schema,
         strict,
         function=fn,
+        retry_safe=retry_safe,
     )
 
 

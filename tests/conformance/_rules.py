@@ -7,9 +7,10 @@ an ``id`` (``<format>.<rule>``), the API's error text as quoted, and a ``check(p
 that returns one line per violation. The checks read the wire payload only; they know
 nothing of threadline, so a codec cannot pass by agreeing with itself.
 
-Most rules hold for what ``encode`` returns (a history fragment). Two are about the whole
-request (``scope="request"``): Bedrock's ``toolConfig`` and Anthropic's thinking-first rule
-depend on fields the caller adds, so they are judged on request bodies only.
+Most rules hold for what ``encode`` returns (a history fragment). Some are about the whole
+request (``scope="request"``): Bedrock's ``toolConfig``, Anthropic's thinking-first rule, the
+prompt-cache breakpoints (tools, system and messages together) and thinking with a forced
+tool choice depend on fields the caller adds, so they are judged on request bodies only.
 
 ``KNOWN_VIOLATIONS`` names the rules today's encoders break. The conformance suites and the
 property test tolerate those rules (and count each payload that breaks one, reported at the
@@ -424,6 +425,119 @@ def bedrock_first_message_is_user(payload: Mapping[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
+# issue 37 item 3: prompt-cache breakpoints (Anthropic ``cache_control``, Bedrock ``cachePoint``)
+
+MAX_BREAKPOINTS = 4
+CACHE_TTL_ERROR = (
+    "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note "
+    "that blocks are processed in the following order: `tools`, `system`, `messages`."
+)
+
+
+def _anthropic_breakpoints(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path, ``cache_control``) of every marked block, in the API's processing order: the
+    tools, the system blocks, then the messages (a tool result's inner blocks included)."""
+    found: list[tuple[str, Mapping[str, Any]]] = []
+
+    def visit(where: str, block: Any) -> None:
+        block = _dict(block)
+        if "cache_control" in block:
+            found.append((f"{where}.cache_control", _dict(block["cache_control"])))
+        if block.get("type") == "tool_result":
+            for number, inner in enumerate(_list(block.get("content"))):
+                visit(f"{where}.content.{number}", inner)
+
+    for index, tool in enumerate(_list(payload.get("tools"))):
+        visit(f"tools.{index}", tool)
+    for index, block in enumerate(_list(payload.get("system"))):
+        visit(f"system.{index}", block)
+    for index, message in enumerate(_messages(payload)):
+        for number, block in enumerate(_list(message.get("content"))):
+            visit(f"messages.{index}.content.{number}", block)
+    return found
+
+
+def _bedrock_breakpoints(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path, ``cachePoint``) of every cache point, in processing order: ``toolConfig.tools``,
+    ``system``, then the messages."""
+    lists = [("toolConfig.tools", _list(_dict(payload.get("toolConfig")).get("tools")))]
+    lists.append(("system", _list(payload.get("system"))))
+    for index, message in enumerate(_messages(payload)):
+        lists.append((f"messages.{index}.content", _list(message.get("content"))))
+    return [
+        (f"{where}.{number}.cachePoint", _dict(_dict(block)["cachePoint"]))
+        for where, blocks in lists
+        for number, block in enumerate(blocks)
+        if "cachePoint" in _dict(block)
+    ]
+
+
+def _ttl_order(
+    breakpoints: Callable[[Mapping[str, Any]], list[tuple[str, Mapping[str, Any]]]],
+) -> Check:
+    def check(payload: Mapping[str, Any]) -> list[str]:
+        out = []
+        short = None
+        for where, mark in breakpoints(payload):
+            ttl = mark.get("ttl", "5m")  # no ttl is the default five minutes
+            if ttl == "1h" and short is not None:
+                out.append(f"{where}.ttl: {CACHE_TTL_ERROR} (the 5m block: {short})")
+            elif ttl != "1h" and short is None:
+                short = where
+        return out
+
+    return check
+
+
+def _at_most_four(
+    breakpoints: Callable[[Mapping[str, Any]], list[tuple[str, Mapping[str, Any]]]],
+) -> Check:
+    def check(payload: Mapping[str, Any]) -> list[str]:
+        found = len(breakpoints(payload))
+        if found <= MAX_BREAKPOINTS:
+            return []
+        return [
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        ]
+
+    return check
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 37 item 4: thinking with a forced tool choice (Anthropic, Bedrock)
+
+FORCED_THINKING_ERROR = "Thinking may not be enabled when tool_choice forces tool use."
+
+
+def _thinking_on(thinking: Any) -> bool:
+    return _dict(thinking).get("type") in ("enabled", "adaptive")
+
+
+def anthropic_no_forced_tool_with_thinking(payload: Mapping[str, Any]) -> list[str]:
+    """With thinking enabled, ``tool_choice`` is ``auto`` or ``none``: never ``any`` or a
+    named tool (a forced tool is how a structured output was once asked for)."""
+    choice = _dict(payload.get("tool_choice")).get("type")
+    if _thinking_on(payload.get("thinking")) and choice in ("any", "tool"):
+        return [f"tool_choice: {{'type': {choice!r}}}: {FORCED_THINKING_ERROR}"]
+    return []
+
+
+def bedrock_no_forced_tool_with_thinking(payload: Mapping[str, Any]) -> list[str]:
+    """As for Anthropic, with thinking in ``additionalModelRequestFields.thinking`` and the
+    choice in ``toolConfig.toolChoice`` (``any`` or ``tool`` force one)."""
+    thinking = _dict(payload.get("additionalModelRequestFields")).get("thinking")
+    choice = _dict(_dict(payload.get("toolConfig")).get("toolChoice"))
+    forced = sorted(key for key in choice if key in ("any", "tool"))
+    if _thinking_on(thinking) and forced:
+        return [
+            f"toolConfig.toolChoice.{forced[0]}: The model returned the following errors: "
+            f"{FORCED_THINKING_ERROR}"
+        ]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------
 # The rules
 
 RULES: Mapping[str, tuple[Rule, ...]] = {
@@ -455,6 +569,29 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             "anthropic.tool_name_pattern",
             TOOL_NAME_ERROR,
             _names_check(_anthropic_names, TOOL_NAME),
+        ),
+        # issue 37 item 3
+        Rule(
+            "anthropic.cache_ttl_order",
+            f"messages.0.content.4.cache_control.ttl: {CACHE_TTL_ERROR} "
+            "(cnighswonger/claude-code-cache-fix#44, headroomlabs-ai/headroom#2939, "
+            "vellum-ai/vellum-assistant#22191)",
+            _ttl_order(_anthropic_breakpoints),
+            scope="request",
+        ),
+        Rule(
+            "anthropic.cache_breakpoints_at_most_four",
+            "A maximum of 4 blocks with cache_control may be provided. Found 5. "
+            "(tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176)",
+            _at_most_four(_anthropic_breakpoints),
+            scope="request",
+        ),
+        # issue 37 item 4
+        Rule(
+            "anthropic.no_forced_tool_with_thinking",
+            f"{FORCED_THINKING_ERROR} (mastra-ai/mastra#7507, anthropics/claude-code#19414)",
+            anthropic_no_forced_tool_with_thinking,
+            scope="request",
         ),
     ),
     "bedrock": (
@@ -491,6 +628,31 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             "bedrock.tool_name_pattern",
             TOOL_NAME_ERROR,
             _names_check(_bedrock_names, TOOL_NAME),
+        ),
+        # issue 37 item 3
+        Rule(
+            "bedrock.cache_ttl_order",
+            f"The model returned the following errors: messages.3.content.0.cache_control.ttl: "
+            f"{CACHE_TTL_ERROR} (Portkey-AI/gateway#1762; the Converse order toolConfig, "
+            "system, messages in strands-agents/harness-sdk#3758)",
+            _ttl_order(_bedrock_breakpoints),
+            scope="request",
+        ),
+        Rule(
+            "bedrock.cache_points_at_most_four",
+            "at most 4 cache checkpoints per request (Bedrock user guide, prompt caching; "
+            "Claude on Bedrock answers Anthropic's 'A maximum of 4 blocks with cache_control "
+            "may be provided')",
+            _at_most_four(_bedrock_breakpoints),
+            scope="request",
+        ),
+        # issue 37 item 4
+        Rule(
+            "bedrock.no_forced_tool_with_thinking",
+            f"The model returned the following errors: {FORCED_THINKING_ERROR} "
+            "(can1357/oh-my-pi#341, us.anthropic.claude-sonnet-4-6 on Bedrock)",
+            bedrock_no_forced_tool_with_thinking,
+            scope="request",
         ),
     ),
     "gemini": (

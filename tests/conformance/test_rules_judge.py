@@ -97,6 +97,58 @@ OUTPUT = {
 }
 FUNCTION_CALL = {"type": "function_call", "call_id": "c1", "name": "NAME", "arguments": "{}"}
 
+# issue 37 items 3 and 4
+SHORT = {"type": "ephemeral"}
+LONG = {"type": "ephemeral", "ttl": "1h"}
+
+
+def anthropic_marked(system: Mapping[str, Any], *turn: Mapping[str, Any]) -> dict[str, Any]:
+    """A request with a marked system block and one user turn of marked text blocks."""
+    blocks = [
+        {"type": "text", "text": str(number), "cache_control": mark}
+        for number, mark in enumerate(turn)
+    ]
+    return {
+        "system": [{"type": "text", "text": "Be brief.", "cache_control": system}],
+        "messages": [{"role": "user", "content": blocks}],
+    }
+
+
+def bedrock_marked(system: Mapping[str, Any], *turn: Mapping[str, Any]) -> dict[str, Any]:
+    """As `anthropic_marked`, with ``cachePoint`` blocks."""
+    blocks: list[Any] = []
+    for number, mark in enumerate(turn):
+        blocks += [{"text": str(number)}, {"cachePoint": mark}]
+    return {
+        "system": [{"text": "Be brief."}, {"cachePoint": system}],
+        "messages": [{"role": "user", "content": blocks}],
+    }
+
+
+POINT = {"type": "default"}
+LONG_POINT = {"type": "default", "ttl": "1h"}
+FORCED_TOOLS = {"tools": [{"name": "f", "input_schema": {"type": "object"}}]}
+BEDROCK_TOOLS = [{"toolSpec": {"name": "f", "inputSchema": {"json": {"type": "object"}}}}]
+
+
+def anthropic_forced(choice: str) -> dict[str, Any]:
+    return {
+        **FORCED_TOOLS,
+        "tool_choice": {"type": choice},
+        "thinking": {"type": "enabled", "budget_tokens": 1024},
+        "messages": [ASK],
+    }
+
+
+def bedrock_forced(choice: str) -> dict[str, Any]:
+    chosen = {"name": "f"} if choice == "tool" else {}
+    return {
+        "toolConfig": {"tools": BEDROCK_TOOLS, "toolChoice": {choice: chosen}},
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 1024}},
+        "messages": [{"role": "user", "content": [{"text": "weather?"}]}],
+    }
+
+
 CASES: Mapping[str, tuple[Payload, Payload]] = {
     # rule id: (a payload that breaks it, a payload that keeps it)
     "anthropic.failed_result_text_only": (
@@ -126,6 +178,30 @@ CASES: Mapping[str, tuple[Payload, Payload]] = {
     "anthropic.tool_name_pattern": (
         anthropic_loop({"content": "18C"}, name="files.read"),
         anthropic_loop({"content": "18C"}, name="files_read"),
+    ),
+    "anthropic.cache_ttl_order": (
+        anthropic_marked(SHORT, LONG),
+        anthropic_marked(LONG, LONG, SHORT),
+    ),
+    "anthropic.cache_breakpoints_at_most_four": (
+        anthropic_marked(LONG, LONG, SHORT, SHORT, SHORT),
+        anthropic_marked(LONG, SHORT, SHORT, SHORT),
+    ),
+    "anthropic.no_forced_tool_with_thinking": (
+        anthropic_forced("any"),
+        anthropic_forced("auto"),
+    ),
+    "bedrock.cache_ttl_order": (
+        bedrock_marked(POINT, LONG_POINT),
+        bedrock_marked(LONG_POINT, LONG_POINT, POINT),
+    ),
+    "bedrock.cache_points_at_most_four": (
+        bedrock_marked(LONG_POINT, POINT, POINT, POINT, POINT),
+        bedrock_marked(POINT, POINT, POINT, POINT),
+    ),
+    "bedrock.no_forced_tool_with_thinking": (
+        bedrock_forced("tool"),
+        bedrock_forced("auto"),
     ),
     "bedrock.document_names_unique": (
         {"messages": [{"role": "user", "content": [{"text": "compare"}, pdf("a"), pdf("a")]}]},

@@ -43,6 +43,7 @@ from threadline import ToolResultPart
 from threadline import Usage
 from threadline import ValidationError
 from threadline import assistant_message
+from threadline import check_messages
 from threadline import hook_part
 from threadline import internal_message
 from threadline import prepare_messages
@@ -556,17 +557,156 @@ def test_history_over_an_async_store_refuses_to_block_inside_a_loop() -> None:
     asyncio.run(run())
 
 
-def test_history_answers_a_dangling_call_on_read_without_storing_it() -> None:
+def test_history_keeps_a_pending_call_on_read_and_answers_it_when_asked() -> None:
     store = MemoryStore()
     history = ThreadlineChatMessageHistory(store, "c")
-    history.add_messages(conversation()[:2])  # the process died before the tool returned
-    seen = history.messages
+    history.add_messages(conversation()[:2])  # the tool runs (or the process died)
+    assert history.messages == conversation()[:2]  # kept: its result is the next input
+    seen = ThreadlineChatMessageHistory(store, "c", pending="answer").messages
     assert isinstance(seen[-1], ToolMessage)
     assert seen[-1].status == "error"
     assert seen[-1].content == MISSING_RESULT_TEXT
-    assert len(store.load("c")) == 2  # the stored history keeps the call alone...
+    assert len(store.load("c")) == 2  # a read never writes...
     history.add_messages(conversation()[2:])  # ...so the real result can still come
     assert history.messages == conversation()
+
+
+def test_history_refuses_to_read_pending_calls_when_asked() -> None:
+    store = MemoryStore()
+    ThreadlineChatMessageHistory(store, "c").add_messages(conversation()[:2])
+    with pytest.raises(IntegrityError, match="pending-tool-call"):
+        _ = ThreadlineChatMessageHistory(store, "c", pending="refuse").messages
+
+
+def stored_calls(store: MemoryStore, *results: str) -> None:
+    """A conversation whose newest assistant message made calls c1 and c2, answered by
+    ``results`` (call ids)."""
+    calls = [tool_call_part("c1", "w", {}), tool_call_part("c2", "v", {})]
+    store.append("c", [user_message("go", id="u1"), assistant_message(*calls, id="a1")])
+    if results:
+        store.append("c", [tool_message(*(tool_result_part(r, "ok") for r in results), id="t1")])
+
+
+def called(result: Any) -> Any:
+    """What a store's method returned, awaited when the store is async."""
+    return asyncio.run(result) if asyncio.iscoroutine(result) else result
+
+
+@pytest.mark.parametrize("kind", sorted(STORES))
+def test_a_new_turn_after_pending_calls_answers_them_in_the_same_write(
+    kind: str, tmp_path: Path
+) -> None:
+    store = STORES[kind](tmp_path)
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages(
+        [
+            HumanMessage("go", id="u1"),
+            AIMessage(
+                "",
+                id="a1",
+                tool_calls=[
+                    {"name": "w", "args": {}, "id": "c1"},
+                    {"name": "v", "args": {}, "id": "c2"},
+                ],
+            ),
+        ]
+    )
+    answered = ThreadlineChatMessageHistory(store, "c", pending="answer").messages
+    before = called(store.version("c"))
+    history.add_messages([HumanMessage("never mind", id="u2")])  # the process had died
+    assert called(store.version("c")) == before + 1  # one write
+    stored = called(store.load("c"))
+    assert [m.id for m in stored] == ["u1", "a1", "a1:results", "u2"]
+    assert [
+        (r.call_id, r.is_error, r.metadata["threadline.repair"]) for r in stored[2].tool_results
+    ] == [("c1", True, "missing-tool-result"), ("c2", True, "missing-tool-result")]
+    assert check_messages(stored).ok
+    # what a pending="answer" read showed is what is stored now
+    assert history.messages == [*answered, HumanMessage("never mind", id="u2")]
+
+
+def test_a_half_answered_round_gets_the_rest_answered() -> None:
+    store = MemoryStore()
+    stored_calls(store, "c1")
+    history = ThreadlineChatMessageHistory(store, "c")
+    assert [call["id"] for call in history.pending_calls()] == ["c2"]
+    history.add_messages([HumanMessage("next", id="u2")])
+    stored = store.load("c")
+    assert [m.id for m in stored] == ["u1", "a1", "t1", "a1:results", "u2"]
+    assert [r.call_id for r in stored[3].tool_results] == ["c2"]
+    assert check_messages(stored).ok
+    assert history.pending_calls() == []
+
+
+def test_results_in_the_batch_answer_before_the_new_turn() -> None:
+    store = MemoryStore()
+    stored_calls(store)
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages(
+        [ToolMessage("ok", tool_call_id="c1", id="t1"), HumanMessage("x", id="u2")]
+    )
+    stored = store.load("c")
+    assert [m.id for m in stored] == ["u1", "a1", "t1", "a1:results", "u2"]
+    assert [r.call_id for r in stored[3].tool_results] == ["c2"]
+    assert check_messages(stored).ok
+
+
+def test_a_result_later_in_the_batch_is_not_answered_twice() -> None:
+    store = MemoryStore()
+    stored_calls(store, "c1")
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages(
+        [HumanMessage("x", id="u2"), ToolMessage("late", tool_call_id="c2", id="t2")]
+    )
+    stored = store.load("c")
+    assert [m.id for m in stored] == ["u1", "a1", "t1", "u2", "t2"]  # misplaced, not duplicated
+    codes = check_messages(stored).codes
+    assert "misplaced-tool-result" in codes
+    assert "duplicate-tool-result" not in codes
+
+
+def test_the_answer_id_steps_past_one_in_use_and_a_replay_writes_nothing() -> None:
+    store = MemoryStore()
+    calls = [tool_call_part("c1", "w", {}), tool_call_part("c2", "v", {})]
+    store.append("c", [assistant_message(*calls, id="a1")])
+    store.append("c", [tool_message(tool_result_part("c1", "ok"), id="a1:results")])
+    history = ThreadlineChatMessageHistory(store, "c")
+    batch = [HumanMessage("x", id="u2"), AIMessage("y", id="a2")]
+    history.add_messages(batch)
+    assert [m.id for m in store.load("c")] == ["a1", "a1:results", "a1:results~2", "u2", "a2"]
+    version = store.version("c")
+    history.add_messages(batch)  # sent again: nothing pending now, every message a replay
+    assert store.version("c") == version
+
+
+def test_a_batch_with_results_can_be_sent_again() -> None:
+    store = MemoryStore()
+    history = ThreadlineChatMessageHistory(store, "c")
+    history.add_messages(conversation()[:2])
+    history.add_messages(conversation()[2:])
+    version = store.version("c")
+    history.add_messages(conversation()[2:])  # a retry after a write that went through
+    history.add_messages(conversation())
+    assert store.version("c") == version
+    assert history.messages == conversation()
+    changed = ToolMessage("rain", tool_call_id="c1", id="t1")  # the same id, other content
+    with pytest.raises(ValidationError):
+        history.add_messages([changed])
+    assert store.version("c") == version
+
+
+def test_pending_calls_as_langchain_tool_calls() -> None:
+    store = MemoryStore()
+    calls = [tool_call_part("c1", "w", {"city": "Oslo"}), tool_call_part("c2", "v", "{bad")]
+    store.append("c", [assistant_message(*calls, id="a1")])
+    history = ThreadlineChatMessageHistory(store, "c")
+    expected = [{"name": "w", "args": {"city": "Oslo"}, "id": "c1", "type": "tool_call"}]
+    assert history.pending_calls() == expected  # the call that did not parse is not runnable
+    assert asyncio.run(history.apending_calls()) == expected
+    over_async = ThreadlineChatMessageHistory(AsyncMemoryStore(), "c")
+    assert over_async.pending_calls() == []
+    history.add_messages([HumanMessage("x", id="u2")])  # both are answered, the bad one too
+    assert [r.call_id for r in store.load("c")[1].tool_results] == ["c1", "c2"]
 
 
 def test_history_refuses_a_batch_that_would_poison_every_request() -> None:
@@ -585,7 +725,7 @@ def test_history_refuses_a_batch_that_would_poison_every_request() -> None:
     assert len(store.load("c")) == 4
 
 
-def test_history_reads_the_conversation_only_for_a_batch_that_could_poison_it() -> None:
+def test_history_reads_the_conversation_once_per_write() -> None:
     class Counting(MemoryStore):
         loads = 0
 
@@ -596,27 +736,33 @@ def test_history_reads_the_conversation_only_for_a_batch_that_could_poison_it() 
     store = Counting()
     history = ThreadlineChatMessageHistory(store, "c")
     history.add_messages([HumanMessage("hi", id="h1"), AIMessage("hello", id="a1")])
-    assert store.loads == 0  # no call and no result: nothing it could break
+    assert store.loads == 1  # pending calls before a new turn are answered in the write
     call = AIMessage("", id="a2", tool_calls=[{"name": "w", "args": {}, "id": "c1"}])
     history.add_messages([call])
-    assert store.loads == 1
-    asyncio.run(history.aadd_messages([ToolMessage("ok", tool_call_id="c1", id="t1")]))
     assert store.loads == 2
+    asyncio.run(history.aadd_messages([ToolMessage("ok", tool_call_id="c1", id="t1")]))
+    assert store.loads == 3
     assert len(store.load("c")) == 4
 
 
 def test_history_modes() -> None:
     store = MemoryStore()
     store.append("c", [assistant_message(tool_call_part("c1", "f", {}), id="a")])
-    assert len(ThreadlineChatMessageHistory(store, "c").messages) == 2
+    assert len(ThreadlineChatMessageHistory(store, "c").messages) == 1  # pending: kept
+    assert len(ThreadlineChatMessageHistory(store, "c", pending="answer").messages) == 2
     assert len(ThreadlineChatMessageHistory(store, "c", mode=None).messages) == 1
-    with pytest.raises(IntegrityError):
-        _ = ThreadlineChatMessageHistory(store, "c", mode="strict").messages
+    assert len(ThreadlineChatMessageHistory(store, "c", mode="strict").messages) == 1
+    with pytest.raises(IntegrityError, match="missing-tool-result"):
+        _ = ThreadlineChatMessageHistory(store, "c", mode="strict", pending="answer").messages
+    store.append("c", [user_message("later", id="u")])  # a crash: repaired whatever pending is
+    assert len(ThreadlineChatMessageHistory(store, "c").messages) == 3
 
 
 def test_history_refuses_an_unknown_mode_at_construction() -> None:
     with pytest.raises(ValueError, match="mode must be 'auto', 'strict' or None"):
         ThreadlineChatMessageHistory(MemoryStore(), "c", mode="repair")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="pending must be 'keep'"):
+        ThreadlineChatMessageHistory(MemoryStore(), "c", pending="wait")  # type: ignore[arg-type]
 
 
 def test_history_validates_the_conversation_id() -> None:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from typing import cast
 
 import pytest
 
@@ -205,17 +206,40 @@ def test_pop_item_gives_up_on_a_conversation_others_keep_changing() -> None:
 def test_a_dangling_call_gets_a_synthetic_output_the_api_accepts() -> None:
     store = MemoryStore()
     session = ThreadlineSession(store, "s1")
-    run(session.add_items(fresh()[:3]))  # crashed inside the tool
+    run(session.add_items(fresh()[:3]))  # crashed inside the tool, or still running it
+    assert run(session.get_items()) == ITEMS[:3]  # pending: kept (a Runner may run it)
+    run(session.add_items([{"role": "user", "content": "Hello?"}]))  # the next turn: a crash
     items = run(session.get_items())
     assert items[:3] == ITEMS[:3]
     assert items[3]["type"] == "function_call_output"
     assert items[3]["call_id"] == "call_1"
     assert items[3]["output"].startswith("[tool error]")
-    assert len(store.load("s1")) == 2  # repair is on the way out; the store is as written
-    assert run(ThreadlineSession(store, "s1", integrity="off").get_items()) == ITEMS[:3]
+    assert items[4] == {"role": "user", "content": "Hello?"}
+    assert len(store.load("s1")) == 3  # repair is on the way out; the store is as written
+    assert run(ThreadlineSession(store, "s1", integrity="off").get_items()) == [
+        *ITEMS[:3],
+        {"role": "user", "content": "Hello?"},
+    ]
     with pytest.raises(IntegrityError):
         run(ThreadlineSession(store, "s1", integrity="strict").get_items())
+    run(session.pop_item())
     assert run(session.pop_item()) == ITEMS[2]  # the stored item, not the synthetic output
+
+
+@pytest.mark.parametrize("integrity", ["auto", "strict", "off"])
+def test_pending_calls_are_kept_answered_or_refused_as_asked(integrity: Any) -> None:
+    store = MemoryStore()
+    run(ThreadlineSession(store, "s1").add_items(fresh()[:3]))
+    kept = ThreadlineSession(store, "s1", integrity=integrity)
+    assert run(kept.get_items()) == ITEMS[:3]
+    answered = run(ThreadlineSession(store, "s1", pending="answer").get_items())
+    assert answered[:3] == ITEMS[:3]
+    assert answered[3]["call_id"] == "call_1"
+    assert answered[3]["output"].startswith("[tool error]")
+    with pytest.raises(IntegrityError, match="pending-tool-call"):
+        run(ThreadlineSession(store, "s1", pending="refuse").get_items())
+    with pytest.raises(ValueError, match='pending must be "keep", "answer" or "refuse"'):
+        ThreadlineSession(store, "s1", pending=cast(Any, "drop"))
 
 
 def test_history_written_by_threadline_is_encoded_with_the_codec() -> None:
@@ -225,7 +249,7 @@ def test_history_written_by_threadline_is_encoded_with_the_codec() -> None:
         assistant_message(TextPart(text="hi"), ToolCallPart(id="c9", name="f", arguments={})),
     ]
     store.append("s1", messages)
-    session = ThreadlineSession(store, "s1")
+    session = ThreadlineSession(store, "s1", pending="answer")
     expected = openai_responses.encode(messages)["input"]
     assert run(session.get_items()) == expected
     assert run(session.pop_item()) == expected[2]
@@ -527,9 +551,25 @@ def test_a_call_whose_output_has_not_come_is_stored() -> None:
     # in flight: the output comes in a later batch (or repair answers it if it never does)
     session = ThreadlineSession(MemoryStore(), "s1")
     run(session.add_items([{"role": "user", "content": "add"}, copy.deepcopy(CALL)]))
-    assert run(session.get_items())[-1]["call_id"] == "c1"  # answered by repair for now
+    assert run(session.get_items())[1:] == [CALL]  # pending: kept, not answered
     run(session.add_items([copy.deepcopy(OUTPUT)]))
     assert run(session.get_items())[1:] == [CALL, OUTPUT]
+
+
+def test_a_batch_sent_twice_is_not_taken_for_a_replay() -> None:
+    # The messages' ids are new at each add_items (an input item has no identity to derive one
+    # from), so the store cannot skip a batch sent again: with calls it is refused whole, the
+    # session stays readable; without, it is stored twice (docs: "Appending the same items
+    # twice"). The Runner never sends a batch again (it compares the tail instead).
+    store = MemoryStore()
+    session = ThreadlineSession(store, "s1")
+    run(session.add_items(fresh()))
+    with pytest.raises(IntegrityError, match="duplicate-tool-call"):
+        run(session.add_items(fresh()))
+    assert run(session.get_items()) == ITEMS
+    run(session.add_items([{"role": "user", "content": "yes"}]))
+    run(session.add_items([{"role": "user", "content": "yes"}]))
+    assert run(session.get_items())[-2:] == [{"role": "user", "content": "yes"}] * 2
 
 
 def test_a_defect_already_stored_is_not_the_batchs_fault() -> None:

@@ -26,6 +26,7 @@ from threadline.context import ToolResultMasking
 from threadline.context import is_summary
 from threadline.context import trim_messages
 from threadline.context.masking import MASKED_KEY
+from threadline.context.summary import SUMMARY_KEY
 from threadline.history import History
 from threadline.history import HistoryEvent
 from threadline.integrity import prepare_messages
@@ -111,7 +112,22 @@ def with_internal_runs(draw: st.DrawFn) -> list[tl.Message]:
     return messages
 
 
-histories = prefixes | defective() | tangled() | with_internal_runs()
+@st.composite
+def with_summaries(draw: st.DrawFn) -> list[tl.Message]:
+    """A history in which some user messages are summaries (a user message, but no question)
+    and one more summary may be inserted anywhere."""
+    messages = list(draw(prefixes | tangled() | with_internal_runs()))
+    for index, message in enumerate(messages):
+        if message.role == "user" and draw(st.booleans()):
+            parts = [part for part in message.parts if isinstance(part, (tl.TextPart, tl.FilePart))]
+            messages[index] = tl.user_message(*parts, id=message.id, metadata={SUMMARY_KEY: True})
+    if draw(st.booleans()):
+        where = draw(st.integers(0, len(messages)))
+        messages.insert(where, tl.user_message("so far", id="sum", metadata={SUMMARY_KEY: True}))
+    return messages
+
+
+histories = prefixes | defective() | tangled() | with_internal_runs() | with_summaries()
 budgets = st.fixed_dictionaries(
     {},
     optional={"max_messages": st.integers(1, 30), "max_tokens": st.integers(1, 3000)},
@@ -155,28 +171,44 @@ def strict_ok(messages: list[tl.Message]) -> bool:
     return True
 
 
+def question(messages: list[tl.Message]) -> int | None:
+    """The position of the latest user message that is not a summary, if any."""
+    found = [i for i, m in enumerate(messages) if m.role == "user" and not is_summary(m)]
+    return found[-1] if found else None
+
+
+def exceeds(kept: list[tl.Message], budget: dict[str, Any]) -> bool:
+    max_messages: int = budget.get("max_messages", 10**9)
+    max_tokens: int = budget.get("max_tokens", 10**9)
+    return len(kept) > max_messages or sum(map(estimate_tokens, kept)) > max_tokens
+
+
 def expected_window(messages: list[tl.Message], budget: dict[str, Any]) -> tuple[int, bool]:
-    """(cut, over_budget) by the documented rule, by brute force; cut 0 means nothing dropped."""
-    limit_messages: int = budget.get("max_messages", 10**9)
-    limit_tokens: int = budget.get("max_tokens", 10**9)
+    """(cut, over_budget) by the documented rule, by brute force; cut 0 means nothing dropped.
+
+    The window starts at a cut no later than the question (the latest user message that is not
+    a summary), or anywhere without one; over_budget says the kept messages exceed a budget.
+    """
     systems = [m for m in messages if m.role == "system"]
 
     def fits(start: int) -> bool:
-        kept = systems + [m for m in messages[start:] if m.role != "system"]
-        return len(kept) <= limit_messages and sum(map(estimate_tokens, kept)) <= limit_tokens
+        return not exceeds(systems + [m for m in messages[start:] if m.role != "system"], budget)
 
     if fits(0) or all(m.role == "system" for m in messages):
         return 0, not fits(len(messages))
+    last = question(messages)
+    last = len(messages) - 1 if last is None else last
     pairs = answered(messages)
-    cuts = [start for start in range(len(messages)) if is_cut(messages, start, pairs)]
+    cuts = [start for start in range(last + 1) if is_cut(messages, start, pairs)]
     fitting = [start for start in cuts if fits(start)]
     if fitting:
         users = [start for start in fitting if messages[start].role == "user"]
         return (users[0] if users else fitting[0]), False
     if cuts:
         return cuts[-1], True
-    others = [i for i, m in enumerate(messages) if m.role not in ("tool", "system")]
-    return (others[-1] if others else 0), True
+    others = [i for i in range(last + 1) if messages[i].role not in ("tool", "system")]
+    start = others[-1] if others else 0
+    return start, not fits(start)
 
 
 def ends_with_unanswered_call(messages: list[tl.Message]) -> bool:
@@ -192,14 +224,17 @@ def assert_window(
     assert kept == pinned + messages[cut:]
     # Every system message is kept, in order.
     assert [m for m in kept if m.role == "system"] == [m for m in messages if m.role == "system"]
-    # Within budget, unless not even the newest unit fits.
-    if not over_budget:
-        assert len(kept) <= budget.get("max_messages", len(kept))
-        assert sum(map(estimate_tokens, kept)) <= budget.get("max_tokens", 10**9)
+    # Over budget exactly when what is kept exceeds a budget.
+    assert over_budget == exceeds(kept, budget)
+    # The question and everything after it are kept (issue 36 item 5).
+    last = question(messages)
+    if last is not None:
+        assert kept[len(kept) - (len(messages) - last) :] == messages[last:]
     # A trimmed window starts at a cut, on a user message when one at a cut fits.
     body = [i for i, m in enumerate(messages) if i >= cut and m.role != "system"]
     pairs = answered(messages)
-    if cut and body and any(is_cut(messages, i, pairs) for i in range(len(messages))):
+    reach = len(messages) if last is None else last + 1
+    if cut and body and any(is_cut(messages, i, pairs) for i in range(reach)):
         assert is_cut(messages, body[0], pairs)
     # Valid under strict integrity if the input was, unless it ends in a call awaiting results.
     if not ends_with_unanswered_call(messages) and strict_ok(messages):
@@ -277,11 +312,12 @@ def units_from(messages: list[tl.Message], start: int) -> list[tl.Message]:
 @pytest.mark.slow  # 300 examples of its own: the full tier's
 @settings(max_examples=examples(300))
 @given(with_internal_runs(), st.integers(1, 12))
-def test_max_messages_holds_unless_one_unit_alone_exceeds_it(
+def test_max_messages_holds_unless_what_must_be_kept_exceeds_it(
     messages: list[tl.Message], max_messages: int
 ) -> None:
     # Issue 19 item 8: internal messages after a user message formed one unit with it, so a
-    # window held any number of them (and flagged itself over budget).
+    # window held any number of them (and flagged itself over budget). Issue 36 item 5: the
+    # question and what follows it are kept whole; before it, internal messages are units.
     trimmed = trim_messages(messages, max_messages=max_messages)
     assert list(History(messages, max_messages=max_messages)) == trimmed.messages
     # Appended one by one, a history holds what trimming its last window plus the new message
@@ -295,10 +331,13 @@ def test_max_messages_holds_unless_one_unit_alone_exceeds_it(
         assert list(history) == window
         assert len(history) <= max_messages or step.over_budget
     pairs = answered(messages)
-    cuts = [i for i in range(len(messages)) if is_cut(messages, i, pairs)]
+    last = question(messages)
+    reach = len(messages) if last is None else last + 1
+    cuts = [i for i in range(reach) if is_cut(messages, i, pairs)]
     if trimmed.over_budget:
-        # Only as documented: the newest unit does not fit with the system messages (or the
-        # history has no cut at all: a broken tail of results).
+        # Only as documented: the newest unit, or the question and all after it (from the
+        # newest cut before it), does not fit with the system messages (or there is no such
+        # cut: a broken tail of results).
         assert not cuts or len(units_from(messages, cuts[-1])) > max_messages
     else:
         assert len(trimmed.messages) <= max_messages

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.strategies import conversations
@@ -20,6 +21,7 @@ from tests.strategies import json_values
 from tests.strategies import names
 from tests.strategies import texts
 from tests.support import REQUIRE_ALL
+from tests.support import examples
 
 if not REQUIRE_ALL:  # under THREADLINE_REQUIRE_ALL=1 a missing package fails the collection
     pytest.importorskip("langchain_core")
@@ -33,9 +35,13 @@ from langchain_core.messages import ToolMessage
 from langchain_core.messages import convert_to_openai_messages
 
 from threadline import FilePart
+from threadline import MemoryStore
 from threadline import Message
 from threadline import ToolCallPart
 from threadline import ToolResultPart
+from threadline import check_messages
+from threadline import pending_calls
+from threadline.interop.langchain import ThreadlineChatMessageHistory
 from threadline.interop.langchain import from_langchain
 from threadline.interop.langchain import to_langchain
 
@@ -262,3 +268,53 @@ def _openai_role(message: BaseMessage) -> str:
     return {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}.get(
         message.type, getattr(message, "role", "")
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The chat history's live frontier
+
+Step = tuple[str, int, bool]
+"""What an agent does next: ``("human", _, resend)``, ``("reply", calls, resend)`` (an AI
+message with that many calls), ``("results", n, resend)`` (results for the first ``n`` pending
+calls); ``resend`` sends the batch a second time, as a retry after a lost acknowledgement."""
+
+steps = st.lists(
+    st.tuples(st.sampled_from(["human", "reply", "results"]), st.integers(0, 3), st.booleans()),
+    max_size=12,
+)
+
+
+@settings(max_examples=examples(100))
+@given(steps)
+def test_history_writes_keep_the_store_clean_up_to_its_frontier(plan: list[Step]) -> None:
+    # Whatever the agent does (crashes included: a reply whose calls never get all their
+    # results, followed by anything), the stored conversation has no defect but the pending
+    # calls, a read keeps those, and the pending="answer" read is a valid model request.
+    store = MemoryStore()
+    history = ThreadlineChatMessageHistory(store, "c")
+    for number, (kind, count, resend) in enumerate(plan):
+        batch: list[BaseMessage]
+        if kind == "human":
+            batch = [HumanMessage(f"q{number}", id=f"h{number}")]
+        elif kind == "reply":
+            calls = [{"name": "f", "args": {}, "id": f"c{number}-{i}"} for i in range(count)]
+            batch = [AIMessage(f"a{number}", id=f"a{number}", tool_calls=calls)]
+        else:
+            pending = history.pending_calls()[: max(count, 1)]
+            batch = [
+                ToolMessage("ok", tool_call_id=call["id"], id=f"t{number}-{i}")
+                for i, call in enumerate(pending)
+            ]
+        history.add_messages(batch)
+        version = store.version("c")
+        if resend:
+            history.add_messages(batch)
+            assert store.version("c") == version
+        stored = store.load("c")
+        assert check_messages(stored, pending="keep").ok
+        assert history.messages == to_langchain(stored)
+        assert [call["id"] for call in history.pending_calls()] == [
+            call.id for call in pending_calls(stored)
+        ]
+        ready = ThreadlineChatMessageHistory(store, "c", pending="answer").messages
+        assert check_messages(from_langchain(ready)).ok

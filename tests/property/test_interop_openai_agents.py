@@ -28,6 +28,8 @@ from tests.strategies import texts
 from tests.support import REQUIRE_ALL
 from tests.support import examples
 from threadline import Message
+from threadline import check_messages
+from threadline import decode
 from threadline.codecs import openai_responses
 from threadline.errors import IntegrityError
 from threadline.stores import MemoryStore
@@ -158,6 +160,41 @@ def test_items_come_back_exactly(data: st.DataObject) -> None:
         assert popped == items[::-1]
 
     asyncio.run(check())
+
+
+@settings(max_examples=examples(300))
+@given(st.data())
+def test_a_run_stopped_anywhere_reads_back_as_stored_unless_asked_to_answer(
+    data: st.DataObject,
+) -> None:
+    """Issue 36: any prefix of a well-formed history (a run stopped anywhere: between calls and
+    their outputs, a round half answered) comes back from ``get_items`` exactly as stored, its
+    calls in flight unanswered; with ``pending="answer"`` each of them is answered once, after
+    the stored items, and a provider would take the result."""
+    items = data.draw(item_histories())
+    stored = items[: data.draw(st.integers(0, len(items)))]
+    answers = {item["call_id"] for item in stored if item.get("type", "").endswith("_output")}
+    in_flight = [
+        item["call_id"]
+        for item in stored
+        if item.get("type") in ("function_call", "custom_tool_call")
+        and item["call_id"] not in answers
+    ]
+    store = MemoryStore()
+
+    async def read() -> tuple[list[Any], list[Any]]:
+        await ThreadlineSession(store, "s").add_items(copy.deepcopy(stored))  # type: ignore[arg-type]
+        kept = await ThreadlineSession(store, "s").get_items()
+        return kept, await ThreadlineSession(store, "s", pending="answer").get_items()
+
+    kept, answered = asyncio.run(read())
+    assert kept == stored
+    assert answered[: len(stored)] == stored
+    added = answered[len(stored) :]
+    assert [item["call_id"] for item in added] == in_flight
+    assert all(item["type"].endswith("_output") for item in added)
+    readable = [item for item in answered if item.get("type") != "computer_call_output"]
+    assert check_messages(decode(readable, provider="openai_responses"), pending="refuse").ok
 
 
 @given(conversations(replay=False))

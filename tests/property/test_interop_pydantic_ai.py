@@ -2,7 +2,9 @@
 
 ``from_pydantic_ai(to_pydantic_ai(m))`` gives ``m`` back (roles, parts, metadata, timestamps;
 not message ids), and ``to_pydantic_ai(from_pydantic_ai(p))`` gives ``p`` back, as objects and
-through pydantic-ai's own JSON (``ModelMessagesTypeAdapter``).
+through pydantic-ai's own JSON (``ModelMessagesTypeAdapter``). The ids ``from_pydantic_ai`` gives
+are a chain: the same from objects and from JSON, kept when the history grows at the end, and
+given to the tail alone when it is chained ``after=`` the head's last id.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
+from tests.support import examples
 from tests.support import require_module
 
 require_module("pydantic_ai", 'pip install "threadline[pydantic-ai]"')
@@ -75,3 +80,16 @@ def test_pydantic_ai_round_trip_through_json(native: list[Any]) -> None:
     back = to_pydantic_ai(from_pydantic_ai(data))
     assert back == loaded
     assert ModelMessagesTypeAdapter.dump_json(back) == ModelMessagesTypeAdapter.dump_json(loaded)
+
+
+@settings(max_examples=examples(100))
+@given(histories(), st.data())
+def test_ids_are_a_chain(native: list[Any], data: st.DataObject) -> None:
+    ids = [m.id for m in from_pydantic_ai(native)]
+    assert len(set(ids)) == len(ids)
+    assert [m.id for m in from_pydantic_ai(ModelMessagesTypeAdapter.dump_json(native))] == ids
+    split = data.draw(st.integers(0, len(native)), label="split")
+    head = [m.id for m in from_pydantic_ai(native[:split])]
+    assert ids[: len(head)] == head
+    tail = from_pydantic_ai(native[split:], after=head[-1] if head else None)
+    assert [m.id for m in tail] == ids[len(head) :]

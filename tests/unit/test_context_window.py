@@ -34,6 +34,8 @@ def turn(n: int, *, calls: int = 1) -> list[tl.Message]:
 
 
 SYSTEM = tl.system_message("Be brief.", id="s")
+SUMMARY = tl.user_message("Earlier: ...", id="sum", metadata={"threadline.summary": True})
+B = tl.assistant_message("more", id="b")
 
 
 def conversation(turns: int, **kw: Any) -> list[tl.Message]:
@@ -87,10 +89,14 @@ class TestTrimMessages:
         assert ids(trimmed.dropped) == ["u0", "a0", "t0", "b0"]
 
     def test_never_separates_a_call_from_its_results(self) -> None:
-        messages = conversation(2)  # s u0 a0 t0 b0 u1 a1 t1 b1
-        # Four messages would fit "t1 b1 ..." but t1 answers a1: the window starts at a1.
-        trimmed = trim_messages(messages, max_messages=4)
-        assert ids(trimmed.messages) == ["s", "a1", "t1", "b1"]
+        # No question (see TestTheQuestionIsKept): sum a0 t0 b0 a1 t1 b1.
+        messages = [SUMMARY, *(m for m in conversation(2, calls=2)[1:] if m.role != "user")]
+        for budget in range(1, len(messages) + 1):
+            kept = trim_messages(messages, max_messages=budget).messages
+            calls = {call.id for m in kept for call in m.tool_calls}
+            assert all(r.call_id in calls for m in kept for r in m.tool_results)
+        # Two messages would fit "t1 b1" but t1 answers a1: the window starts at a1.
+        assert ids(trim_messages(messages, max_messages=3).messages) == ["a1", "t1", "b1"]
 
     def test_starts_on_a_user_message_when_one_fits(self) -> None:
         messages = conversation(2)
@@ -100,7 +106,7 @@ class TestTrimMessages:
 
     def test_without_a_user_message_in_reach_it_starts_on_an_assistant_unit(self) -> None:
         messages = [
-            tl.user_message("go", id="u"),
+            SUMMARY,  # a user message, but not a question
             *[
                 m
                 for n in range(4)
@@ -135,9 +141,12 @@ class TestTrimMessages:
             tl.tool_message(tl.tool_result_part("c", "deleted"), id="t"),
         ]
         trimmed = trim_messages(messages, max_messages=2)
-        assert ids(trimmed.messages) == ["a", "i", "t"]
+        assert ids(trimmed.messages) == ["u", "a", "i", "t"]  # the question and all after it
         assert trimmed.over_budget
         prepare_messages(trimmed.messages, "strict")
+        trimmed = trim_messages([SUMMARY, *messages[1:]], max_messages=2)
+        assert ids(trimmed.messages) == ["a", "i", "t"]
+        assert trimmed.over_budget
 
     def test_a_user_message_at_a_cut_is_preferred_to_an_internal_one(self) -> None:
         messages = [
@@ -149,9 +158,10 @@ class TestTrimMessages:
 
     def test_internal_messages_are_units_of_their_own(self) -> None:
         # Issue 19 item 8: a user message followed by internal state was one unit, so nothing
-        # was trimmed (13 messages under max_messages=5, flagged over budget).
+        # was trimmed (13 messages under max_messages=5, flagged over budget). Since issue 36
+        # item 5 what follows the question is kept whole, so the run here follows a summary.
         messages = [
-            tl.user_message("q", id="u"),
+            SUMMARY,
             *[tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"i{n}") for n in range(12)],
         ]
         trimmed = trim_messages(messages, max_messages=5)
@@ -188,12 +198,20 @@ class TestTrimMessages:
         trimmed = trim_messages(messages, max_tokens=budget)
         assert ids(trimmed.messages) == ["s", "u2", "a2", "t2", "b2"]
         trimmed = trim_messages(messages, max_tokens=budget - 1)
+        assert ids(trimmed.messages) == ["s", "u2", "a2", "t2", "b2"]  # the question stays
+        assert trimmed.over_budget
+        without = [m for m in messages if m.role != "user"]  # no question
+        trimmed = trim_messages(without, max_tokens=budget - estimate_tokens(messages[-4]))
         assert ids(trimmed.messages) == ["s", "a2", "t2", "b2"]
+        assert not trimmed.over_budget
 
     def test_both_budgets_apply(self) -> None:
         messages = conversation(3)
         trimmed = trim_messages(messages, max_messages=100, max_tokens=estimate_tokens(SYSTEM) + 8)
-        assert ids(trimmed.messages) == ["s", "b2"]
+        assert ids(trimmed.messages) == ["s", "u2", "a2", "t2", "b2"]
+        assert trimmed.over_budget
+        trimmed = trim_messages([*messages, SUMMARY, B], max_messages=100, max_tokens=20)
+        assert ids(trimmed.messages) == ["s", "u2", "a2", "t2", "b2", "sum", "b"]
         trimmed = trim_messages(messages, max_messages=5, max_tokens=10_000)
         assert ids(trimmed.messages) == ["s", "u2", "a2", "t2", "b2"]
 
@@ -204,9 +222,12 @@ class TestTrimMessages:
         assert ids(trimmed.dropped) == ["u0"]
         assert trimmed.over_budget
 
-    def test_system_messages_over_budget_keep_the_newest_unit(self) -> None:
+    def test_system_messages_over_budget_keep_the_question_or_the_newest_unit(self) -> None:
         messages = [tl.system_message("rules " * 100, id="s"), *turn(0)]
         trimmed = trim_messages(messages, max_tokens=20)
+        assert ids(trimmed.messages) == ["s", "u0", "a0", "t0", "b0"]
+        assert trimmed.over_budget
+        trimmed = trim_messages([messages[0], SUMMARY, *messages[2:]], max_tokens=20)
         assert ids(trimmed.messages) == ["s", "b0"]
         assert trimmed.over_budget
         only_system = trim_messages([messages[0]], max_tokens=20)
@@ -355,12 +376,12 @@ class TestHistoryWindow:
 
     def test_a_long_tool_loop_without_user_messages_keeps_trimming(self) -> None:
         history = History(max_tokens=200)
-        history.append(tl.user_message("do 500 steps", id="u"))
+        history.append(SUMMARY)  # no question (with one, see TestTheQuestion)
         for n in range(500):
             history.append(tl.assistant_message(tl.tool_call_part(f"c{n}", "step", {}), id=f"a{n}"))
             history.append(tl.tool_message(tl.tool_result_part(f"c{n}", "ok"), id=f"t{n}"))
             assert history.total_tokens <= 200
-            assert history[0].role == "assistant" or history[0].id == "u"
+            assert history[0].role == "assistant" or history[0].id == "sum"
         history.append(tl.user_message("stop", id="u2"))
         history.append(tl.assistant_message("x" * 700, id="big"))  # forces a trim
         assert ids(history) == ["u2", "big"]
@@ -373,14 +394,28 @@ class TestHistoryWindow:
         history.append(tl.internal_message(tl.hook_part("approval", {}), id="i1"))
         history.append(tl.internal_message(tl.hook_part("approval", {"ok": True}), id="i2"))
         history.append(tl.tool_message(tl.tool_result_part("c", "deleted"), id="t"))
+        assert ids(history) == ["u", "a", "i1", "i2", "t"]  # the question and all after it
+        prepare_messages(history.snapshot(), "strict")
+        history = History(max_messages=3)
+        history.append(SUMMARY)
+        for message in [
+            tl.assistant_message(tl.tool_call_part("c", "delete", {}), id="a"),
+            tl.internal_message(tl.hook_part("approval", {}), id="i1"),
+            tl.internal_message(tl.hook_part("approval", {"ok": True}), id="i2"),
+            tl.tool_message(tl.tool_result_part("c", "deleted"), id="t"),
+        ]:
+            history.append(message)
         assert ids(history) == ["a", "i1", "i2", "t"]
         prepare_messages(history.snapshot(), "strict")
 
-    def test_internal_messages_after_a_user_message_are_trimmed_to_the_bound(self) -> None:
+    def test_internal_messages_are_trimmed_to_the_bound_unless_after_the_question(
+        self,
+    ) -> None:
         # Issue 19 item 8: 13 messages were kept under max_messages=5, then the next user
-        # message dropped all of them at once.
+        # message dropped all of them at once. Issue 36 item 5: the question and what follows
+        # it are kept whole, so a run after a summary is trimmed, one after a question is not.
         history = History(max_messages=5)
-        history.append(tl.user_message("q", id="u"))
+        history.append(SUMMARY)
         for n in range(12):
             history.append(tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"i{n}"))
             assert len(history) <= 5
@@ -389,7 +424,8 @@ class TestHistoryWindow:
         assert ids(history) == ["u2"]
         for n in range(6):
             history.append(tl.internal_message(tl.hook_part("ui", {"n": n}), id=f"j{n}"))
-        assert ids(history) == ["j1", "j2", "j3", "j4", "j5"]
+        assert ids(history) == ["u2", "j0", "j1", "j2", "j3", "j4", "j5"]
+        assert trim_messages(history.snapshot(), max_messages=5).over_budget
         prepare_messages(history.snapshot(), "strict")
 
     def test_trimmed_results_answering_calls_that_come_back_are_orphans(self) -> None:
@@ -460,3 +496,164 @@ def test_a_message_appended_twice_keeps_its_result_indexed_while_one_copy_is_lef
     history.extend([tl.assistant_message(tl.tool_call_part("c", "f", {}), id="a2"), result])
     assert ids(history) == ["a2", "t"]
     assert history.get_tool_result("c") is result.parts[0]
+
+
+# -- the question is kept (issue 36 item 5) ----------------------------------------------------
+
+
+def four_call_round(*, split: bool = False) -> list[tl.Message]:
+    """A system message, a question, an assistant making four calls and their results: in one
+    tool message, or (``split``) one tool message per result."""
+    calls = [tl.tool_call_part(f"c{n}", "lookup", {"n": n}) for n in range(4)]
+    results = [tl.tool_result_part(f"c{n}", f"result {n}") for n in range(4)]
+    tools = (
+        [tl.tool_message(result, id=f"t{n}") for n, result in enumerate(results)]
+        if split
+        else [tl.tool_message(*results, id="t")]
+    )
+    return [
+        SYSTEM,
+        tl.user_message("Compare the four.", id="u"),
+        tl.assistant_message(*calls, id="a"),
+        *tools,
+    ]
+
+
+class TestTheQuestionIsKept:
+    # Issue 36 item 5: with max_messages=3 the window kept the system message and the tool
+    # round and dropped the question, so a codec had to invent a user turn.
+
+    @pytest.mark.parametrize("split", [False, True])
+    def test_trim_messages_keeps_the_question_of_a_round_over_max_messages(
+        self, split: bool
+    ) -> None:
+        messages = four_call_round(split=split)
+        trimmed = trim_messages(messages, max_messages=3)
+        assert trimmed.messages == messages
+        assert trimmed.dropped == []
+        assert trimmed.over_budget
+        prepare_messages(trimmed.messages, "strict")
+
+    @pytest.mark.parametrize("split", [False, True])
+    def test_trim_messages_keeps_the_question_of_a_round_over_max_tokens(self, split: bool) -> None:
+        messages = four_call_round(split=split)
+        round_only = [m for m in messages if m.id != "u"]
+        budget = sum(map(estimate_tokens, round_only))  # the round fits, the question does not
+        trimmed = trim_messages(messages, max_tokens=budget)
+        assert trimmed.messages == messages
+        assert trimmed.over_budget
+
+    @pytest.mark.parametrize("by", ["max_messages", "max_tokens"])
+    @pytest.mark.parametrize("split", [False, True])
+    def test_a_history_window_keeps_the_question_after_appends(self, split: bool, by: str) -> None:
+        messages = four_call_round(split=split)
+        # Three messages, or the tokens of all but the question: the round fits, not with it.
+        size = 3 if by == "max_messages" else sum(map(estimate_tokens, messages[:1] + messages[2:]))
+        budget: dict[str, Any] = {by: size}
+        history = History(**budget)
+        for message in messages:
+            history.append(message)  # never an error
+        assert list(history) == messages
+        assert list(History(messages, **budget)) == messages
+        history = History(**budget)
+        history.extend(messages)
+        assert list(history) == messages
+        prepare_messages(history.snapshot(), "strict")
+
+    def test_earlier_turns_are_dropped_and_the_question_kept(self) -> None:
+        messages = [*conversation(2), *four_call_round()[1:]]
+        trimmed = trim_messages(messages, max_messages=3)
+        assert ids(trimmed.messages) == ["s", "u", "a", "t"]
+        assert ids(trimmed.dropped) == ids(messages[1:-3])
+        assert trimmed.over_budget
+        history = History(max_messages=3)
+        history.extend(messages[:5])
+        history.extend(messages[5:])
+        assert ids(history) == ["s", "u", "a", "t"]
+
+    def test_what_follows_the_question_is_kept_whole(self) -> None:
+        messages = [
+            tl.user_message("go", id="u"),
+            *[
+                m
+                for n in range(4)
+                for m in (
+                    tl.assistant_message(tl.tool_call_part(f"c{n}", "step", {}), id=f"a{n}"),
+                    tl.tool_message(tl.tool_result_part(f"c{n}", "ok"), id=f"t{n}"),
+                )
+            ],
+        ]
+        trimmed = trim_messages(messages, max_messages=5)
+        assert trimmed.messages == messages
+        assert trimmed.over_budget
+
+    def test_a_question_inside_a_pair_keeps_the_call_before_it(self) -> None:
+        messages = [
+            tl.user_message("q0", id="u0"),
+            tl.assistant_message(tl.tool_call_part("c", "slow", {}), id="a"),
+            tl.user_message("are you there?", id="u1"),  # typed while the tool ran
+            tl.tool_message(tl.tool_result_part("c", "done"), id="t"),
+        ]
+        trimmed = trim_messages(messages, max_messages=2)
+        assert ids(trimmed.messages) == ["a", "u1", "t"]
+        assert trimmed.over_budget
+        history = History(max_messages=2)
+        history.extend(messages)
+        assert ids(history) == ["a", "u1", "t"]
+        # Appended one by one, the call was still waiting when the question came: the window
+        # started at the question, and the result came an orphan, as trim_messages would do.
+        history = History(max_messages=2)
+        for message in messages:
+            history.append(message)
+        assert ids(history) == ["u1", "t"]
+
+    def test_a_summary_is_not_the_question(self) -> None:
+        summary = tl.user_message("earlier: ...", id="sum", metadata={"threadline.summary": True})
+        rounds = [
+            m
+            for n in range(3)
+            for m in (
+                tl.assistant_message(tl.tool_call_part(f"c{n}", "step", {}), id=f"a{n}"),
+                tl.tool_message(tl.tool_result_part(f"c{n}", "ok"), id=f"t{n}"),
+            )
+        ]
+        # No question: the newest units that fit, as before.
+        messages = [SYSTEM, summary, *rounds]
+        trimmed = trim_messages(messages, max_messages=3)
+        assert ids(trimmed.messages) == ["s", "a2", "t2"]
+        assert not trimmed.over_budget
+        # A question before the summary is still the question.
+        messages = [SYSTEM, tl.user_message("q", id="u"), summary, *rounds]
+        trimmed = trim_messages(messages, max_messages=3)
+        assert ids(trimmed.messages) == ids(messages)
+        assert trimmed.over_budget
+        for budget in (3, 5):
+            history = History(max_messages=budget)
+            for message in messages:
+                history.append(message)
+                assert list(history) == trim_messages(list(history), max_messages=budget).messages
+            assert list(history) == trim_messages(messages, max_messages=budget).messages
+
+    def test_over_budget_only_when_what_is_kept_exceeds_a_budget(self) -> None:
+        # A broken tail (an orphan result after the question): no window may start at a cut
+        # before it, so the window starts at the question, and it fits.
+        messages = [
+            tl.user_message("q0", id="u0"),
+            tl.user_message("q1", id="u1"),
+            tl.tool_message(tl.tool_result_part("nowhere", "orphan"), id="t"),
+        ]
+        trimmed = trim_messages(messages, max_messages=2)
+        assert ids(trimmed.messages) == ["u1", "t"]
+        assert not trimmed.over_budget
+
+    def test_a_long_tool_loop_after_one_question_keeps_it_cheaply(self) -> None:
+        history = History(max_tokens=200)
+        history.append(tl.user_message("do 300 steps", id="u"))
+        for n in range(300):
+            history.append(tl.assistant_message(tl.tool_call_part(f"c{n}", "step", {}), id=f"a{n}"))
+            history.append(tl.tool_message(tl.tool_result_part(f"c{n}", "ok"), id=f"t{n}"))
+        assert len(history) == 601
+        assert history[0].id == "u"
+        history.append(tl.user_message("stop", id="u2"))
+        assert ids(history) == ["u2"]
+        prepare_messages(history.snapshot(), "strict")

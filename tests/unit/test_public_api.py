@@ -70,9 +70,11 @@ def test_error_tree() -> None:
 
 
 # Exceptions that never leave threadline, so they are no part of the tree users catch from.
-NOT_RAISED_TO_CALLERS = {"threadline._cli.output.CliError"}
+NOT_RAISED_TO_CALLERS = {"threadline._cli.output.CliError", "threadline._running._Stop"}
 """``CliError`` is how the command line's parts report a one-line problem to ``cli.main``,
-which turns it into a message and an exit status."""
+which turns it into a message and an exit status. ``_Stop`` carries a tool's
+``KeyboardInterrupt`` (or ``SystemExit``...) out of ``run_tool_calls``' event loop, which then
+raises the interrupt itself."""
 
 
 def defined_exception_classes() -> dict[str, type[BaseException]]:

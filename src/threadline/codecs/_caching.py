@@ -21,6 +21,12 @@ last part that can carry one (text, a file, a tool call or result), as the part'
 Breakpoints the history already holds count toward the four: ``"auto"`` adds what fits (the
 newest turn first, then the system prompt, then the tools); explicit breakpoints that would
 pass four raise a [`ValidationError`][threadline.ValidationError].
+
+Both process the breakpoints in the order tools, system, messages, and refuse a one-hour
+breakpoint (``ttl: "1h"``) after a five-minute one (no ``ttl``, or ``"5m"``): "a ttl='1h'
+cache_control block must not come after a ttl='5m' cache_control block". A breakpoint added
+here has no ``ttl`` (five minutes) unless a one-hour breakpoint the history holds comes after
+it; then it takes ``"1h"`` too. A history whose own breakpoints break the order is refused.
 """
 
 from __future__ import annotations
@@ -152,10 +158,20 @@ def marked_messages(
         part = message.parts[at]
         if key in part.metadata:
             continue
+        later = [*message.parts[at + 1 :], *(p for m in out[index + 1 :] for p in m.parts)]
+        long = any(_is_long(p.metadata.get(key)) for p in later)  # processing order: keep it
         parts = list(message.parts)
-        parts[at] = part.with_metadata({key: mark})
+        parts[at] = part.with_metadata({key: {**mark, "ttl": LONG} if long else dict(mark)})
         out[index] = message.model_copy(update={"parts": tuple(parts)})
     return out
+
+
+LONG = "1h"
+"""The one-hour TTL; a breakpoint without ``ttl`` (or ``"5m"``) lives five minutes."""
+
+
+def _is_long(mark: Any) -> bool:
+    return isinstance(mark, Mapping) and mark.get("ttl") == LONG
 
 
 def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) -> dict[str, Any]:
@@ -167,12 +183,13 @@ def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) ->
     """
     if provider not in _MARKS:
         return payload
-    writer = _Anthropic() if provider == "anthropic" else _Bedrock()
+    writer: _Anthropic | _Bedrock = _Anthropic() if provider == "anthropic" else _Bedrock()
     out = dict(payload)
     if plan.auto:
         for place in ("turn", "system", "tools"):  # the most valuable first
             if writer.count(out) < MAX_BREAKPOINTS:
                 writer.add(out, place)
+        _check_order(writer, out, provider)
         return out
     for place, wanted in (("system", plan.system), ("tools", plan.tools)):
         if wanted and not writer.add(out, place):
@@ -189,7 +206,26 @@ def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) ->
             f"in part metadata '{_MARKS[provider][0]}'), but {provider} takes at most "
             f"{MAX_BREAKPOINTS}; ask for fewer",
         )
+    _check_order(writer, out, provider)
     return out
+
+
+def _check_order(writer: _Anthropic | _Bedrock, payload: Mapping[str, Any], provider: str) -> None:
+    """Raise when a one-hour breakpoint comes after a five-minute one (the ones added here
+    never do: only the history's own can)."""
+    short = None
+    for where, mark in writer.marks(payload):
+        if mark.get("ttl") != LONG:
+            short = short or where
+        elif short is not None:
+            raise _invalid(
+                "cache",
+                f"the request would hold a ttl='1h' breakpoint at {where} after a five-minute "
+                f"one at {short}, and {provider} refuses a ttl='1h' cache_control block after "
+                "a ttl='5m' one (it reads tools, system, then messages); the history keeps "
+                f"them in part metadata '{_MARKS[provider][0]}': give the earlier one "
+                "ttl '1h', or drop the later one's ttl",
+            )
 
 
 class _Anthropic:
@@ -198,16 +234,29 @@ class _Anthropic:
 
     MARK: ClassVar[dict[str, str]] = {"type": "ephemeral"}
 
+    def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        """(path, ``cache_control``) of each marked block, in the order Anthropic reads
+        them: tools, system, messages (the blocks inside a tool result too)."""
+        found: list[tuple[str, Mapping[str, Any]]] = []
+
+        def visit(where: str, blocks: Any) -> None:
+            for index, block in enumerate(blocks if isinstance(blocks, list) else ()):
+                if not isinstance(block, Mapping):
+                    continue
+                mark = block.get("cache_control")
+                if mark is not None:
+                    found.append((f"{where}.{index}", mark if isinstance(mark, Mapping) else {}))
+                if block.get("type") == "tool_result":
+                    visit(f"{where}.{index}.content", block.get("content"))
+
+        visit("tools", payload.get("tools"))
+        visit("system", payload.get("system"))
+        for index, message in enumerate(payload.get("messages") or []):
+            visit(f"messages.{index}.content", message.get("content"))
+        return found
+
     def count(self, payload: Mapping[str, Any]) -> int:
-        blocks: list[Any] = list(payload.get("tools") or [])
-        system = payload.get("system")
-        if isinstance(system, list):
-            blocks.extend(system)
-        for message in payload.get("messages") or []:
-            content = message.get("content")
-            if isinstance(content, list):
-                blocks.extend(content)
-        return sum(1 for block in blocks if isinstance(block, Mapping) and "cache_control" in block)
+        return len(self.marks(payload))
 
     def add(self, payload: dict[str, Any], place: str) -> bool:
         """Mark ``place``; ``False`` when the request has none."""
@@ -215,7 +264,8 @@ class _Anthropic:
             tools = list(payload.get("tools") or [])
             if not tools:
                 return False
-            tools[-1] = self._marked(tools[-1])
+            long = self._long_after(payload, ("system", "messages"))
+            tools[-1] = self._marked(tools[-1], long)
             payload["tools"] = tools
             return True
         if place == "system":
@@ -223,7 +273,8 @@ class _Anthropic:
             if not system:
                 return False
             blocks = [{"type": "text", "text": system}] if isinstance(system, str) else system
-            payload["system"] = [*blocks[:-1], self._marked(blocks[-1])]
+            long = self._long_after(payload, ("messages",))
+            payload["system"] = [*blocks[:-1], self._marked(blocks[-1], long)]
             return True
         messages = list(payload.get("messages") or [])
         if not messages:
@@ -246,10 +297,18 @@ class _Anthropic:
             return True
         return False
 
-    def _marked(self, block: Mapping[str, Any]) -> dict[str, Any]:
+    def _long_after(self, payload: Mapping[str, Any], places: tuple[str, ...]) -> bool:
+        """Whether a one-hour breakpoint is in ``places`` (what comes after the place marked)."""
+        return any(
+            where.startswith(places) and mark.get("ttl") == LONG
+            for where, mark in self.marks(payload)
+        )
+
+    def _marked(self, block: Mapping[str, Any], long: bool = False) -> dict[str, Any]:
         if "cache_control" in block:
             return dict(block)
-        return {**block, "cache_control": dict(self.MARK)}
+        mark = {**self.MARK, "ttl": LONG} if long else dict(self.MARK)
+        return {**block, "cache_control": mark}
 
 
 class _Bedrock:
@@ -258,12 +317,24 @@ class _Bedrock:
 
     POINT: ClassVar[dict[str, dict[str, str]]] = {"cachePoint": {"type": "default"}}
 
+    def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        """(path, ``cachePoint``) of each cache point, in the order Converse reads them:
+        ``toolConfig.tools``, ``system``, messages."""
+        lists: list[tuple[str, Any]] = [
+            ("toolConfig.tools", (payload.get("toolConfig") or {}).get("tools")),
+            ("system", payload.get("system")),
+        ]
+        for index, message in enumerate(payload.get("messages") or []):
+            lists.append((f"messages.{index}.content", message.get("content")))
+        return [
+            (f"{where}.{number}", point if isinstance(point, Mapping) else {})
+            for where, blocks in lists
+            for number, block in enumerate(blocks or ())
+            if isinstance(block, Mapping) and (point := block.get("cachePoint", False)) is not False
+        ]
+
     def count(self, payload: Mapping[str, Any]) -> int:
-        blocks: list[Any] = list(payload.get("system") or [])
-        blocks.extend((payload.get("toolConfig") or {}).get("tools") or [])
-        for message in payload.get("messages") or []:
-            blocks.extend(message.get("content") or [])
-        return sum(1 for block in blocks if isinstance(block, Mapping) and "cachePoint" in block)
+        return len(self.marks(payload))
 
     def add(self, payload: dict[str, Any], place: str) -> bool:
         """Mark ``place``; ``False`` when the request has none."""
@@ -272,13 +343,15 @@ class _Bedrock:
             tools = config.get("tools")
             if not tools:
                 return False
-            config["tools"] = self._ended(tools)
+            config["tools"] = self._ended(tools, self._long_after(payload, ("system", "messages")))
             payload["toolConfig"] = config
             return True
         if place == "system":
             if not payload.get("system"):
                 return False
-            payload["system"] = self._ended(payload["system"])
+            payload["system"] = self._ended(
+                payload["system"], self._long_after(payload, ("messages",))
+            )
             return True
         messages = list(payload.get("messages") or [])
         if not messages or not messages[-1].get("content"):
@@ -289,7 +362,17 @@ class _Bedrock:
         payload["messages"] = messages
         return True
 
-    def _ended(self, blocks: Sequence[Any]) -> list[Any]:
+    def _long_after(self, payload: Mapping[str, Any], places: tuple[str, ...]) -> bool:
+        """Whether a one-hour cache point is in ``places`` (what comes after the place marked)."""
+        return any(
+            where.startswith(places) and point.get("ttl") == LONG
+            for where, point in self.marks(payload)
+        )
+
+    def _ended(self, blocks: Sequence[Any], long: bool = False) -> list[Any]:
         if blocks and isinstance(blocks[-1], Mapping) and "cachePoint" in blocks[-1]:
             return list(blocks)
-        return [*blocks, {"cachePoint": dict(self.POINT["cachePoint"])}]
+        point = dict(self.POINT["cachePoint"])
+        if long:
+            point["ttl"] = LONG
+        return [*blocks, {"cachePoint": point}]

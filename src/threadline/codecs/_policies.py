@@ -95,7 +95,7 @@ _INFERENCE_PROFILE = re.compile(r"(?:us|us-gov|eu|apac|au|ca|jp|global)\.(?P<bas
 """A Bedrock cross-region inference profile id: a geography, then the base model id."""
 
 
-def _model_id(model: str) -> str:
+def model_id(model: str) -> str:
     """``model`` without what only says where it runs: the path of an ARN or resource name
     (``arn:aws:bedrock:...:inference-profile/``, ``models/``) and a Bedrock inference
     profile's geography (``us.``)."""
@@ -124,7 +124,7 @@ def same_model(first: str, second: str) -> bool:
     an alias may have moved from one to the other. A Gemini ``-preview-MM-DD`` model is a
     model of its own, and an application inference profile's ARN names no model.
     """
-    first, second = _model_id(first), _model_id(second)
+    first, second = model_id(first), model_id(second)
     if first == second:
         return True
     first_alias, second_alias = _alias_of(first), _alias_of(second)

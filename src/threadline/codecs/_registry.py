@@ -115,8 +115,10 @@ def encode(
             class, or a [`ToolDefinition`][threadline.ToolDefinition] (its name, description
             and ``strict``). Each provider gets its own field (``response_format``,
             ``text.format``, ``generationConfig``) or, for Anthropic and Bedrock, a tool it
-            must call; pass the same value to ``decode_response``. See "Structured output"
-            in ``docs/tools.md``.
+            must call; with thinking in the history or ``tool_choice="auto"`` (which a
+            forced tool would change) their native field instead (``output_config.format``,
+            ``outputConfig.textFormat``), also for ``model=None``. Pass the same value to
+            ``decode_response``. See "Structured output" in ``docs/tools.md``.
         cache: prompt-cache breakpoints for the formats that take them (Anthropic
             ``cache_control``, Bedrock ``cachePoint``): ``None`` adds none, ``"auto"`` marks
             the tools, the system prompt and the newest turn, and a sequence names them:
@@ -124,6 +126,9 @@ def encode(
 
     Raises:
         threadline.UnknownProviderError: no codec has that name.
+        threadline.CodecError: Anthropic or Bedrock ``output_schema`` needs the native field
+            (thinking in the history, or ``tool_choice="auto"``) and ``model`` is known to
+            lack it; the error names the conflict and the fix.
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
         threadline.UnsupportedContentError: ``unsupported="raise"`` and a part cannot be sent,
             the provider cannot express ``tool_choice`` (Bedrock: ``"none"``), or the codec has
@@ -185,7 +190,7 @@ def encode(
     if output is not None:
         from threadline.codecs._structured import with_output_schema
 
-        body = with_output_schema(body, provider, output)
+        body = with_output_schema(body, provider, output, model=model, tool_choice=tool_choice)
     if plan is not None:
         from threadline.codecs._caching import with_breakpoints
 

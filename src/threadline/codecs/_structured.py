@@ -14,9 +14,14 @@ the schema as ``parameters``, ``strict``), whatever it was given as, and sent:
 - ``anthropic`` and ``bedrock``: a *forced tool*: a tool whose input schema is the schema,
   with ``tool_choice`` (Bedrock ``toolConfig.toolChoice``) making the model call it. It works
   with every model that calls tools, takes the schema without a subset, and composes with the
-  request's own tools. The native fields (Anthropic ``output_config.format``, Bedrock
-  ``outputConfig.textFormat``) are left to the caller: only the newest models take them, and
-  both refuse much of JSON Schema.
+  request's own tools. Both refuse a forced tool while thinking is on ("Thinking may not be
+  enabled when tool_choice forces tool use."), and forcing changes the tool choice: so when
+  the history holds thinking, or the caller gave ``tool_choice="auto"``, the schema goes in the
+  *native* field instead (Anthropic ``output_config.format``, Bedrock
+  ``outputConfig.textFormat``; in the ``openai_strict`` dialect, as both take a strict subset)
+  and the tool choice is sent as given. A model known to lack the native field (Claude 3.x,
+  Sonnet 4 and Opus 4) is refused with a [`CodecError`][threadline.CodecError] naming the
+  conflict and the fix; an unknown model, or ``model=None``, gets the native field.
 
 OpenAI and Mistral use strict mode unless the definition says ``strict=False``: the schema
 goes in the ``openai_strict`` dialect, and the reply's ``null`` s that stand for keys the
@@ -34,6 +39,7 @@ from typing import TypeAlias
 
 import pydantic_core
 
+from threadline.errors import CodecError
 from threadline.errors import ErrorDetail
 from threadline.errors import UnsupportedContentError
 from threadline.errors import ValidationError
@@ -112,19 +118,32 @@ def is_strict(definition: ToolDefinition) -> bool:
 
 
 def with_output_schema(
-    payload: dict[str, Any], provider: str, definition: ToolDefinition
+    payload: dict[str, Any],
+    provider: str,
+    definition: ToolDefinition,
+    *,
+    model: str | None = None,
+    tool_choice: str | None = None,
 ) -> dict[str, Any]:
     """``payload`` with ``provider``'s fields asking for a reply shaped by ``definition``.
+
+    ``model`` and ``tool_choice`` are ``encode``'s: for Anthropic and Bedrock they choose
+    between the forced tool and the native field (see the module's docstring).
 
     Raises:
         threadline.ValidationError: the schema cannot be adapted to the provider (strict mode,
             recursion where ``$ref`` is inlined), or the forced tool cannot join the request's
             tools (a tool of the same name; ``tool_choice`` ``none``).
+        threadline.CodecError: Anthropic or Bedrock would need the native field (thinking in
+            the history, or ``tool_choice="auto"``) and ``model`` is known to lack it.
         threadline.UnsupportedContentError: the format has no structured output.
     """
     from threadline.tools import adapted_parameters
 
     out = dict(payload)
+    if provider in FORCED_TOOL and _native(out, provider, model, tool_choice):
+        _native_output(out, provider, definition)
+        return out
     if provider in _STRICT_FORMATS:
         strict = is_strict(definition)
         schema = adapted_parameters(definition, "openai_strict" if strict else "standard")
@@ -173,9 +192,10 @@ def _refuse_none() -> ValidationError:
 
 
 def _force_anthropic_tool(out: dict[str, Any], definition: ToolDefinition) -> None:
-    """The forced tool joins the request's tools. With no other tool, ``tool_choice`` names
-    it; with others, ``auto`` becomes ``any`` (the model calls tools, and answers by calling
-    this one); ``any`` or a named tool chosen by the caller stay."""
+    """The forced tool joins the request's tools. With no ``tool_choice`` given (a given
+    ``auto`` goes to the native field instead) and no other tool, ``tool_choice`` names it;
+    with others, it is ``any`` (the model calls tools, and answers by calling this one);
+    ``any`` or a named tool chosen by the caller stay."""
     from threadline.tools import adapted_parameters
 
     tools = list(out.get("tools") or [])
@@ -220,6 +240,116 @@ def _force_bedrock_tool(out: dict[str, Any], definition: ToolDefinition) -> None
     out["toolConfig"] = config
 
 
+# -- The native field (Anthropic, Bedrock) ----------------------------------------------------
+
+_NO_NATIVE_OUTPUT = re.compile(
+    r"claude-(?:instant|v\d|[123](?:\D|$)|4-(?:opus|sonnet)"
+    r"|(?:opus|sonnet)-4(?:-0|[-@]\d{8}|-latest)?(?:-v\d+(?::\d+)?)?$)"
+)
+"""The Claude models known to have no native structured output: Claude 1, 2, Instant, the 3.x
+family, and Sonnet 4 and Opus 4 (its ``-0`` alias and ``20250514`` snapshots, their Bedrock ids).
+Sonnet 4.5, Haiku 4.5, Opus 4.5 and later take it; a model not listed is given it."""
+_FIELDS = {"anthropic": "output_config.format", "bedrock": "outputConfig.textFormat"}
+_NAMES = {"anthropic": "Anthropic", "bedrock": "Bedrock"}
+THINKING_REFUSAL = "Thinking may not be enabled when tool_choice forces tool use."
+"""What both APIs answer a forced tool choice while thinking is on."""
+
+
+def lacks_native_output(model: str | None) -> bool:
+    """Whether ``model`` is known to have no native structured output (``None``: not known)."""
+    if model is None:
+        return False
+    from threadline.codecs._policies import model_id
+
+    name = model_id(model)
+    name = name.removeprefix("anthropic.")
+    return _NO_NATIVE_OUTPUT.match(name) is not None
+
+
+def _holds_thinking(payload: Mapping[str, Any], provider: str) -> bool:
+    for message in payload.get("messages") or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, Mapping):
+                continue
+            if provider == "bedrock" and "reasoningContent" in block:
+                return True
+            if provider == "anthropic" and block.get("type") in ("thinking", "redacted_thinking"):
+                return True
+    return False
+
+
+def _gave_auto(payload: Mapping[str, Any], provider: str, tool_choice: str | None) -> bool:
+    if tool_choice is not None:
+        return tool_choice == "auto"
+    if provider == "anthropic":
+        return dict(payload.get("tool_choice") or {}).get("type") == "auto"
+    return "auto" in dict(dict(payload.get("toolConfig") or {}).get("toolChoice") or {})
+
+
+def _native(
+    payload: Mapping[str, Any], provider: str, model: str | None, tool_choice: str | None
+) -> bool:
+    """Whether the schema goes in the native field rather than a forced tool.
+
+    Raises:
+        threadline.CodecError: it must, and ``model`` is known to lack the field.
+    """
+    thinking = _holds_thinking(payload, provider)
+    auto = _gave_auto(payload, provider, tool_choice)
+    if not (thinking or auto):
+        return False
+    if not lacks_native_output(model):
+        return True
+    field, name = _FIELDS[provider], _NAMES[provider]
+    if thinking:
+        raise CodecError(
+            f"output_schema: the history holds thinking, and {name} refuses a forced tool "
+            f"while thinking is on ({THINKING_REFUSAL!r}), but {model!r} has no native "
+            f"structured output ({field}) to ask for the reply instead; encode with "
+            "reasoning='drop' and send the request without thinking, use a model that has it "
+            "(Claude Sonnet 4.5, Haiku 4.5, Opus 4.5 or later), or leave output_schema out "
+            "and ask for JSON in the prompt"
+        )
+    raise CodecError(
+        f"output_schema with tool_choice='auto': on {name} structured output is a tool the "
+        f"model must call, which would change the tool_choice you gave, or the native field "
+        f"({field}), which {model!r} does not have; leave tool_choice out (None) to let encode "
+        "force the output tool, or pass tool_choice='required'"
+    )
+
+
+def _native_output(out: dict[str, Any], provider: str, definition: ToolDefinition) -> None:
+    """The schema in the native field: Anthropic ``output_config.format``, Bedrock
+    ``outputConfig.textFormat`` (whose schema is JSON text)."""
+    from threadline.tools import adapted_parameters
+
+    try:
+        schema = adapted_parameters(
+            definition, "openai_strict" if is_strict(definition) else "standard"
+        )
+    except ValidationError as error:
+        raise _invalid(
+            "output_schema",
+            f"{provider}'s native structured output ({_FIELDS[provider]}, used with thinking "
+            f"or tool_choice='auto') takes a strict subset of JSON Schema: {error}",
+        ) from None
+    if provider == "anthropic":
+        config = dict(out.get("output_config") or {})
+        config["format"] = {"type": "json_schema", "schema": schema}
+        out["output_config"] = config
+        return
+    spec: dict[str, Any] = {
+        "schema": json.dumps(schema, ensure_ascii=False),
+        "name": definition.name,
+    }
+    if definition.description:
+        spec["description"] = definition.description
+    config = dict(out.get("outputConfig") or {})
+    config["textFormat"] = {"type": "json_schema", "structure": {"jsonSchema": spec}}
+    out["outputConfig"] = config
+
+
 # -- Reading the reply ------------------------------------------------------------------------
 
 
@@ -228,12 +358,18 @@ def structured_reply(message: Message, provider: str, definition: ToolDefinition
 
     For a forced-tool format, each call of the output tool becomes a text part holding its
     arguments as JSON (so the history holds no call waiting for a result); other calls stay.
-    For a strict format, the ``null`` s standing for keys the schema left optional are dropped
-    from the JSON text. A reply that is not JSON (a refusal, a cut-off reply) is left as it is.
+    For a strict format (and a forced-tool format's native reply, a text), the ``null`` s
+    standing for keys the schema left optional are dropped from the JSON text. A reply that
+    is not JSON (a refusal, a cut-off reply) is left as it is.
     """
     if provider in FORCED_TOOL:
-        return _calls_as_text(message, definition.name)
-    if provider in _STRICT_FORMATS and is_strict(definition):
+        called = any(
+            isinstance(part, ToolCallPart) and part.name == definition.name
+            for part in message.parts
+        )
+        if called:
+            return _calls_as_text(message, definition.name)
+    if (provider in _STRICT_FORMATS or provider in FORCED_TOOL) and is_strict(definition):
         return _without_strict_nulls(message, definition)
     return message
 

@@ -11,41 +11,56 @@ message (so a user, assistant or internal message) such that no tool result at o
 answers a tool call before it. So the messages between two cuts form a *unit* that is kept or
 dropped whole: an assistant message with its tool calls, their tool results and anything
 between them (an approval, say); any other message on its own -- a user message, an assistant
-message without calls, an internal message. Internal messages are units of their own so that
-``max_messages`` always holds: a run of UI or resume state after a user message is trimmed like
-any other run of messages, not kept whole with it. A call is never separated from its results,
-a window never starts with a tool result, and a history that was valid under strict integrity
-stays valid once trimmed, unless it ends in a call still waiting for its results. Pairing is
-matched by id: a result answers the latest call with its id before it.
+message without calls, an internal message. Internal messages are units of their own: a run of
+UI or resume state is trimmed like any other run of messages, not kept whole with the user
+message before it (unless that is the question, below). A call is never separated from its
+results, a window never starts with a tool result, and a history that was valid under strict
+integrity stays valid once trimmed, unless it ends in a call still waiting for its results.
+Pairing is matched by id: a result answers the latest call with its id before it.
 
 The rule
 --------
+The *question* is the latest user message that is not a summary (one whose
+``metadata["threadline.summary"]`` is ``True``, as [`RollingSummary`][] writes it: a summary
+stands for older turns, it asks nothing). A window never starts after it.
+
 1. If everything fits, nothing is dropped.
-2. Otherwise the window starts at the earliest cut whose suffix fits, and then, when a user
-   message at a later cut exists, at the first such user message: a model should see a turn
-   begin, not the middle of one.
-3. When not even the newest unit fits (one huge message, a call with more results than the
-   budget, or system messages that take the whole budget), the newest unit is kept anyway and
-   [`Trimmed.over_budget`][] is set: a window never silently returns nothing. This is the
-   only way a window exceeds a budget.
+2. Otherwise the window starts at the earliest cut, no later than the question, whose suffix
+   fits, and then, when a user message at a later cut (still no later than the question)
+   exists, at the first such user message: a model should see a turn begin, not the middle of
+   one.
+3. When no such cut fits, the window starts at the newest cut no later than the question: the
+   question and everything after it are kept whole (with the call a result after the question
+   answers, if any). Without a question, that is the newest unit (one huge message, or a call
+   with more results than the budget). [`Trimmed.over_budget`][] says the window exceeds a
+   budget: it never drops the question, and never silently returns nothing. This, and system
+   messages that take the whole budget, are the only ways a window exceeds a budget, and
+   ``over_budget`` is set exactly when the kept messages exceed one.
+
+So a conversation never loses its question: an agent's tool loop after one question is kept
+whole, over budget, until the next question arrives (or a summary replaces it); what comes
+before the question is dropped as the budget needs.
 
 System messages are never dropped: the ones before the cut move ahead of the window, in order
 (they are *pinned*); the ones inside it stay where they are.
 
-If a history has no cut at all (its newest messages are tool results whose calls are nowhere
-before them — a broken history), rule 3 falls back to starting at the newest message that is
-not a tool result.
+If a history has no cut up to the question (a result after it whose call is nowhere before it —
+a broken history), rule 3 falls back to starting at the question (without a question, at the
+newest message that is not a tool result).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 from collections.abc import Callable
 from collections.abc import Sequence
 from typing import NoReturn
 
 from threadline._log import Snapshot
 from threadline._log import check_budget
+from threadline._log import is_question
 from threadline._log import snapshot_storage
 from threadline._log import system_positions
 from threadline._sequences import read_messages
@@ -54,6 +69,8 @@ from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
 from threadline.tokens import TokenCounter
 from threadline.tokens import checked_counter
+
+_ROLE = operator.attrgetter("role")
 
 __all__ = ["Trimmed", "check_budget", "trim_messages"]
 
@@ -69,8 +86,9 @@ class Trimmed:
     messages: list[Message]
     """What is kept: the pinned system messages, then the window (a new list)."""
     over_budget: bool
-    """``messages`` still exceeds a budget: not even the newest unit fits on its own (it is
-    kept anyway), or the system messages alone exceed it."""
+    """``messages`` exceeds a budget: what must be kept does not fit (the question and
+    everything after it, or without a question the newest unit), or the system messages alone
+    exceed it. Set exactly when ``messages`` exceeds ``max_messages`` or ``max_tokens``."""
     _dropped: list[Message]
     _plan: tuple[list[Message], list[int], int, int] | None
 
@@ -139,11 +157,13 @@ def trim_messages(
     max_tokens: int | None = None,
     counter: TokenCounter | None = None,
 ) -> Trimmed:
-    """Drop the oldest whole units of ``messages`` until the rest fits the budgets.
+    """Drop the oldest whole units of ``messages`` until the rest fits the budgets, never the
+    latest user message (unless a summary) or anything after it.
 
     The same rule ``History(max_messages=..., max_tokens=...)`` applies after every append; the
-    module docstring spells it out. Only the newest messages that fit are measured, so trimming
-    a long history to a small budget costs little. The input is never changed.
+    module docstring spells it out. Only the newest messages that fit are measured (and, when
+    those do not reach the latest user message, the kept ones back to it), so trimming a long
+    history to a small budget costs little. The input is never changed.
 
     Args:
         messages: the history, oldest first: [`Message`][] objects (or mappings
@@ -156,8 +176,8 @@ def trim_messages(
             ``None``. Used only with ``max_tokens``.
 
     Returns:
-        [`Trimmed`][]: the kept messages, the dropped ones, and whether the result is still
-        over budget. With neither budget, everything is kept.
+        [`Trimmed`][]: the kept messages, the dropped ones, and whether the kept ones exceed
+        a budget. With neither budget, everything is kept.
 
     Raises:
         TypeError: a budget is not an ``int``, or ``counter`` returned something else.
@@ -193,6 +213,7 @@ def trim_messages(
         start=start,
         stop=stop,
         head=head,
+        question=latest_question(items, start, stop),
     )
     if isinstance(plan, bool):
         return Trimmed([*head, *items[start:stop]], [], over_budget=plan)
@@ -212,6 +233,7 @@ def plan_cut(
     start: int = 0,
     stop: int | None = None,
     head: Sequence[Message] = (),
+    question: int = -1,
 ) -> tuple[int, bool] | bool:
     """Where a window over ``head + items[start:stop]`` starts: ``(cut, over_budget)``, or a
     bool when all fits.
@@ -223,9 +245,13 @@ def plan_cut(
     over budget (the only way a history with nothing to drop can be). Otherwise ``cut`` is the
     index of the first message of the window (the system messages before it are pinned).
 
+    ``question`` is the index of the latest question (`is_question`),
+    or -1: the window never starts after it.
+
     Scans from the newest message back, measuring only what fits plus one message, and keeps
     the set of tool-result ids seen whose call has not been seen yet: an index is a cut when
-    that set is empty and the message there is not a tool result.
+    that set is empty and the message there is not a tool result. Past the budget, the scan
+    goes on to the question without measuring (what is after the question is kept anyway).
     """
     if stop is None:
         stop = len(items)
@@ -241,6 +267,9 @@ def plan_cut(
     pending: set[str] = set()  # results seen whose call is further back
     best = -1
     best_user = -1
+    over_at = -1  # the newest index a window starting at or before exceeds a budget
+    if question < 0:
+        question = stop
     index = stop - 1
     role = ""
     while index >= start:
@@ -249,22 +278,27 @@ def plan_cut(
         if role == "system":
             index -= 1
             continue
-        kept += 1
-        if count is not None:
-            tokens += count(message)
+        if over_at < 0:
+            kept += 1
+            if count is not None:
+                tokens += count(message)
+            if kept > limit_messages or tokens > limit_tokens:
+                over_at = index
         _fold(message, role, pending)
-        if kept > limit_messages or tokens > limit_tokens:
-            break
-        if not pending and role != "tool":
-            best = index
-            if role == "user":
-                best_user = index
+        if index <= question:
+            if over_at >= 0:
+                break
+            if not pending and role != "tool":
+                best = index
+                if role == "user":
+                    best_user = index
         index -= 1
     else:
         return limit_messages < 0 or limit_tokens < 0
     if best >= 0:
         return (best_user if prefer_user and best_user >= 0 else best), False
-    # Not even the newest unit fits: keep it anyway. ``items[index]`` is folded already.
+    # Not even the question and what follows it, or the newest unit, fit: keep them anyway
+    # (from the newest cut at or before the question). ``items[index]`` is folded already.
     while True:
         if not pending and role != "tool":
             return index, True
@@ -272,9 +306,29 @@ def plan_cut(
         while index >= start and items[index].role == "system":
             index -= 1
         if index < start:
-            return _fallback_cut(items, start, stop), True
+            cut = _fallback_cut(items, start, min(question + 1, stop))
+            return cut, cut <= over_at
         role = items[index].role
         _fold(items[index], role, pending)
+
+
+def latest_question(items: Sequence[Message], start: int, stop: int) -> int:
+    """The index of the latest question in ``items[start:stop]`` (a user message that is not
+    a summary: `is_question`), else -1.
+
+    User messages are found from the end at C speed, as `system_positions` finds system
+    messages: only the ones found are read further.
+    """
+    roles = map(_ROLE, itertools.islice(reversed(items), len(items) - stop, len(items) - start))
+    back = stop - 1
+    try:
+        while True:
+            back -= operator.indexOf(roles, "user")
+            if is_question(items[back]):
+                return back
+            back -= 1
+    except ValueError:
+        return -1
 
 
 def valid_cuts(items: Sequence[Message]) -> list[int]:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pydantic
 import pydantic_core
+from pydantic.fields import FieldInfo
 from pydantic_ai import messages as pai
 
 from threadline.errors import ErrorDetail
@@ -102,11 +103,36 @@ def extras(obj: object, skip: frozenset[str], prefix: str = PREFIX) -> dict[str,
 
 @cache
 def field_adapter(cls: Any, name: str) -> pydantic.TypeAdapter[Any]:
-    annotation = typing.get_type_hints(cls, include_extras=True)[name]
+    """A validator of the values of the field ``name`` of ``cls``.
+
+    The field's own ``Field(...)`` settings (an alias such as ``ModelResponse.provider_details``'
+    ``validation_alias``, an ``exclude``) describe the field, not its value: pydantic warns
+    (``UnsupportedFieldAttributeWarning``) when a ``TypeAdapter`` is given them, so they are left
+    out, and only the constraints they hold are kept.
+    """
+    annotation = _value_type(typing.get_type_hints(cls, include_extras=True)[name])
     try:
         return pydantic.TypeAdapter(annotation, config=JSON_BYTES)
     except pydantic.PydanticUserError:  # a type with a config of its own
         return pydantic.TypeAdapter(annotation)
+
+
+def _value_type(annotation: Any) -> Any:
+    """``annotation`` without the ``Field(...)`` in its metadata (its constraints are kept)."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return annotation
+    metadata: list[Any] = []
+    for item in annotation.__metadata__:
+        if isinstance(item, FieldInfo):
+            metadata.extend(item.metadata)
+            if item.discriminator is not None:
+                metadata.append(pydantic.Discriminator(item.discriminator))  # type: ignore[arg-type]
+        else:
+            metadata.append(item)
+    base = typing.get_args(annotation)[0]
+    if not metadata:
+        return base
+    return typing.Annotated.__class_getitem__((base, *metadata))
 
 
 def restore(
@@ -395,6 +421,33 @@ def to_thinking(part: ReasoningPart) -> tuple[pai.ThinkingPart, dict[str, Any]]:
     if part.summary:
         lost["summary"] = list(part.summary)
     return thinking, lost
+
+
+# -- timestamps and outcomes -------------------------------------------------------------------
+
+
+def timestamp_from(metadata: Mapping[str, Any], default: datetime) -> datetime:
+    carried = metadata.get(PREFIX + "timestamp")
+    if isinstance(carried, str):
+        try:
+            return datetime.fromisoformat(carried.replace("Z", "+00:00"))
+        except ValueError:
+            raise history_error(
+                f"metadata[{PREFIX + 'timestamp'!r}]", "not an ISO 8601 timestamp"
+            ) from None
+    return default
+
+
+_Outcome = typing.Literal["success", "failed", "denied", "interrupted", "retried"]
+_OUTCOMES: frozenset[str] = frozenset(typing.get_args(_Outcome))
+
+
+def outcome_from(metadata: Mapping[str, Any], is_error: bool) -> _Outcome:
+    """A tool return's ``outcome``: carried when ``is_error`` alone does not say it."""
+    carried = metadata.get(PREFIX + "outcome")
+    if carried in _OUTCOMES:
+        return typing.cast(_Outcome, carried)
+    return "failed" if is_error else "success"
 
 
 def tagged_by(provider: object, response_provider: object, model: object) -> bool:

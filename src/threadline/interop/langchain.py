@@ -5,7 +5,12 @@
   ``from_langchain(to_langchain(m))`` gives back ``m`` (up to the losses below), and
   ``to_langchain(from_langchain(p))`` gives back ``p`` up to the losses below.
 - [`ThreadlineChatMessageHistory`][threadline.interop.langchain.ThreadlineChatMessageHistory]
-  is a ``BaseChatMessageHistory`` over any threadline store, blocking or async.
+  is a ``BaseChatMessageHistory`` over any threadline store, blocking or async, right under
+  ``RunnableWithMessageHistory``: its reads keep the calls in flight, and a new turn written
+  after them answers them as interrupted. (langchain-core 1.8.3 marks
+  ``BaseChatMessageHistory`` deprecated since 1.6.4 and ``RunnableWithMessageHistory`` since
+  1.3.3, pointing to LangGraph; the docs page has a LangGraph recipe with ``to_langchain`` /
+  ``from_langchain``.)
 
 Mapping: ``SystemMessage`` <-> ``system``, ``HumanMessage`` <-> ``user``, ``AIMessage`` <->
 ``assistant``, each ``ToolMessage`` <-> one [`ToolResultPart`][threadline.ToolResultPart]
@@ -43,6 +48,8 @@ try:
     from langchain_core.messages import HumanMessage
     from langchain_core.messages import SystemMessage
     from langchain_core.messages import ToolMessage
+    from langchain_core.messages.tool import ToolCall
+    from langchain_core.messages.tool import tool_call
 except ImportError as error:  # pragma: no cover - the extra is installed in the tests
     raise missing("langchain-core", "langchain_core", "langchain", error) from error
 
@@ -51,9 +58,12 @@ from threadline._message_fields import new_message_id
 from threadline._validation import translate_errors
 from threadline.errors import ConflictError
 from threadline.errors import ValidationError
+from threadline.integrity import Pending
+from threadline.integrity import pending_calls
 from threadline.integrity import prepare_messages
 from threadline.interop._appends import could_poison
 from threadline.interop._appends import refuse_unrepairable
+from threadline.interop._frontier import answer_before_new_turns
 from threadline.interop._langchain_blocks import block_of
 from threadline.interop._langchain_blocks import fail
 from threadline.interop._langchain_blocks import part_of
@@ -557,9 +567,16 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
     it brings a defect repair cannot fix (a result for a call the conversation never made, a
     reused call id), so a bad append cannot poison every later request. Defects repair can
     fix are stored as they are and fixed on read: ``messages`` returns the history through
-    [`prepare_messages`][threadline.prepare_messages] (``mode="auto"``), so a tool call left
-    without a result by a crash is answered with an error result in what the model sees
-    (the stored history keeps the call, and the real result can still be appended).
+    [`prepare_messages`][threadline.prepare_messages] (``mode="auto"``).
+
+    The live frontier: the calls of the newest assistant message that have no result yet
+    ([`pending_calls`][threadline.pending_calls]) are kept unanswered by a read
+    (``pending="keep"``), since under ``RunnableWithMessageHistory`` their results are the
+    next invocation's input. When a message that is not a tool message is written after them
+    (a crash was followed by a new turn), they are answered as interrupted in the same atomic
+    write. A tool call left without a result by a crash and followed by a later message is
+    answered on read (the stored history keeps the call, and the real result can still be
+    appended).
 
     Args:
         store: any threadline store: a ``Store`` (``MemoryStore``, ``SQLiteStore``...) or an
@@ -570,20 +587,35 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         mode: how ``messages`` prepares what it returns: ``"auto"`` (repair), ``"strict"``
             (raise [`IntegrityError`][threadline.IntegrityError] on any defect), or ``None``
             (the stored history as it is, internal messages and hook parts left out).
+        pending: what a read does with pending calls (``mode`` ``"auto"`` or ``"strict"``):
+            ``"keep"`` (the default: in flight, their results come as the next input),
+            ``"answer"`` (crashed: answered as interrupted, for the first turn after a crash
+            that does not run them again) or ``"refuse"`` (raise).
 
     Raises:
         threadline.ValidationError: ``conversation_id`` is not a valid id.
-        ValueError: ``mode`` is not one of those three.
+        ValueError: ``mode`` or ``pending`` is not one of its values.
     """
 
     def __init__(
-        self, store: Store | AsyncStore, conversation_id: str, *, mode: Mode | None = "auto"
+        self,
+        store: Store | AsyncStore,
+        conversation_id: str,
+        *,
+        mode: Mode | None = "auto",
+        pending: Pending = "keep",
     ) -> None:
         if mode not in ("auto", "strict", None):
             raise ValueError(f"mode must be 'auto', 'strict' or None, not {mode!r}")
+        if pending not in ("answer", "keep", "refuse"):
+            raise ValueError(
+                f"pending must be 'keep' (calls in flight), 'answer' (calls that crashed) or "
+                f"'refuse', not {pending!r}"
+            )
         self.store = store
         self.conversation_id = validate_conversation_id(conversation_id)
         self.mode: Mode | None = mode
+        self.pending: Pending = pending
         self._async = inspect.iscoroutinefunction(store.load)
 
     def __repr__(self) -> str:
@@ -598,8 +630,23 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
             return cast("list[BaseMessage]", self._run(self.aget_messages()))
         return self._view(cast(Store, self.store).load(self.conversation_id))
 
+    def pending_calls(self) -> list[ToolCall]:
+        """The pending calls ([`pending_calls`][threadline.pending_calls]) as LangChain
+        ``ToolCall`` s, to run again after a crash: a LangChain tool's ``invoke(call)`` returns
+        the ``ToolMessage`` to send as the next input. A call whose arguments did not parse
+        (an ``invalid_tool_calls`` entry in LangChain) is not listed: no LangChain tool runs
+        it, and it is answered as interrupted when the next non-tool message is written."""
+        if self._async:
+            return cast("list[ToolCall]", self._run(self.apending_calls()))
+        return _runnable(cast(Store, self.store).load(self.conversation_id))
+
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one write: all of them or none.
+
+        Pending calls that a message of the batch other than a tool message follows are
+        answered as interrupted in the same write, before that message. Messages the
+        conversation already holds are replays: the store skips them (or refuses one that
+        changed), so a batch can be sent again.
 
         Raises:
             threadline.ValidationError: a message cannot be converted (nothing is written).
@@ -614,15 +661,11 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         batch = from_langchain(list(messages))
         if not batch:
             return
-        if not could_poison(batch):
-            store.append(self.conversation_id, batch)
-            return
         while True:
             version = store.version(self.conversation_id)
-            stored = store.load(self.conversation_id)
-            refuse_unrepairable([*stored, *batch], batch, _ADD)
+            write = _checked(store.load(self.conversation_id), batch)
             try:
-                store.append(self.conversation_id, batch, expected_version=version)
+                store.append(self.conversation_id, write, expected_version=version)
             except ConflictError:
                 continue  # another writer came first: check against what it wrote
             return
@@ -642,6 +685,12 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
             return await asyncio.to_thread(lambda: self.messages)
         return self._view(await cast(AsyncStore, self.store).load(self.conversation_id))
 
+    async def apending_calls(self) -> list[ToolCall]:
+        """The pending calls as LangChain ``ToolCall`` s (see ``pending_calls``)."""
+        if not self._async:
+            return await asyncio.to_thread(self.pending_calls)
+        return _runnable(await cast(AsyncStore, self.store).load(self.conversation_id))
+
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` in one write: all of them or none (see ``add_messages``)."""
         if not self._async:
@@ -651,15 +700,11 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         batch = from_langchain(list(messages))
         if not batch:
             return
-        if not could_poison(batch):
-            await store.append(self.conversation_id, batch)
-            return
         while True:
             version = await store.version(self.conversation_id)
-            stored = await store.load(self.conversation_id)
-            refuse_unrepairable([*stored, *batch], batch, _ADD)
+            write = _checked(await store.load(self.conversation_id), batch)
             try:
-                await store.append(self.conversation_id, batch, expected_version=version)
+                await store.append(self.conversation_id, write, expected_version=version)
             except ConflictError:
                 continue
             return
@@ -674,7 +719,9 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
     # Shared ----------------------------------------------------------------------------------
 
     def _view(self, stored: list[Message]) -> list[BaseMessage]:
-        return to_langchain(stored if self.mode is None else prepare_messages(stored, self.mode))
+        if self.mode is None:
+            return to_langchain(stored)
+        return to_langchain(prepare_messages(stored, self.mode, pending=self.pending))
 
     @staticmethod
     def _run(coroutine: Any) -> Any:
@@ -685,5 +732,28 @@ class ThreadlineChatMessageHistory(BaseChatMessageHistory):
         coroutine.close()
         raise RuntimeError(
             "ThreadlineChatMessageHistory over an async store cannot block inside a running "
-            "event loop; await aget_messages(), aadd_messages() or aclear() instead"
+            "event loop; await aget_messages(), aadd_messages(), apending_calls() or aclear() "
+            "instead"
         )
+
+
+def _checked(stored: list[Message], batch: list[Message]) -> list[Message]:
+    """What to append for ``batch``: pending calls it follows answered, unrepairable refused.
+
+    Messages the conversation already holds are replays (the store skips them, or refuses
+    them when they differ): they are not checked again, so a batch can be sent twice.
+    """
+    write = answer_before_new_turns(stored, batch)
+    stored_ids = {message.id for message in stored}
+    fresh = [message for message in write if message.id not in stored_ids]
+    if could_poison(fresh):
+        refuse_unrepairable([*stored, *fresh], fresh, _ADD)
+    return write
+
+
+def _runnable(stored: list[Message]) -> list[ToolCall]:
+    return [
+        tool_call(name=call.name, args=dict(call.arguments), id=call.id)
+        for call in pending_calls(stored)
+        if call.raw_arguments is None
+    ]

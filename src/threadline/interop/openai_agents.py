@@ -29,10 +29,12 @@ How items map to messages:
   call part (``provider="openai_agents"``, ``name`` its type, ``input`` the item) on an
   assistant message, or as a placeholder text part for a user or system message.
 - ``get_items`` prepares the history with [`prepare_messages`][threadline.prepare_messages]
-  (``integrity="auto"``) first: a crash in the middle of a tool call leaves a call without its
-  output, and the model API refuses such a history, so the call gets a synthetic failed
-  output. Parts repair made or changed, and parts written by other threadline code (a
-  `History` on the same conversation), are written with the codec's ``encode``.
+  (``integrity="auto"``): a call without its output that later messages follow (a crash) gets
+  a synthetic failed output, written with the codec's ``encode`` (as are parts other threadline
+  code wrote). The calls at the live frontier ([`pending_calls`][threadline.pending_calls]) are
+  kept (``pending="keep"``): the ``Runner`` reads the session while an approved call runs (on
+  resuming a ``RunState`` it compares the tail it reads with what it wrote; a synthetic output
+  there breaks that), and before a model call it drops calls without an output itself.
 - What repair cannot fix (an output for a call the history never made, a second output for a
   call, a call id used twice) would make every ``get_items`` raise, so ``add_items`` refuses a
   batch that brings it, storing nothing (the rule ``ThreadlineChatMessageHistory`` applies).
@@ -70,6 +72,7 @@ from threadline.errors import CodecError
 from threadline.errors import ConflictError
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
+from threadline.integrity import Pending
 from threadline.integrity import prepare_messages
 from threadline.interop._appends import could_poison
 from threadline.interop._appends import pairing_ids
@@ -126,11 +129,14 @@ class ThreadlineSession:
             [`IntegrityError`][threadline.IntegrityError] instead, ``off`` returns it as stored.
         limits: how much of each item ``add_items`` reads
             ([`Limits`][threadline.Limits]); ``None`` means the defaults.
+        pending: the calls at the live frontier: ``keep`` (the ``Runner`` may still run them),
+            ``answer`` (no run is live: answered as interrupted, as a model request needs)
+            or ``refuse`` (``get_items`` raises while there are any); ``off`` checks none.
 
     Raises:
         threadline.ValidationError: ``session_id`` is not a valid conversation id.
         TypeError: ``store`` lacks a store method.
-        ValueError: ``integrity`` is not one of its choices.
+        ValueError: ``integrity`` or ``pending`` is not one of its choices.
     """
 
     session_id: str
@@ -144,6 +150,7 @@ class ThreadlineSession:
         session_settings: SessionSettings | None = None,
         integrity: IntegrityMode = "auto",
         limits: Limits | None = None,
+        pending: Pending = "keep",
     ) -> None:
         missing_methods = [name for name in _REQUIRED if not callable(getattr(store, name, None))]
         if missing_methods:
@@ -155,11 +162,14 @@ class ThreadlineSession:
             raise ValueError(
                 f'integrity must be "auto" (repair), "strict" (raise) or "off", not {integrity!r}'
             )
+        if pending not in ("answer", "keep", "refuse"):
+            raise ValueError(f'pending must be "keep", "answer" or "refuse", not {pending!r}')
         self.session_id = validate_conversation_id(session_id)
         self.session_settings = session_settings
         self.store = store
         self.integrity: IntegrityMode = integrity
         self.limits = limits
+        self.pending: Pending = pending
         self._async = is_async_store(store)
         self._versioned = takes_versions(store)
         self._checked: _Known | None = None
@@ -172,11 +182,12 @@ class ThreadlineSession:
 
         Raises:
             threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair
-                (a tool output whose call is not in the history, under ``auto``).
+                (a tool output whose call is not in the history, under ``auto``; a pending
+                call, under ``pending="refuse"``).
         """
         limit = resolve_session_limit(limit, self.session_settings)
         messages: list[Message] = await self._call("load", self.session_id)
-        items = items_of(messages, self.integrity)
+        items = items_of(messages, self.integrity, self.pending)
         if limit is not None:
             items = items[-limit:] if limit > 0 else []
         return cast("list[TResponseInputItem]", items)
@@ -619,14 +630,18 @@ def _parent(value: Any, pointer: str) -> tuple[Any, Any]:
 # messages -> items
 
 
-def items_of(messages: Sequence[Message], integrity: IntegrityMode = "auto") -> list[Any]:
+def items_of(
+    messages: Sequence[Message], integrity: IntegrityMode = "auto", pending: Pending = "keep"
+) -> list[Any]:
     """The input items ``get_items`` returns for stored ``messages`` (module docstring).
 
     Raises:
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
     """
     joined = _joined(messages)
-    prepared = joined if integrity == "off" else prepare_messages(joined, integrity)
+    prepared = joined
+    if integrity != "off":
+        prepared = prepare_messages(joined, integrity, pending=pending)
     kept = _kept_items(messages)
     if len(prepared) == len(joined) and all(map(operator.is_, prepared, joined)):
         # nothing repaired: when every part came from an item, the items are the answer

@@ -40,6 +40,7 @@ import pydantic
 from threadline._message_fields import json_result_text
 from threadline._validation import translate_errors
 from threadline.errors import ValidationError
+from threadline.integrity import Pending
 from threadline.interop._missing import missing
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -82,6 +83,7 @@ from threadline.interop._pydantic_ai_fields import history_error
 from threadline.interop._pydantic_ai_fields import jsonable
 from threadline.interop._pydantic_ai_fields import load_part
 from threadline.interop._pydantic_ai_fields import native_metadata
+from threadline.interop._pydantic_ai_fields import outcome_from
 from threadline.interop._pydantic_ai_fields import own_metadata
 from threadline.interop._pydantic_ai_fields import provider_from
 from threadline.interop._pydantic_ai_fields import provider_to
@@ -91,10 +93,14 @@ from threadline.interop._pydantic_ai_fields import split_native_metadata
 from threadline.interop._pydantic_ai_fields import stash_message
 from threadline.interop._pydantic_ai_fields import stash_part
 from threadline.interop._pydantic_ai_fields import tagged_by
+from threadline.interop._pydantic_ai_fields import timestamp_from
 from threadline.interop._pydantic_ai_fields import to_item
 from threadline.interop._pydantic_ai_fields import to_thinking
 from threadline.interop._pydantic_ai_fields import uncarry
 from threadline.interop._pydantic_ai_fields import untagged
+from threadline.interop._pydantic_ai_frontier import chained_id
+from threadline.interop._pydantic_ai_frontier import check_after
+from threadline.interop._pydantic_ai_frontier import settle_pending
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
 
@@ -128,13 +134,24 @@ TYPED_CONTENT = PREFIX + "typed_content"  # native tool content holding files or
 _ModelMessages = pydantic.TypeAdapter(list[pai.ModelMessage], config=JSON_BYTES)
 
 
-def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
+def from_pydantic_ai(
+    messages: Iterable[Any] | bytes | str, *, after: str | None = None
+) -> list[Message]:
     """Threadline messages holding what a pydantic-ai history holds.
+
+    Ids are deterministic, so a conversion done again stores nothing twice: each is ``"msg_"``
+    and 32 hex digits hashing the previous message's id (``after`` for the first) and the
+    message's own content, so two equal messages of one run still differ. Converting
+    ``result.all_messages()`` after each run gives the messages it held before the same ids;
+    ``result.new_messages()`` gets the ids a conversion of ``all_messages()`` would give them
+    when chained ``after=`` the id of the last message stored before the run.
 
     Args:
         messages: ``ModelRequest`` / ``ModelResponse`` objects (``result.all_messages()``), or
             their JSON (``result.all_messages_json()``, or the dicts ``ModelMessagesTypeAdapter``
             dumps), validated by pydantic-ai's own ``ModelMessagesTypeAdapter``.
+        after: the id of the message ``messages`` follow in the conversation (the last one
+            stored), or ``None`` when they start it.
 
     Returns:
         One threadline message per system prompt, user prompt and run of tool returns of each
@@ -143,7 +160,9 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
     Raises:
         threadline.ValidationError: an item is not a pydantic-ai message, or holds something a
             threadline message cannot (a file URL without a scheme...), naming where.
+        ValueError: ``after`` is neither ``None`` nor a non-empty string.
     """
+    after = check_after(after)
     if isinstance(messages, (bytes, bytearray, str)):
         try:
             native: Iterable[Any] = _ModelMessages.validate_json(messages)
@@ -170,6 +189,8 @@ def from_pydantic_ai(messages: Iterable[Any] | bytes | str) -> list[Message]:
                 )
             # One validation per pydantic-ai message, of plain dicts: much faster than building
             # each part, and an error still names the pydantic-ai message it came from.
+            for item in converted:
+                after = item["id"] = chained_id(after, item)
             out.extend(_MESSAGES.validate_python(converted))
         except pydantic.ValidationError as error:
             summary = f"invalid pydantic-ai message messages[{index}]"
@@ -449,7 +470,9 @@ def _from_response_part(part: object, created: datetime, calls: Mapping[str, str
 # -- threadline to pydantic-ai ------------------------------------------------------------------
 
 
-def to_pydantic_ai(messages: Iterable[Message]) -> list[pai.ModelMessage]:
+def to_pydantic_ai(
+    messages: Iterable[Message], *, pending: Pending = "keep"
+) -> list[pai.ModelMessage]:
     """The pydantic-ai history holding what ``messages`` hold, for ``message_history=``.
 
     Each run of system, user and tool messages becomes a ``ModelRequest`` (one per message,
@@ -458,22 +481,36 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[pai.ModelMessage]:
     ``internal`` messages are left out (they never reach a model), except those carrying a
     pydantic-ai part.
 
+    Pending calls ([`pending_calls`][threadline.pending_calls]: the last assistant message's
+    calls without a result) are kept by default, as pydantic-ai's own runs leave them: a run
+    given this history and no new prompt executes them (the resume after a crash between a call
+    and its result), and pydantic-ai refuses a new prompt after them.
+
     Args:
         messages: threadline messages, in order.
+        pending: ``"keep"`` pending calls unanswered (the default), ``"answer"`` them with an
+            interrupted error result first (the tools will not run again: a new prompt may
+            follow), or ``"refuse"`` them.
 
     Raises:
         threadline.ValidationError: an item is not a [`Message`][threadline.Message], or its
             ``"pydantic_ai.*"`` metadata does not fit the field it restores, naming where.
+        threadline.IntegrityError: ``pending="refuse"`` and a call is pending (code
+            ``pending-tool-call``).
+        ValueError: ``pending`` is not ``"answer"``, ``"keep"`` or ``"refuse"``.
     """
-    out: list[pai.ModelMessage] = []
-    now = datetime.now(timezone.utc)
-    call_names: dict[str, str] = {}
-    request: _Request | None = None
-    for index, message in enumerate(messages):
+    items = list(messages)
+    for index, message in enumerate(items):
         if not isinstance(message, Message):
             raise history_error(
                 f"messages[{index}]", f"expected a threadline Message, got {type(message).__name__}"
             )
+    items = settle_pending(items, pending)
+    out: list[pai.ModelMessage] = []
+    now = datetime.now(timezone.utc)
+    call_names: dict[str, str] = {}
+    request: _Request | None = None
+    for index, message in enumerate(items):
         try:
             if message.role == "assistant":
                 if request is not None:
@@ -522,7 +559,7 @@ class _Request:
             for j, part in enumerate(message.parts):
                 text = typing.cast(TextPart, part)
                 system = pai.SystemPromptPart(
-                    text.text, timestamp=_timestamp(part.metadata, created)
+                    text.text, timestamp=timestamp_from(part.metadata, created)
                 )
                 self.parts.append(restore(system, part.metadata, _SKIP_SYSTEM))
                 if entry := stash_part(part):
@@ -577,30 +614,6 @@ class _Request:
 _RETRY_FEEDBACK_ADAPTER = pydantic.TypeAdapter(pai.RetryFeedbackPart)
 
 
-def _timestamp(metadata: Mapping[str, Any], default: datetime) -> datetime:
-    carried = metadata.get(PREFIX + "timestamp")
-    if isinstance(carried, str):
-        try:
-            return datetime.fromisoformat(carried.replace("Z", "+00:00"))
-        except ValueError:
-            raise history_error(
-                f"metadata[{PREFIX + 'timestamp'!r}]", "not an ISO 8601 timestamp"
-            ) from None
-    return default
-
-
-_Outcome = typing.Literal["success", "failed", "denied", "interrupted", "retried"]
-_OUTCOMES: frozenset[str] = frozenset(typing.get_args(_Outcome))
-
-
-def _outcome(metadata: Mapping[str, Any], is_error: bool) -> _Outcome:
-    """A tool return's ``outcome``: carried when ``is_error`` alone does not say it."""
-    carried = metadata.get(PREFIX + "outcome")
-    if carried in _OUTCOMES:
-        return typing.cast(_Outcome, carried)
-    return "failed" if is_error else "success"
-
-
 def _to_tool_return(
     part: ToolResultPart, call_names: Mapping[str, str], created: datetime
 ) -> pai.ToolReturnPart:
@@ -616,8 +629,8 @@ def _to_tool_return(
         tool_name=part.name or call_names.get(part.call_id, ""),
         content=content,
         tool_call_id=part.call_id,
-        timestamp=_timestamp(metadata, created),
-        outcome=_outcome(metadata, part.is_error),
+        timestamp=timestamp_from(metadata, created),
+        outcome=outcome_from(metadata, part.is_error),
     )
     return typing.cast(pai.ToolReturnPart, restore(native, metadata, _SKIP_RETURN))
 
@@ -763,8 +776,8 @@ def _to_response_part(
             content=content,
             tool_call_id=part.call_id,
             provider_name=provider,
-            outcome=_outcome(metadata, part.is_error),
-            timestamp=_timestamp(metadata, created),
+            outcome=outcome_from(metadata, part.is_error),
+            timestamp=timestamp_from(metadata, created),
         )
         lost = {} if provider or not part.provider else {"provider": part.provider}
         return restore(returned, metadata, _SKIP_NATIVE_RETURN), lost
