@@ -435,7 +435,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "anthropic": lambda event: event.get("type") == "message_stop",
     "openai_chat": _chat_final,
     "mistral": _chat_final,
-    "bedrock": lambda event: "messageStop" in event,
+    "bedrock": lambda event: "metadata" in event,  # always last, after messageStop
     "openai_responses": lambda event: event.get("type") == "response.completed",
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
 }

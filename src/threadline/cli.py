@@ -248,7 +248,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--to", required=True, choices=codec_names(), metavar="PROVIDER", help="the target format"
     )
     convert.add_argument("--system", metavar="TEXT", help="system text to put first")
-    convert.add_argument("--model", help="the target model (reasoning from others is not replayed)")
+    convert.add_argument(
+        "--model",
+        help="the target model (reasoning from others, or naming none, is not replayed; a "
+        "--from payload's modelId / model names its reasoning's)",
+    )
     convert.add_argument(
         "--reasoning",
         choices=("auto", "text", "drop"),

@@ -8,7 +8,8 @@ the events and reads it with that codec's ``decode_response``, so the law holds 
 construction: for every response R and every event sequence the provider may send for it, the
 assembled message equals ``decode_response(R)`` (parts, signatures, item ids, metadata, usage).
 
-Formats (codec names): ``openai_chat`` (Chat Completions chunks), ``openai_responses``
+Formats (codec names): ``openai_chat`` (Chat Completions chunks, or the events of the SDK's
+``client.chat.completions.stream()`` helper), ``openai_responses``
 (Responses stream events), ``anthropic`` (Messages SSE events), ``gemini``
 (``streamGenerateContent`` chunks), ``mistral`` (chat completion chunks), ``bedrock``
 (``ConverseStream`` events, as boto3 yields them).
@@ -115,7 +116,9 @@ class StreamAssembler:
             names): a call to a tool whose name the provider's API would reject gets the
             stored name back, as ``decode_response(..., tool_names=...)`` does.
         model: the model the request went to, for a stream that names none (Bedrock's
-            never does): it tags the message and its reasoning.
+            never does): it tags the message and its reasoning, which then replay to it.
+            Without it, Bedrock reasoning names no model and replays only to an ``encode``
+            given no model (``encode(..., model=modelId)`` leaves it out).
         limits: what the stream may hold ([`Limits`][threadline.Limits]; ``None`` means
             ``Limits()``); pass ``Limits.untrusted()`` for a stream a proxy or an untrusted
             upstream writes. They are enforced as events arrive: every index or part an event
@@ -178,7 +181,12 @@ class StreamAssembler:
         Args:
             event: the event as the provider sends it: the SSE ``data`` JSON as a dict (or
                 as JSON text; Chat's closing ``[DONE]`` is accepted and ignored), or the
-                SDK's own event object (dumped with its unset fields left out).
+                SDK's own event object (dumped with its unset fields left out). For
+                ``openai_chat``, the events of the SDK's ``client.chat.completions.stream()``
+                helper too: a ``ChunkEvent`` is read as its ``chunk``, and the events the
+                helper derives from each chunk (``content.delta``, ``content.done``,
+                ``tool_calls.function.arguments.delta``...) are left out, since they repeat
+                what their chunk said (``parsed`` output is the helper's to give).
 
         Raises:
             threadline.CodecError: the event is not one of the format (not a JSON object, a
@@ -188,6 +196,12 @@ class StreamAssembler:
         """
         if self._refused is not None:
             raise self._refusal()
+        event = self._builder.unwrap(event)
+        if event is None:  # a helper's event that repeats what its chunk said
+            if self._closed:
+                raise CodecError(f"{self.provider} stream: an event after the stream was closed")
+            self._builder.events += 1
+            return []
         data = as_event(event)
         if isinstance(data, str):
             if data.strip() == "[DONE]":
@@ -293,9 +307,13 @@ class StreamAssembler:
                 crash's dangling calls.
 
         Raises:
-            threadline.CodecError: (not ``partial``) the stream is not finished, ended in an
-                ``error`` event, went past the ``limits`` (the message names the limit), or a
-                tool call's arguments are not a JSON object.
+            threadline.CodecError: (not ``partial``) the stream is not finished (a Bedrock
+                stream is finished at its ``metadata``, after ``messageStop``), ended in an
+                error (an ``error`` event, a Chat or Mistral chunk carrying an ``error``, a
+                Bedrock exception event: its text is in the message, and in
+                ``metadata["threadline.stream_error"]`` of the partial message), went past
+                the ``limits`` (the message names the limit), or a tool call's arguments are
+                not a JSON object.
         """
         with bounded(self._bounds):
             return self._message(partial)
@@ -310,7 +328,7 @@ class StreamAssembler:
             if not builder.finished:
                 raise CodecError(
                     f"{self.provider} stream is not finished after {builder.events} events "
-                    f"(cut off?); message(partial=True) gives what arrived"
+                    f"(cut off?); message(partial=True) gives what arrived{builder.unfinished()}"
                 )
             try:
                 check_arguments(builder)
@@ -447,7 +465,8 @@ def astream(
         events: an async iterable (an SDK's async stream) or a plain iterable of events.
         provider: the codec name of the stream's format.
         tools: the request's tools or their names (see `StreamAssembler`).
-        model: the model the request went to, for a stream that names none.
+        model: the model the request went to, for a stream that names none (Bedrock's:
+            without it, its reasoning replays only to an ``encode`` given no model).
         limits: what the stream may hold (see `StreamAssembler`); ``None`` means ``Limits()``.
     """
     return AsyncStream(events, StreamAssembler(provider, tools=tools, model=model, limits=limits))

@@ -4,6 +4,7 @@ refusing what the command could not print or write (a lone surrogate, an integer
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sys
@@ -27,10 +28,14 @@ from threadline.errors import CodecError
 from threadline.errors import ValidationError
 from threadline.limits import Limits
 from threadline.messages import Message
+from threadline.messages import ReasoningPart
 from threadline.serialization import load_json
 from threadline.stores.jsonl import read_batch_lines
 
 __all__ = ["Loaded", "load_history"]
+
+_MODEL_KEY: Final = {"bedrock": "modelId"}
+"""Where a provider payload names its model, when not under ``model``."""
 
 # Keys that give away a provider request body given without --from.
 _PROVIDER_KEYS: Final = frozenset({"messages", "contents", "input", "system", "systemInstruction"})
@@ -87,9 +92,32 @@ def _decode_payload(name: str, text: str, provider: str) -> list[Message]:
     except json.JSONDecodeError as error:
         raise CliError(f"{name}: not JSON ({json_problem(error)})") from error
     try:
-        return decode(payload, provider=provider)
+        messages = decode(payload, provider=provider)
     except (CodecError, ValidationError) as error:
         raise CliError(f"{name}: {one_line(error)}") from error
+    return _with_model(messages, payload, provider)
+
+
+def _with_model(messages: list[Message], payload: Any, provider: str) -> list[Message]:
+    """``messages`` with the model ``payload`` names (a Converse request's ``modelId``, another
+    format's ``model``) on the provider's reasoning that names none: the request went to that
+    model with that reasoning in it, so it is that model's (``decode`` reads the messages
+    alone). Without it such reasoning replays only to ``convert`` given no ``--model``."""
+    model = payload.get(_MODEL_KEY.get(provider, "model")) if isinstance(payload, dict) else None
+    if not isinstance(model, str) or not model:
+        return messages
+    producer = "openai" if provider.startswith("openai_") else provider
+    out = []
+    for message in messages:
+        parts = tuple(
+            dataclasses.replace(part, model=model)
+            if isinstance(part, ReasoningPart) and part.provider == producer and part.model is None
+            else part
+            for part in message.parts
+        )
+        changed = any(new is not old for new, old in zip(parts, message.parts, strict=True))
+        out.append(message.model_copy(update={"parts": parts}) if changed else message)
+    return out
 
 
 def _load_neutral(name: str, text: str) -> list[Message]:

@@ -90,7 +90,11 @@ def encode(
         provider: a codec name: ``openai_chat``, ``anthropic``...
         system: system text placed before everything else, where the format wants it.
         model: the target model; reasoning produced by another model is not replayed (an
-            alias and its dated snapshot, an inference profile and its base id, are one).
+            alias and its dated snapshot, an inference profile and its base id, are one),
+            nor is reasoning that names no model: a Bedrock reply read without
+            ``decode_response(..., model=modelId)`` (Converse responses name none) or
+            assembled without ``StreamAssembler(..., model=modelId)`` replays only to an
+            ``encode`` given no model.
         integrity: ``auto`` repairs the history first, ``strict`` raises instead of
             repairing, ``off`` sends it as it is.
         reasoning: ``auto`` replays reasoning only to the provider and model that produced it;
@@ -266,6 +270,8 @@ def decode_response(
             each tool call named by a key gets the stored name back.
         model: the model the request went to, for a response that names none (Bedrock's
             never does): it tags the message and its reasoning, which then replay to it.
+            Without it, such reasoning names no model and replays only to an ``encode``
+            given no model: ``encode(..., model=modelId)`` leaves it out.
         output_schema: the ``output_schema`` the request was encoded with: the structured
             reply becomes the message's text (for Anthropic and Bedrock the forced tool's
             arguments, as JSON text rather than a tool call, so the history stays valid; for

@@ -211,6 +211,15 @@ class Builder:
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         raise NotImplementedError
 
+    def unwrap(self, event: Any) -> Any:
+        """The event to read in place of ``event`` as it was fed (an SDK helper's wrapper
+        holds the provider's event), or ``None`` for one that carries nothing to read."""
+        return event
+
+    def unfinished(self) -> str:
+        """What to add to the error of a stream that did not finish (a hint, or ``""``)."""
+        return ""
+
     def close(self) -> list[StreamEvent]:
         """The stream ended: the events still held back (none, unless a format says)."""
         return []

@@ -1,7 +1,10 @@
 """Bedrock ``ConverseStream`` events, as boto3 yields them (``{"contentBlockDelta": {...}}``),
 rebuilt into a Converse response: text, tool-use input JSON and reasoning text joined per
 ``contentBlockIndex``, a reasoning signature or redacted content kept, ``messageStop``'s stop
-reason and ``metadata``'s usage and metrics."""
+reason and ``metadata``'s usage and metrics.
+
+Bedrock always sends ``metadata`` last, after ``messageStop``: the response is complete only
+once it came, so a stream cut between the two is not finished (its usage never arrived)."""
 
 from __future__ import annotations
 
@@ -39,17 +42,19 @@ class BedrockBuilder(Builder):
         self._blocks: dict[int, dict[str, Any]] = {}
         self._json: dict[int, Pieces | str] = {}
         self._top: dict[str, Any] = {}
-        self._ended = False
+        self._stopped = False
+        """``messageStop`` came: only the ``metadata`` that ends the stream may follow."""
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
-        if self._ended or (self.finished and "metadata" not in event):
-            end = "the metadata that ended it" if self._ended else "messageStop"
-            raise CodecError(f"bedrock stream: {sorted(event)} after {end}")
+        if self.finished:
+            raise CodecError(f"bedrock stream: {sorted(event)} after the metadata that ended it")
         for name in _ERRORS:
-            if name in event:
+            if name in event:  # also between messageStop and metadata: the stream ends in it
                 body = event[name] or {}
                 self.error = f"{name}: {body.get('message', '')}"
                 return []
+        if self._stopped and "metadata" not in event:
+            raise CodecError(f"bedrock stream: {sorted(event)} after messageStop")
         if "contentBlockStart" in event:
             return self._start(event["contentBlockStart"])
         if "contentBlockDelta" in event:
@@ -64,11 +69,11 @@ class BedrockBuilder(Builder):
             self._top["stopReason"] = stop.get("stopReason")
             if stop.get("additionalModelResponseFields") is not None:
                 self._top["additionalModelResponseFields"] = stop["additionalModelResponseFields"]
-            self.finished = True
+            self._stopped = True
             return []
         if "metadata" in event:
             self._top.update({k: v for k, v in event["metadata"].items() if v is not None})
-            self._ended = self.finished
+            self.finished = self._stopped
             return [Finish(self._top.get("stopReason"), None)] if self.finished else []
         return []  # messageStart, and event types added later
 

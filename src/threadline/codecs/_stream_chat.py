@@ -23,6 +23,24 @@ from threadline.errors import CodecError
 
 _TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
 
+_HELPER_EVENTS = frozenset({"content", "refusal", "tool_calls", "logprobs"})
+"""The first word of the ``type`` of the events the OpenAI SDK's chat stream helper derives
+from each chunk (``content.delta``, ``refusal.done``, ``tool_calls.function.arguments.delta``,
+``logprobs.content.done``...), after that chunk's ``ChunkEvent``."""
+
+
+def _error_text(error: Any) -> str:
+    """What an ``error`` chunk says: ``"<type or code>: <message>"`` for an error object (as
+    OpenAI, OpenRouter and vLLM send it), the text itself for a string, else its JSON."""
+    if isinstance(error, str):
+        return error
+    if isinstance(error, Mapping):
+        labels = [str(error[key]) for key in ("type", "code") if error.get(key) not in (None, "")]
+        label = " ".join(dict.fromkeys(labels)) or "error"
+        message = error.get("message")
+        return f"{label}: {message}" if message not in (None, "") else label
+    return json.dumps(error, ensure_ascii=False, default=str)
+
 
 class ChatBuilder(Builder):
     def __init__(self, provider: str) -> None:
@@ -35,8 +53,48 @@ class ChatBuilder(Builder):
         self._finish: str | None = None
         self._usage: Any = None
         self._finished_sent = False
+        self.chunks = 0
+        """Events read as chunks (a ``ChunkEvent``'s chunk counts)."""
+        self.derived = 0
+        """Events of the SDK's stream helper left out: each repeats what its chunk said."""
+
+    def unwrap(self, event: Any) -> Any:
+        """The chunk an event of the OpenAI SDK's ``client.chat.completions.stream()`` helper
+        carries: a ``ChunkEvent``'s ``chunk``; ``None`` for the events the helper derives from
+        the chunks (``content.delta``, ``tool_calls.function.arguments.done``...), which say
+        again what their chunk said. Any other event as it is."""
+        if self.provider != "openai_chat" or isinstance(event, str):
+            return event
+        if isinstance(event, Mapping):
+            kind, chunk = event.get("type"), event.get("chunk")
+        else:
+            kind, chunk = getattr(event, "type", None), getattr(event, "chunk", None)
+        if kind == "chunk":
+            if chunk is None:
+                raise CodecError(
+                    "openai_chat stream: a ChunkEvent without its chunk (feed the events of "
+                    "client.chat.completions.stream() as the SDK yields them, or the chunks)"
+                )
+            self.chunks += 1
+            return chunk
+        if isinstance(kind, str) and kind.split(".", 1)[0] in _HELPER_EVENTS:
+            self.derived += 1
+            return None
+        self.chunks += 1
+        return event
+
+    def unfinished(self) -> str:
+        if self.derived and not self.chunks:
+            return (
+                f"; {self.derived} events of client.chat.completions.stream() came and no "
+                "ChunkEvent: the ChunkEvents carry the stream (the other events repeat what "
+                "their chunk said), so feed every event the helper yields, or the chunks"
+            )
+        return ""
 
     def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        if event.get("error") is not None:
+            return self._error(event)
         if self.finished:
             self._after_finish(event)
         out: list[StreamEvent] = []
@@ -51,17 +109,36 @@ class ChatBuilder(Builder):
             out.extend(self._delta(choice.get("delta") or {}))
             if choice.get("finish_reason") is not None:
                 self._finish = choice["finish_reason"]
+                if self.error is not None:
+                    continue  # the stream ended in its error: no finish reason completes it
                 self.finished = True
                 # only the open parts' blocks: a finish_reason on every chunk built them all
                 out.extend(self.end_all({key: self._block(key) for key in self._open}))
         if (
             self.finished
+            and self.error is None
             and not self._finished_sent
             and (self._usage is not None or not event.get("choices") or self.provider == "mistral")
         ):
             self._finished_sent = True
             out.append(Finish(self._finish, None))
         return out
+
+    def _error(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        """A chunk carrying an ``error`` (OpenAI-compatible servers and OpenRouter send one
+        mid-stream, OpenAI's API one holding only the error): the stream ends in it, before or
+        after the finish reason (but once the ``Finish`` was given, the message no longer
+        changes: the chunk is refused). What else the chunk holds is read as far as it adds to
+        the message (its text), for ``message(partial=True)``; its finish reason (``error``) is
+        kept as the stop reason and completes nothing."""
+        text = _error_text(event["error"])
+        if self._finished_sent:
+            raise CodecError(f"{self.provider} stream: an error after the stream ended: {text}")
+        if self.error is None:
+            self.error = text
+        if self.finished:
+            return []  # the message is whole; the usage that should have followed never came
+        return self.feed({key: value for key, value in event.items() if key != "error"})
 
     def _after_finish(self, event: Mapping[str, Any]) -> None:
         """Refuse what would change the message once its finish reason came: content, or
@@ -81,7 +158,7 @@ class ChatBuilder(Builder):
 
     def close(self) -> list[StreamEvent]:
         # No usage chunk came (``include_usage`` was not asked for): finish without it.
-        if self.finished and not self._finished_sent:
+        if self.finished and self.error is None and not self._finished_sent:
             self._finished_sent = True
             return [Finish(self._finish, None)]
         return []

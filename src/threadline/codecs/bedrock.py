@@ -216,6 +216,9 @@ def encode(
     Args:
         system: placed first in the top-level ``system`` list.
         model: a model id; an inference profile, its ARN and its base model id are one model.
+            Bedrock reasoning replays to it only when it names that model: pass the
+            ``modelId`` to ``decode_response`` and ``StreamAssembler`` (``model=``), since
+            Converse replies name none.
         reasoning: ``auto`` replays Bedrock reasoning (to its model).
     """
     body, _ = encode_with_calls(
@@ -812,7 +815,8 @@ def decode_response(
         choice: which message to read; a Converse response holds one, so only 0.
         model: the ``modelId`` the request went to: a Converse response names no model,
             so this tags the message and its reasoning, which then replay to that model
-            (or its base id, or another inference profile of it).
+            (or its base id, or another inference profile of it). Without it the reasoning
+            names no model, and ``encode(..., model=modelId)`` leaves it out.
 
     Raises:
         threadline.LimitExceededError: the response exceeds ``limits`` (a

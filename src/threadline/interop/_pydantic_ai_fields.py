@@ -448,3 +448,29 @@ def outcome_from(metadata: Mapping[str, Any], is_error: bool) -> _Outcome:
     if carried in _OUTCOMES:
         return typing.cast(_Outcome, carried)
     return "failed" if is_error else "success"
+
+
+def tagged_by(provider: object, response_provider: object, model: object) -> bool:
+    """Whether reasoning of ``provider`` in a response of ``response_provider`` that names
+    ``model`` is that model's: the response's own provider produced it."""
+    return (
+        isinstance(provider, str)
+        and isinstance(model, str)
+        and isinstance(response_provider, str)
+        and provider == provider_from(response_provider, {})
+    )
+
+
+def untagged(
+    part: ReasoningPart, lost: dict[str, Any], metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``lost`` as the way back needs it: reading the response tags its provider's reasoning
+    with its ``model_name``, so a part whose model is that one needs nothing kept, and one that
+    names no model keeps ``model: None``."""
+    if not tagged_by(part.provider, metadata.get("provider"), metadata.get("model")):
+        return lost
+    if part.model is None:
+        return {**lost, "model": None}
+    if part.model == metadata.get("model"):
+        return {key: value for key, value in lost.items() if key != "model"}
+    return lost

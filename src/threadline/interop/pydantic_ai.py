@@ -92,10 +92,12 @@ from threadline.interop._pydantic_ai_fields import restore
 from threadline.interop._pydantic_ai_fields import split_native_metadata
 from threadline.interop._pydantic_ai_fields import stash_message
 from threadline.interop._pydantic_ai_fields import stash_part
+from threadline.interop._pydantic_ai_fields import tagged_by
 from threadline.interop._pydantic_ai_fields import timestamp_from
 from threadline.interop._pydantic_ai_fields import to_item
 from threadline.interop._pydantic_ai_fields import to_thinking
 from threadline.interop._pydantic_ai_fields import uncarry
+from threadline.interop._pydantic_ai_fields import untagged
 from threadline.interop._pydantic_ai_frontier import chained_id
 from threadline.interop._pydantic_ai_frontier import check_after
 from threadline.interop._pydantic_ai_frontier import settle_pending
@@ -362,6 +364,11 @@ def _from_response(response: pai.ModelResponse) -> dict[str, Any]:
     parts: list[Any] = [
         _from_response_part(part, response.timestamp, calls) for part in response.parts
     ]
+    provider, model = response.provider_name, response.model_name
+    for part in parts:  # the response's own reasoning is its model's, as decode_response says
+        own = part["type"] == "reasoning" and part.get("model") is None
+        if own and tagged_by(part.get("provider"), provider, model):
+            part["model"] = model
     hidden = entry.get("hidden")
     if isinstance(hidden, Mapping):
         for index in sorted(hidden, key=int):
@@ -640,6 +647,8 @@ def _to_response(message: Message, call_names: dict[str, str], now: datetime) ->
     calls = {part.id: part.name for part in message.parts if type(part) is ProviderToolCallPart}
     for j, part in enumerate(message.parts):
         native, lost = _to_response_part(part, created, calls)
+        if type(part) is ReasoningPart:
+            lost = untagged(part, lost, metadata)
         if native is _HIDDEN:
             hidden[str(j)] = dump_part(part)
             continue
