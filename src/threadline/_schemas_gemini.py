@@ -7,11 +7,13 @@ Gemini reads a tool's parameters (and a structured output's schema) in either of
 
 [`gemini_takes_subset`][threadline._schemas_gemini.gemini_takes_subset] decides per schema: a
 schema the subset expresses as it is (its ``$ref`` s inlined; only the subset's keywords,
-``const`` and ``enum`` of strings, objects that name their properties) goes in the subset
-field, as it always has, which every Gemini model and endpoint takes; any other goes in the
-JSON Schema field, where a dict's value type, an integer enum or a recursive model arrive
-intact, instead of being cut down to a schema the API refuses (``properties: should be
-non-empty for OBJECT type``, ``enum: only allowed for STRING type``).
+``const`` and ``enum`` of strings, objects that name their properties; ``additionalProperties:
+false``, which ``tool_from_function`` writes on every tool, is left out: Gemini generates only
+the properties a schema names) goes in the subset field, as it always has, which every
+Gemini model and endpoint takes; any other goes in the JSON Schema field, where a dict's value
+type, an integer enum or a recursive model arrive intact, instead of being cut down to a schema
+the API refuses (``properties: should be non-empty for OBJECT type``, ``enum: only allowed for
+STRING type``).
 
 What the JSON Schema field still refuses, and what is done about it:
 
@@ -133,7 +135,9 @@ def _fits(node: Any, *, top: bool = False) -> bool:
     if not isinstance(node, dict):
         return False  # a boolean schema
     allowed = _GEMINI_KEYWORDS | _SUBSET_EXTRA | _DROPPED_NOTES
-    if any(key not in allowed for key in node):
+    if node.get("additionalProperties", False) is not False:
+        return False  # a dict, or an open object: only JSON Schema says what its values are
+    if any(key not in allowed and key != "additionalProperties" for key in node):
         return False  # additionalProperties, allOf, exclusiveMinimum, prefixItems...
     if "const" in node and not isinstance(node["const"], str):
         return False

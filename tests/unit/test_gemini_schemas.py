@@ -158,7 +158,9 @@ def test_a_ref_with_siblings_keeps_only_the_ref_beside_its_description() -> None
         ({"type": "object"}, {}, False),
         ({"enum": [1, 2]}, {}, False),
         ({"type": "integer", "exclusiveMinimum": 0}, {}, False),
-        ({"type": "string"}, {"additionalProperties": False}, False),
+        ({"type": "string"}, {"additionalProperties": False}, True),  # tool_from_function's
+        ({"type": "string"}, {"additionalProperties": True}, False),
+        ({"type": "object", "properties": {"b": {"type": "integer"}}}, {}, True),
     ],
 )
 def test_which_schemas_the_subset_takes(
