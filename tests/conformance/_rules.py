@@ -31,6 +31,13 @@ from collections.abc import Sequence
 from typing import Any
 from typing import Literal
 
+from tests.conformance._rules_gemini import gemini_json_schema_enum_values
+from tests.conformance._rules_gemini import gemini_json_schema_ref_alone
+from tests.conformance._rules_gemini import gemini_json_schema_ref_loops_optional
+from tests.conformance._rules_gemini import gemini_schema_fields_exclusive
+from tests.conformance._rules_gemini import gemini_subset_enum_only_for_strings
+from tests.conformance._rules_gemini import gemini_subset_known_fields
+from tests.conformance._rules_gemini import gemini_subset_objects_have_properties
 from tests.conformance.judges import WireError
 
 __all__ = [
@@ -109,7 +116,7 @@ def _anthropic_turns(payload: Mapping[str, Any]) -> list[tuple[str, int, list[Ma
 # Tool names (OpenAI, Anthropic, Mistral, Bedrock; Gemini's own pattern)
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-GEMINI_TOOL_NAME = re.compile(r"[a-zA-Z0-9_.:-]{1,128}")
+GEMINI_TOOL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")  # issue 37 item 6: 64, not 128
 
 
 def _defined_names(payload: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -658,9 +665,59 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
     "gemini": (
         Rule(
             "gemini.tool_name_pattern",
-            "Gemini refuses a function name outside ^[a-zA-Z0-9_.:-]{1,128}$ (it allows '.' "
-            "and ':' and 128 characters, unlike the others)",
+            "Invalid function name. Must start with a letter or an underscore. Must be a-z, "
+            "A-Z, 0-9, or contain underscores (_), dots (.), colons (:), or dashes (-), with a "
+            "maximum length of 64. (kaitranntt/ccs#219, google-gemini/gemini-cli#7869; the "
+            "SDK docstring's 128 is not what the API takes)",
             _names_check(_gemini_names, GEMINI_TOOL_NAME),
+        ),
+        # issue 37 items 1 and 2
+        Rule(
+            "gemini.subset_object_has_properties",
+            "properties: should be non-empty for OBJECT type (pydantic/pydantic-ai#1203, "
+            "browser-use/browser-use#3786)",
+            gemini_subset_objects_have_properties,
+        ),
+        Rule(
+            "gemini.subset_enum_only_for_strings",
+            "enum: only allowed for STRING type (directus/directus#27100, decolua/9router#359)",
+            gemini_subset_enum_only_for_strings,
+        ),
+        Rule(
+            "gemini.subset_known_fields",
+            'Invalid JSON payload received. Unknown name "const" at ... Cannot find field. '
+            "(zed-industries/zed#44875, thClaws/thClaws#172, pydantic/pydantic-ai#1598); "
+            "Proto field is not repeating, cannot start list. (voocel/litellm#9)",
+            gemini_subset_known_fields,
+        ),
+        Rule(
+            "gemini.schema_fields_exclusive",
+            "parametersJsonSchema: This field is mutually exclusive with `parameters`; "
+            "response_json_schema: If set, `response_schema` must be omitted (google-genai "
+            "3.6.1 types.py: 'Backend will throw error if both response_schema and "
+            "response_json_schema are set')",
+            gemini_schema_fields_exclusive,
+        ),
+        Rule(
+            "gemini.json_schema_ref_alone",
+            "$ref 'QuestionOption' was set alongside unsupported fields. If a schema node has "
+            "$ref set, then only description and default can be set alongside it "
+            "(anomalyco/opencode#12295, diegosouzapw/OmniRoute#1416)",
+            gemini_json_schema_ref_alone,
+        ),
+        Rule(
+            "gemini.json_schema_enum_values",
+            "Gemini/Vertex AI rejects the JSON Schema `const` keyword in function declarations "
+            "with a 400 error (danny-avila/LibreChat#11784); enum is taken 'for strings and "
+            "numbers' (google-genai 3.6.1, response_json_schema)",
+            gemini_json_schema_enum_values,
+        ),
+        Rule(
+            "gemini.json_schema_ref_loops_optional",
+            "ref loops are only supported if they include optional or nullable property "
+            "values, or a potentially-zero-length array items, but a ref loop of required "
+            "fields was found at ... (juspay/juspay-mcp#132)",
+            gemini_json_schema_ref_loops_optional,
         ),
     ),
     "mistral": (

@@ -84,6 +84,28 @@ def gemini_call(name: str) -> dict[str, Any]:
     }
 
 
+def gemini_tool(field: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    declaration = {"name": "file_ticket", field: schema}
+    return {"contents": [ASK_GEMINI], "tools": [{"functionDeclarations": [declaration]}]}
+
+
+def gemini_output(**config: Any) -> dict[str, Any]:
+    return {"contents": [ASK_GEMINI], "generationConfig": config}
+
+
+ASK_GEMINI = {"role": "user", "parts": [{"text": "weather?"}]}
+TAGS = {"type": "object", "properties": {"tags": {"type": "object"}}}
+NAMED = {"type": "object", "properties": {"a": {"type": "string"}}}
+NAMED_TAGS = {"type": "object", "properties": {"tags": NAMED}}
+LOOP = {
+    "type": "object",
+    "properties": {"next": {"$ref": "#/$defs/L"}},
+    "$defs": {
+        "L": {"type": "object", "properties": {"next": {"$ref": "#/$defs/L"}}, "required": ["next"]}
+    },
+}
+
+
 def responses_items(*items: Mapping[str, Any]) -> dict[str, Any]:
     return {"input": [{"role": "user", "content": "weather?"}, *items]}
 
@@ -230,6 +252,56 @@ CASES: Mapping[str, tuple[Payload, Payload]] = {
     "gemini.tool_name_pattern": (
         gemini_call("get weather"),
         gemini_call("files.read:v2"),
+    ),
+    # issue 37 items 1, 2 and 6
+    "gemini.subset_object_has_properties": (
+        gemini_tool("parameters", TAGS),
+        gemini_tool("parameters", NAMED_TAGS),
+    ),
+    "gemini.subset_enum_only_for_strings": (
+        gemini_output(responseSchema={"type": "object", "properties": {"k": {"enum": ["a"]}}}),
+        gemini_output(
+            responseSchema={
+                "type": "object",
+                "properties": {"k": {"type": "string", "enum": ["a"]}},
+            }
+        ),
+    ),
+    "gemini.subset_known_fields": (
+        gemini_tool("parameters", {**NAMED_TAGS, "additionalProperties": False}),
+        gemini_tool("parametersJsonSchema", {**NAMED_TAGS, "additionalProperties": False}),
+    ),
+    "gemini.schema_fields_exclusive": (
+        gemini_output(responseSchema=NAMED_TAGS, responseJsonSchema=NAMED_TAGS),
+        gemini_output(responseJsonSchema=NAMED_TAGS),
+    ),
+    "gemini.json_schema_ref_alone": (
+        gemini_tool(
+            "parametersJsonSchema",
+            {
+                **LOOP,
+                "$defs": {"L": NAMED},
+                "properties": {"next": {"$ref": "#/$defs/L", "title": "N"}},
+            },
+        ),
+        gemini_tool(
+            "parametersJsonSchema",
+            {
+                **LOOP,
+                "$defs": {"L": NAMED},
+                "properties": {"next": {"$ref": "#/$defs/L", "description": "N"}},
+            },
+        ),
+    ),
+    "gemini.json_schema_enum_values": (
+        gemini_tool("parametersJsonSchema", {"type": "object", "properties": {"k": {"const": 1}}}),
+        gemini_tool("parametersJsonSchema", {"type": "object", "properties": {"k": {"enum": [1]}}}),
+    ),
+    "gemini.json_schema_ref_loops_optional": (
+        gemini_tool("parametersJsonSchema", LOOP),
+        gemini_tool(
+            "parametersJsonSchema", {**LOOP, "$defs": {"L": {**LOOP["$defs"]["L"], "required": []}}}
+        ),  # type: ignore[index]
     ),
     "mistral.nothing_but_assistant_after_tool": (
         {

@@ -432,7 +432,8 @@ class TestSchemaAdaptation:
         properties = gemini["properties"]
         assert "$schema" not in gemini
         assert "additionalProperties" not in gemini
-        assert properties["kind"] == {"enum": ["a"]}
+        # Gemini: "enum: only allowed for STRING type" (issue 37 item 2)
+        assert properties["kind"] == {"enum": ["a"], "type": "string"}
         assert properties["level"] == {"description": "How loud.\n\nOne of: 1, 2."}
         assert properties["name"] == {
             "minLength": 1,

@@ -400,7 +400,12 @@ def gemini(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """``tools[].functionDeclarations`` + ``toolConfig.functionCallingConfig``.
 
     A tool without arguments is declared without ``parameters``: Gemini refuses an object
-    schema with no properties.
+    schema with no properties. A schema the OpenAPI subset cannot express as it is goes in
+    ``parametersJsonSchema`` instead.
+
+    Raises:
+        threadline.UnsupportedContentError: a schema uses what Gemini refuses even as JSON
+            Schema (named with the keyword and the fix).
     """
     fields: dict[str, Any] = {}
     if request.tools:
@@ -419,9 +424,15 @@ def gemini(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _gemini_tool(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
+    """A declaration with ``parameters`` (the OpenAPI subset) when the subset expresses the
+    schema as it is, else ``parametersJsonSchema`` (``threadline._schemas_gemini``)."""
+    from threadline._schemas_gemini import gemini_takes_subset_text
+
     declaration: dict[str, Any] = {"name": request.wire_name(tool.name)}
     _described(tool, declaration)
-    if tool.parameters.get("properties"):
+    if not gemini_takes_subset_text(tool._text):
+        declaration["parametersJsonSchema"] = _parameters(tool, "gemini_json")
+    elif tool.parameters.get("properties"):
         declaration["parameters"] = _parameters(tool, "gemini")
     return declaration
 

@@ -10,7 +10,8 @@ the schema as ``parameters``, ``strict``), whatever it was given as, and sent:
   strict}}``;
 - ``gemini``: ``generationConfig: {"responseMimeType": "application/json", "responseSchema":
   ...}`` in the ``gemini`` dialect (the OpenAPI subset every Gemini model takes, as for
-  function declarations);
+  function declarations), or ``"responseJsonSchema"`` in the ``gemini_json`` dialect for a
+  schema the subset cannot express as it is (a dict, an integer enum, a recursive model);
 - ``anthropic`` and ``bedrock``: a *forced tool*: a tool whose input schema is the schema,
   with ``tool_choice`` (Bedrock ``toolConfig.toolChoice``) making the model call it. It works
   with every model that calls tools, takes the schema without a subset, and composes with the
@@ -159,7 +160,7 @@ def with_output_schema(
     elif provider == "gemini":
         config = dict(out.get("generationConfig") or {})
         config["responseMimeType"] = "application/json"
-        config["responseSchema"] = adapted_parameters(definition, "gemini")
+        config.update(_gemini_schema(definition))
         out["generationConfig"] = config
     elif provider == "anthropic":
         _force_anthropic_tool(out, definition)
@@ -172,6 +173,17 @@ def with_output_schema(
             provider=provider,
         )
     return out
+
+
+def _gemini_schema(definition: ToolDefinition) -> dict[str, Any]:
+    """``responseSchema`` (the OpenAPI subset) when it expresses the schema as it is, else
+    ``responseJsonSchema``: the two are mutually exclusive (``threadline._schemas_gemini``)."""
+    from threadline._schemas_gemini import gemini_takes_subset_text
+    from threadline.tools import adapted_parameters
+
+    if gemini_takes_subset_text(definition._text):
+        return {"responseSchema": adapted_parameters(definition, "gemini")}
+    return {"responseJsonSchema": adapted_parameters(definition, "gemini_json")}
 
 
 def _refuse_name_clash(names: list[Any], definition: ToolDefinition) -> None:

@@ -1,10 +1,10 @@
 """Tool names on the wire (private): names a provider rejects mapped to names it takes.
 
 Every API checks tool names against a pattern (OpenAI, Anthropic, Mistral and Bedrock take
-``^[a-zA-Z0-9_-]{1,64}$``; Gemini also ``.`` and ``:``, 128 characters, a letter or ``_``
-first). A name outside it is sent as its *wire name*: the name with each run of refused
-characters made ``_`` (accents dropped first), cut to fit, then ``__`` and 10 hex digits of
-the name's SHA-256 (``files.read`` -> ``files_read__<hash>``).
+``^[a-zA-Z0-9_-]{1,64}$``; Gemini also ``.`` and ``:``, a letter or ``_`` first). A name
+outside it is sent as its *wire name*: the name with each run of refused characters made
+``_`` (accents dropped first), cut to fit, then ``__`` and 10 hex digits of the name's
+SHA-256 (``files.read`` -> ``files_read__<hash>``).
 
 A wire name depends on the name alone, so a tool keeps its wire name while a conversation
 grows, in every call and result; a name the API takes is sent as it is, so a wire name read
@@ -68,11 +68,15 @@ STANDARD = ToolNameRule(
 """OpenAI Chat and Responses, Anthropic, Mistral, Bedrock: ``^[a-zA-Z0-9_-]{1,64}$``."""
 
 GEMINI = ToolNameRule(
-    pattern=re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}"),
+    pattern=re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"),
     refused=re.compile(r"[^a-zA-Z0-9_.:-]+"),
-    max_length=128,
+    max_length=64,
 )
-"""Gemini (and Vertex AI): a letter or ``_``, then letters, digits, ``_ . : -``; at most 128."""
+"""Gemini (and Vertex AI): a letter or ``_``, then letters, digits, ``_ . : -``; at most 64.
+The SDK's docstring says 128, but the live API refuses a 65-character name: *Invalid function
+name. Must start with a letter or an underscore. Must be a-z, A-Z, 0-9, or contain underscores
+(_), dots (.), colons (:), or dashes (-), with a maximum length of 64.*
+(kaitranntt/ccs#219, google-gemini/gemini-cli#7869)."""
 
 
 def _without_accents(name: str) -> str:
