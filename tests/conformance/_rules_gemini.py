@@ -100,7 +100,7 @@ def gemini_subset_enum_only_for_strings(payload: Mapping[str, Any]) -> list[str]
 
 def gemini_subset_known_fields(payload: Mapping[str, Any]) -> list[str]:
     """The subset fields hold only the ``Schema`` proto's fields, a single ``type`` each."""
-    out = []
+    out: list[str] = []
     for base, root in _gemini_schemas(payload, subset=True):
         for where, node in _schema_nodes(root, base):
             out.extend(

@@ -97,7 +97,7 @@ ASK_GEMINI = {"role": "user", "parts": [{"text": "weather?"}]}
 TAGS = {"type": "object", "properties": {"tags": {"type": "object"}}}
 NAMED = {"type": "object", "properties": {"a": {"type": "string"}}}
 NAMED_TAGS = {"type": "object", "properties": {"tags": NAMED}}
-LOOP = {
+LOOP: dict[str, Any] = {
     "type": "object",
     "properties": {"next": {"$ref": "#/$defs/L"}},
     "$defs": {
@@ -301,7 +301,7 @@ CASES: Mapping[str, tuple[Payload, Payload]] = {
         gemini_tool("parametersJsonSchema", LOOP),
         gemini_tool(
             "parametersJsonSchema", {**LOOP, "$defs": {"L": {**LOOP["$defs"]["L"], "required": []}}}
-        ),  # type: ignore[index]
+        ),
     ),
     "mistral.nothing_but_assistant_after_tool": (
         {

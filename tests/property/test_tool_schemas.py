@@ -398,13 +398,13 @@ _FIELD_LEAVES: list[Field] = [
 
 def _extend_field(children: st.SearchStrategy[Field]) -> st.SearchStrategy[Field]:
     def listed(field: Field) -> Field:
-        return list[field[0]], st.lists(field[1], max_size=2)  # type: ignore[name-defined]
+        return list[field[0]], st.lists(field[1], max_size=2)  # type: ignore[valid-type]
 
     def optional(field: Field) -> Field:
         return field[0] | None, st.none() | field[1]
 
     def mapped(field: Field) -> Field:
-        return dict[str, field[0]], st.dictionaries(_TEXT, field[1], max_size=2)  # type: ignore[name-defined]
+        return dict[str, field[0]], st.dictionaries(_TEXT, field[1], max_size=2)  # type: ignore[valid-type]
 
     return st.one_of(children.map(listed), children.map(optional), children.map(mapped))
 
@@ -418,7 +418,8 @@ def pydantic_models(draw: st.DrawFn) -> tuple[type[pydantic.BaseModel], dict[str
     """A pydantic model built from drawn fields (some optional), and a JSON value of it."""
     fields = draw(st.lists(_FIELDS, min_size=1, max_size=4))
     optional = draw(st.lists(st.booleans(), min_size=len(fields), max_size=len(fields)))
-    extra = draw(st.sampled_from(["ignore", "forbid", "allow"]))
+    extras: list[Literal["ignore", "forbid", "allow"]] = ["ignore", "forbid", "allow"]
+    extra = draw(st.sampled_from(extras))
     definitions: dict[str, Any] = {}
     value: dict[str, Any] = {}
     for index, ((annotation, values), skip) in enumerate(zip(fields, optional, strict=True)):
@@ -430,7 +431,7 @@ def pydantic_models(draw: st.DrawFn) -> tuple[type[pydantic.BaseModel], dict[str
         else:
             definitions[name] = (annotation, ...)
             value[name] = draw(values)
-    model = pydantic.create_model(  # type: ignore[call-overload]
+    model = pydantic.create_model(
         f"M{next(_COUNTER)}", __config__=pydantic.ConfigDict(extra=extra), **definitions
     )
     return model, value
