@@ -149,14 +149,11 @@ def _bedrock(count: _Counts) -> Usage:
     return _cache_beside_input(count, "inputTokens", "outputTokens", cache)
 
 
-_READERS: dict[str, Callable[[_Counts], Usage]] = {
-    "anthropic": _anthropic,
-    "openai_chat": _openai_chat,
-    "openai_responses": _openai_responses,
-    "gemini": _gemini,
-    "mistral": _mistral,
-    "bedrock": _bedrock,
-}
+_LEGACY_FORMATS = frozenset(
+    {"anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses"}
+)
+"""The formats whose provider-shaped usage objects threadline wrote before `Usage`: stored
+history only ever holds these (a format added since writes the normalised JSON)."""
 
 
 def read_usage(
@@ -168,7 +165,10 @@ def read_usage(
     ``raw`` is."""
     if raw is None:
         return None
-    return _READERS[format_name](_Counts(raw, path, reader))
+    from threadline.codecs._formats import DESCRIPTORS  # the format's descriptor names its reader
+
+    read: Callable[[_Counts], Usage] = DESCRIPTORS[format_name].usage_reader.load()
+    return read(_Counts(raw, path, reader))
 
 
 class _LenientReader:
@@ -192,7 +192,7 @@ def _legacy_format(provider: object, raw: Mapping[str, Any]) -> str | None:
     ``openai`` (both of its APIs) by the object's own keys."""
     if provider == "openai":
         return "openai_chat" if "prompt_tokens" in raw else "openai_responses"
-    if isinstance(provider, str) and provider in _READERS:
+    if isinstance(provider, str) and provider in _LEGACY_FORMATS:
         return provider
     return None
 

@@ -33,6 +33,8 @@ from typing import NoReturn
 
 from threadline._bounded_json import parse_json
 from threadline._bounded_json import resolve_limits
+from threadline.codecs._formats import DESCRIPTORS
+from threadline.codecs._formats import descriptor
 from threadline.codecs._stream_base import CURRENT
 from threadline.codecs._stream_base import Bounds
 from threadline.codecs._stream_base import Builder
@@ -81,23 +83,6 @@ INCOMPLETE = "threadline.incomplete"
 """The metadata key ``message(partial=True)`` sets to ``True``."""
 
 
-def _builders() -> dict[str, Callable[[], Builder]]:
-    from threadline.codecs._stream_anthropic import AnthropicBuilder
-    from threadline.codecs._stream_bedrock import BedrockBuilder
-    from threadline.codecs._stream_chat import ChatBuilder
-    from threadline.codecs._stream_gemini import GeminiBuilder
-    from threadline.codecs._stream_responses import ResponsesBuilder
-
-    return {
-        "anthropic": AnthropicBuilder,
-        "bedrock": BedrockBuilder,
-        "gemini": GeminiBuilder,
-        "mistral": lambda: ChatBuilder("mistral"),
-        "openai_chat": lambda: ChatBuilder("openai_chat"),
-        "openai_responses": ResponsesBuilder,
-    }
-
-
 class StreamAssembler:
     """Assembles one streamed response of ``provider`` into an assistant message.
 
@@ -144,16 +129,17 @@ class StreamAssembler:
         model: str | None = None,
         limits: Limits | None = None,
     ) -> None:
-        builders = _builders()
-        if provider not in builders:
-            known = ", ".join(sorted(builders))
+        described = descriptor(provider)
+        if described is None:
+            known = ", ".join(sorted(DESCRIPTORS))
             raise UnknownProviderError(
                 f"no stream format named {provider!r}; the formats are {known}"
             )
+        build: Callable[[], Builder] = described.stream_builder.load()
         self.provider = provider
         self.limits = resolve_limits(limits)
         """The [`Limits`][threadline.Limits] the stream is read within."""
-        self._builder = builders[provider]()
+        self._builder = build()
         self._builder.decode = self._decode
         self._bounds = Bounds(self.limits, f"{provider} stream")
         self._builder.bounds = self._bounds

@@ -1,20 +1,24 @@
 """Codec names, the modules behind them, and the dispatching ``encode`` / ``decode`` functions.
 
 A codec module is imported the first time its name is used, so ``import threadline`` and
-``import threadline.codecs`` stay light. Adding a wire format is one line in ``_CODECS``.
+``import threadline.codecs`` stay light. The formats are the descriptors of
+``threadline.codecs._formats``; this module holds nothing of any one format (adding a wire
+format is a descriptor there, see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
 from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeAlias
 from typing import TypeGuard
 from typing import cast
 
+from threadline.codecs._formats import DESCRIPTORS
+from threadline.codecs._formats import FormatDescriptor
+from threadline.codecs._formats import descriptor
 from threadline.codecs.base import Codec
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
@@ -25,26 +29,25 @@ from threadline.limits import Limits
 from threadline.messages import Message
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from threadline.codecs._caching import CacheOption
+    from threadline.codecs._requests import ToolRequest
     from threadline.codecs._structured import OutputSchema
     from threadline.codecs._tool_names import ToolNameRule
     from threadline.tools import ToolDefinition
 
-__all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
+    EncodeRequest: TypeAlias = Callable[
+        [Iterable[Message], ToolRequest | None, dict[str, Any]],
+        tuple[dict[str, Any], ToolRequest | None],
+    ]
 
-_CODECS: dict[str, str] = {
-    "anthropic": "threadline.codecs.anthropic",
-    "bedrock": "threadline.codecs.bedrock",
-    "gemini": "threadline.codecs.gemini",
-    "mistral": "threadline.codecs.mistral",
-    "openai_chat": "threadline.codecs.openai_chat",
-    "openai_responses": "threadline.codecs.openai_responses",
-}
+__all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
 
 
 def codec_names() -> tuple[str, ...]:
     """The registered codec names, sorted."""
-    return tuple(sorted(_CODECS))
+    return tuple(DESCRIPTORS)
 
 
 def get_codec(name: str) -> Codec:
@@ -53,12 +56,20 @@ def get_codec(name: str) -> Codec:
     Raises:
         threadline.UnknownProviderError: no codec has that name; the message lists the names.
     """
-    try:
-        module_path = _CODECS[name]
-    except (KeyError, TypeError):
+    return cast(Codec, format_descriptor(name).codec())
+
+
+def format_descriptor(name: str) -> FormatDescriptor:
+    """The descriptor of the format registered as ``name``.
+
+    Raises:
+        threadline.UnknownProviderError: no codec has that name; the message lists the names.
+    """
+    found = descriptor(name)
+    if found is None:
         known = ", ".join(repr(known) for known in codec_names())
-        raise UnknownProviderError(f"no codec named {name!r}; the codecs are {known}") from None
-    return cast(Codec, importlib.import_module(module_path))
+        raise UnknownProviderError(f"no codec named {name!r}; the codecs are {known}")
+    return found
 
 
 def encode(
@@ -149,7 +160,8 @@ def encode(
     }
     if text_files != "unsupported":  # a codec written before the option still works
         options["text_files"] = text_files
-    codec = get_codec(provider)
+    described = format_descriptor(provider)
+    codec = cast(Codec, described.codec())
     request = None
     if tools != () or tool_choice is not None:
         from threadline.codecs import _requests
@@ -169,18 +181,11 @@ def encode(
         messages = list(messages)
         plan = plan_cache(cache, messages, provider)
         messages = marked_messages(plan, messages, provider)
-    if provider == "bedrock":
-        # toolConfig declares the tools the history calls (Converse requires it whenever the
-        # history holds tool blocks): the codec's loop collects them, so the body is not
-        # walked again for them
-        from threadline.codecs import _requests
-        from threadline.codecs import bedrock
-
-        body, called = bedrock.encode_with_calls(messages, **options)
-        if request is not None:
-            request = dataclasses.replace(request, called=called)
-        elif called:  # no tools given: declare the called ones, as _requests.bedrock does
-            body["toolConfig"] = {"tools": _requests.bedrock_declared(called)}
+    body: dict[str, Any]
+    if described.encode_request is not None:
+        # a format whose body depends on the request (Bedrock's toolConfig) writes both
+        write: EncodeRequest = described.encode_request.load()
+        body, request = write(messages, request, options)
     else:
         body = codec.encode(messages, **options)
     # The request fields go on in prompt order: tools, then the structured output (a forced

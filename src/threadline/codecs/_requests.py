@@ -46,6 +46,7 @@ import pydantic_core
 from threadline._sequences import read_messages
 from threadline._shared_json import SharedDict
 from threadline._shared_json import share
+from threadline.codecs._formats import descriptor
 from threadline.codecs._tool_names import ToolNameRule
 from threadline.codecs._tool_names import map_tool_names
 from threadline.codecs._tool_names import names_in
@@ -64,9 +65,6 @@ __all__ = ["ToolRequest", "drop_nulls", "prepare", "read_tools", "request_fields
 
 CHOICES = ("auto", "none", "required")
 """The ``tool_choice`` values that are not a tool's name."""
-
-STRICT_FORMATS = frozenset({"mistral", "openai_chat", "openai_responses"})
-"""The formats that send a definition's ``strict`` (and so get strict-mode ``null`` s back)."""
 
 ANY_OBJECT: dict[str, Any] = {"type": "object"}
 """The schema of a tool the history calls but ``tools=`` does not define (Bedrock only)."""
@@ -190,8 +188,8 @@ def request_fields(provider: str, request: ToolRequest, body: Mapping[str, Any])
         threadline.UnsupportedContentError: the provider cannot express ``tool_choice``, or
             the format is a third party's, to which threadline cannot send tools.
     """
-    build = _FIELDS.get(provider)
-    if build is None:
+    described = descriptor(provider)
+    if described is None:
         if request.tools:
             raise UnsupportedContentError(
                 f"tools= cannot be sent to the codec {provider!r}: threadline writes tool "
@@ -199,6 +197,8 @@ def request_fields(provider: str, request: ToolRequest, body: Mapping[str, Any])
                 provider=provider,
             )
         return {}
+    build: Callable[[ToolRequest, Mapping[str, Any]], dict[str, Any]]
+    build = described.request_fields.load()
     return build(request, body)
 
 
@@ -499,16 +499,6 @@ def _bedrock_history_tools(body: Mapping[str, Any]) -> list[str]:
     return list(names)
 
 
-_FIELDS: dict[str, Callable[[ToolRequest, Mapping[str, Any]], dict[str, Any]]] = {
-    "anthropic": anthropic,
-    "bedrock": bedrock,
-    "gemini": gemini,
-    "mistral": mistral,
-    "openai_chat": openai_chat,
-    "openai_responses": openai_responses,
-}
-
-
 # -- Reading a response back ------------------------------------------------------------------
 
 
@@ -523,7 +513,8 @@ def drop_nulls(message: Message, provider: str, tools: Sequence[ToolDefinition])
     """``message`` (a decoded response, stored names back) without the ``null`` s strict
     mode added to the arguments of calls to strict tools."""
     strict = {tool.name: tool.parameters for tool in tools if tool.strict}
-    if provider not in STRICT_FORMATS or not strict:
+    described = descriptor(provider)
+    if described is None or not described.strict or not strict:
         return message
     from threadline.tools import drop_strict_nulls
 

@@ -9,11 +9,12 @@ means no format can be told. OpenAI Chat and Mistral share one shape: it is name
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 from typing import Final
+
+from threadline.codecs._formats import descriptor
 
 __all__ = ["format_label", "guess_request_format", "guess_response_format", "looks_like"]
 
@@ -117,9 +118,8 @@ def _is_bedrock_block(block: Any) -> bool:
 
 def format_label(name: str) -> str:
     """What the format of the codec ``name`` is called in messages ("OpenAI Chat Completions")."""
-    module = importlib.import_module(f"threadline.codecs.{name}")
-    label = getattr(module, "FORMAT", name)
-    return label if isinstance(label, str) else name
+    described = descriptor(name)
+    return name if described is None else described.label
 
 
 def looks_like(name: str, what: str) -> str:

@@ -307,3 +307,13 @@ class ChatBuilder(Builder):
         else:
             message.update(block)
         return {"model": self._top.get("model"), "choices": [{"index": 0, "message": message}]}
+
+
+def openai_chat_builder() -> ChatBuilder:
+    """A builder for an OpenAI Chat Completions stream (the format's descriptor names it)."""
+    return ChatBuilder("openai_chat")
+
+
+def mistral_builder() -> ChatBuilder:
+    """A builder for a Mistral chat stream (the format's descriptor names it)."""
+    return ChatBuilder("mistral")

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from typing import Any
@@ -40,6 +41,7 @@ from typing import TypeAlias
 
 import pydantic_core
 
+from threadline.codecs._formats import descriptor
 from threadline.errors import CodecError
 from threadline.errors import ErrorDetail
 from threadline.errors import UnsupportedContentError
@@ -61,10 +63,6 @@ DEFAULT_NAME = "final_answer"
 """The name a schema given as a dict is sent under (OpenAI's ``json_schema.name``, the forced
 tool's name)."""
 
-FORCED_TOOL = frozenset({"anthropic", "bedrock"})
-"""The formats that get structured output as a forced tool."""
-
-_STRICT_FORMATS = frozenset({"openai_chat", "openai_responses", "mistral"})
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """A name every provider takes: OpenAI's ``json_schema.name`` rule, which fits tool names too."""
 
@@ -139,40 +137,59 @@ def with_output_schema(
             the history, or ``tool_choice="auto"``) and ``model`` is known to lack it.
         threadline.UnsupportedContentError: the format has no structured output.
     """
-    from threadline.tools import adapted_parameters
-
     out = dict(payload)
-    if provider in FORCED_TOOL and _native(out, provider, model, tool_choice):
+    described = descriptor(provider)
+    if (
+        described is not None
+        and described.forced_tool
+        and _native(out, provider, model, tool_choice)
+    ):
         _native_output(out, provider, definition)
         return out
-    if provider in _STRICT_FORMATS:
-        strict = is_strict(definition)
-        schema = adapted_parameters(definition, "openai_strict" if strict else "standard")
-        spec: dict[str, Any] = {"name": definition.name}
-        if definition.description:
-            spec["description"] = definition.description
-        spec["schema"] = schema
-        spec["strict"] = strict
-        if provider == "openai_responses":
-            out["text"] = {**dict(out.get("text") or {}), "format": {"type": "json_schema", **spec}}
-        else:
-            out["response_format"] = {"type": "json_schema", "json_schema": spec}
-    elif provider == "gemini":
-        config = dict(out.get("generationConfig") or {})
-        config["responseMimeType"] = "application/json"
-        config.update(_gemini_schema(definition))
-        out["generationConfig"] = config
-    elif provider == "anthropic":
-        _force_anthropic_tool(out, definition)
-    elif provider == "bedrock":
-        _force_bedrock_tool(out, definition)
-    else:
+    if described is None or described.output_schema is None:
         raise UnsupportedContentError(
             f"output_schema: the codec {provider!r} has no structured output; ask for JSON in "
             "the prompt and validate the reply yourself",
             provider=provider,
         )
+    write: Callable[[dict[str, Any], ToolDefinition], None] = described.output_schema.load()
+    write(out, definition)
     return out
+
+
+# -- Each format's field (its descriptor's ``output_schema``) ----------------------------------
+
+
+def _strict_spec(definition: ToolDefinition) -> dict[str, Any]:
+    from threadline.tools import adapted_parameters
+
+    strict = is_strict(definition)
+    schema = adapted_parameters(definition, "openai_strict" if strict else "standard")
+    spec: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        spec["description"] = definition.description
+    spec["schema"] = schema
+    spec["strict"] = strict
+    return spec
+
+
+def chat_output(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """OpenAI Chat and Mistral: ``response_format``."""
+    out["response_format"] = {"type": "json_schema", "json_schema": _strict_spec(definition)}
+
+
+def responses_output(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """OpenAI Responses: ``text.format``."""
+    spec = _strict_spec(definition)
+    out["text"] = {**dict(out.get("text") or {}), "format": {"type": "json_schema", **spec}}
+
+
+def gemini_output(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """Gemini: ``generationConfig`` (``responseMimeType`` and the schema)."""
+    config = dict(out.get("generationConfig") or {})
+    config["responseMimeType"] = "application/json"
+    config.update(_gemini_schema(definition))
+    out["generationConfig"] = config
 
 
 def _gemini_schema(definition: ToolDefinition) -> dict[str, Any]:
@@ -203,7 +220,7 @@ def _refuse_none() -> ValidationError:
     )
 
 
-def _force_anthropic_tool(out: dict[str, Any], definition: ToolDefinition) -> None:
+def anthropic_output(out: dict[str, Any], definition: ToolDefinition) -> None:
     """The forced tool joins the request's tools. With no ``tool_choice`` given (a given
     ``auto`` goes to the native field instead) and no other tool, ``tool_choice`` names it;
     with others, it is ``any`` (the model calls tools, and answers by calling this one);
@@ -228,7 +245,7 @@ def _force_anthropic_tool(out: dict[str, Any], definition: ToolDefinition) -> No
     out["tool_choice"] = choice
 
 
-def _force_bedrock_tool(out: dict[str, Any], definition: ToolDefinition) -> None:
+def bedrock_output(out: dict[str, Any], definition: ToolDefinition) -> None:
     """As for Anthropic, in ``toolConfig`` (which has no ``none``)."""
     from threadline.tools import adapted_parameters
 
@@ -374,14 +391,17 @@ def structured_reply(message: Message, provider: str, definition: ToolDefinition
     standing for keys the schema left optional are dropped from the JSON text. A reply that
     is not JSON (a refusal, a cut-off reply) is left as it is.
     """
-    if provider in FORCED_TOOL:
+    described = descriptor(provider)
+    forced = described is not None and described.forced_tool
+    if forced:
         called = any(
             isinstance(part, ToolCallPart) and part.name == definition.name
             for part in message.parts
         )
         if called:
             return _calls_as_text(message, definition.name)
-    if (provider in _STRICT_FORMATS or provider in FORCED_TOOL) and is_strict(definition):
+    strict = described is not None and described.strict
+    if (strict or forced) and is_strict(definition):
         return _without_strict_nulls(message, definition)
     return message
 

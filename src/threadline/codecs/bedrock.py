@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import Any
 
 from typing_extensions import assert_never
@@ -105,6 +107,9 @@ from threadline.messages import ReasoningPart
 from threadline.messages import TextPart
 from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
+
+if TYPE_CHECKING:
+    from threadline.codecs._requests import ToolRequest
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
@@ -231,6 +236,26 @@ def encode(
         text_files=text_files,
     )
     return body
+
+
+def encode_request(
+    messages: Iterable[Message], request: ToolRequest | None, options: dict[str, Any]
+) -> tuple[dict[str, Any], ToolRequest | None]:
+    """The body ``threadline.encode`` sends (``options`` are `encode`'s) and ``request`` with
+    the tools the history calls (the format's ``encode_request`` in its descriptor).
+
+    ``toolConfig`` declares the tools the history calls (Converse requires it whenever the
+    history holds tool blocks): the codec's loop collects them, so the body is not walked
+    again for them. Without a request they are declared here, as ``_requests.bedrock`` does.
+    """
+    from threadline.codecs import _requests
+
+    body, called = encode_with_calls(messages, **options)
+    if request is not None:
+        return body, dataclasses.replace(request, called=called)
+    if called:
+        body["toolConfig"] = {"tools": _requests.bedrock_declared(called)}
+    return body, None
 
 
 def encode_with_calls(
