@@ -334,7 +334,10 @@ class StreamAssembler:
             from threadline.messages import assistant_message
 
             message = assistant_message("").with_metadata(
-                {"provider": _provider_name(self.provider), "threadline.stream_error": str(error)}
+                {
+                    "provider": DESCRIPTORS[self.provider].provider,
+                    "threadline.stream_error": str(error),
+                }
             )
         extra: dict[str, Any] = {INCOMPLETE: True}
         if builder.error is not None:
@@ -353,10 +356,6 @@ class StreamAssembler:
             tool_names=self._tool_names,
             model=self._model,
         )
-
-
-def _provider_name(codec: str) -> str:
-    return {"openai_chat": "openai", "openai_responses": "openai"}.get(codec, codec)
 
 
 def _keep_cut_arguments(message: Message, texts: Mapping[str, str], limits: Limits) -> Message:

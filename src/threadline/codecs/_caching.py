@@ -39,6 +39,8 @@ from typing import ClassVar
 from typing import Literal
 from typing import TypeAlias
 
+from threadline.codecs._formats import CacheMarks
+from threadline.codecs._formats import descriptor
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
 from threadline.messages import FilePart
@@ -53,12 +55,6 @@ CacheOption: TypeAlias = "Literal['auto'] | Sequence[int | Literal['system', 'to
 MAX_BREAKPOINTS = 4
 """Anthropic's limit of ``cache_control`` blocks per request, and Bedrock's of cache points."""
 
-ANTHROPIC_MARK = "anthropic.cache_control"
-BEDROCK_MARK = "bedrock.cache_point"
-_MARKS: dict[str, tuple[str, dict[str, str]]] = {
-    "anthropic": (ANTHROPIC_MARK, {"type": "ephemeral"}),
-    "bedrock": (BEDROCK_MARK, {"type": "default"}),
-}
 _THINKING = frozenset({"thinking", "redacted_thinking"})
 _FIX = (
     "cache takes None, 'auto', or a sequence of at most 4 breakpoints, each 'tools', 'system' "
@@ -110,7 +106,7 @@ def plan_cache(cache: Any, messages: Sequence[Message], provider: str) -> CacheP
                     where, f"message index {item} is outside the history of {count}; {fix}"
                 )
             index = item % count
-            if provider in _MARKS and _marked_part(messages[index]) is None:
+            if _marks(provider) is not None and _marked_part(messages[index]) is None:
                 raise _invalid(
                     where,
                     f"message {index} ({messages[index].role}) holds no text, file, tool call "
@@ -147,9 +143,10 @@ def marked_messages(
 ) -> Sequence[Message]:
     """``messages`` with a breakpoint in the metadata of each explicitly chosen message's last
     part that can carry one (copies: the caller's messages are not changed)."""
-    if not plan.indexes or provider not in _MARKS:
+    marks = _marks(provider)
+    if not plan.indexes or marks is None:
         return messages
-    key, mark = _MARKS[provider]
+    key, mark = marks.key, marks.mark
     out = list(messages)
     for index in plan.indexes:
         message = out[index]
@@ -170,6 +167,11 @@ LONG = "1h"
 """The one-hour TTL; a breakpoint without ``ttl`` (or ``"5m"``) lives five minutes."""
 
 
+def _marks(provider: str) -> CacheMarks | None:
+    described = descriptor(provider)
+    return None if described is None else described.cache
+
+
 def _is_long(mark: Any) -> bool:
     return isinstance(mark, Mapping) and mark.get("ttl") == LONG
 
@@ -181,15 +183,16 @@ def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) ->
         threadline.ValidationError: an explicit ``"system"`` / ``"tools"`` breakpoint for a
             request without one, or more than four breakpoints with those the history holds.
     """
-    if provider not in _MARKS:
+    marks = _marks(provider)
+    if marks is None:
         return payload
-    writer: _Anthropic | _Bedrock = _Anthropic() if provider == "anthropic" else _Bedrock()
+    writer: AnthropicMarks | BedrockMarks = marks.writer.load()()
     out = dict(payload)
     if plan.auto:
         for place in ("turn", "system", "tools"):  # the most valuable first
             if writer.count(out) < MAX_BREAKPOINTS:
                 writer.add(out, place)
-        _check_order(writer, out, provider)
+        _check_order(writer, out, provider, marks.key)
         return out
     for place, wanted in (("system", plan.system), ("tools", plan.tools)):
         if wanted and not writer.add(out, place):
@@ -203,14 +206,16 @@ def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) ->
         raise _invalid(
             "cache",
             f"the request would hold {total} cache breakpoints (with those the history keeps "
-            f"in part metadata '{_MARKS[provider][0]}'), but {provider} takes at most "
+            f"in part metadata '{marks.key}'), but {provider} takes at most "
             f"{MAX_BREAKPOINTS}; ask for fewer",
         )
-    _check_order(writer, out, provider)
+    _check_order(writer, out, provider, marks.key)
     return out
 
 
-def _check_order(writer: _Anthropic | _Bedrock, payload: Mapping[str, Any], provider: str) -> None:
+def _check_order(
+    writer: AnthropicMarks | BedrockMarks, payload: Mapping[str, Any], provider: str, key: str
+) -> None:
     """Raise when a one-hour breakpoint comes after a five-minute one (the ones added here
     never do: only the history's own can)."""
     short = None
@@ -223,12 +228,12 @@ def _check_order(writer: _Anthropic | _Bedrock, payload: Mapping[str, Any], prov
                 f"the request would hold a ttl='1h' breakpoint at {where} after a five-minute "
                 f"one at {short}, and {provider} refuses a ttl='1h' cache_control block after "
                 "a ttl='5m' one (it reads tools, system, then messages); the history keeps "
-                f"them in part metadata '{_MARKS[provider][0]}': give the earlier one "
+                f"them in part metadata '{key}': give the earlier one "
                 "ttl '1h', or drop the later one's ttl",
             )
 
 
-class _Anthropic:
+class AnthropicMarks:
     """``cache_control`` on the last tool, the last system block, the newest turn's last
     block that can hold one (not thinking)."""
 
@@ -311,7 +316,7 @@ class _Anthropic:
         return {**block, "cache_control": mark}
 
 
-class _Bedrock:
+class BedrockMarks:
     """A ``cachePoint`` block after the system blocks, after the tools, after the newest
     turn's blocks."""
 

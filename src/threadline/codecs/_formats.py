@@ -24,7 +24,7 @@ from typing import Any
 from typing import Generic
 from typing import TypeVar
 
-__all__ = ["DESCRIPTORS", "FormatDescriptor", "Ref", "descriptor"]
+__all__ = ["DESCRIPTORS", "CacheMarks", "FormatDescriptor", "Ref", "descriptor"]
 
 T = TypeVar("T")
 
@@ -53,6 +53,19 @@ def _load(path: str) -> Any:
     for name in attribute.split(".") if attribute else ():
         value = getattr(value, name)
     return value
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheMarks:
+    """How a format takes prompt-cache breakpoints (``encode(cache=...)``)."""
+
+    key: str
+    """The part metadata key a breakpoint is kept under in the history."""
+    mark: Mapping[str, str]
+    """The breakpoint's value without a TTL (``{"type": "ephemeral"}``)."""
+    writer: Ref[Any]
+    """``() -> writer``: adds and counts the request's breakpoints
+    (``threadline.codecs._caching``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +107,9 @@ class FormatDescriptor:
     sniffs_as: str
     """The codec name the CLI's format sniffing (``threadline.codecs._sniff``) gives this
     format's payloads and responses (Mistral's look like OpenAI Chat's)."""
+    cache: CacheMarks | None = None
+    """Its prompt-cache breakpoints; ``None``: the format takes none (``cache=`` adds
+    nothing)."""
     encode_request: Ref[Any] | None = None
     """``(messages, request, options) -> (body, request)``, used instead of the module's
     ``encode`` when ``threadline.encode`` writes a request: a format whose body depends on
@@ -127,6 +143,11 @@ ANTHROPIC = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_anthropic"),
     stream_builder=Ref("threadline.codecs._stream_anthropic:AnthropicBuilder"),
     sniffs_as="anthropic",
+    cache=CacheMarks(
+        "anthropic.cache_control",
+        MappingProxyType({"type": "ephemeral"}),
+        Ref("threadline.codecs._caching:AnthropicMarks"),
+    ),
 )
 BEDROCK = FormatDescriptor(
     name="bedrock",
@@ -140,6 +161,11 @@ BEDROCK = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_bedrock"),
     stream_builder=Ref("threadline.codecs._stream_bedrock:BedrockBuilder"),
     sniffs_as="bedrock",
+    cache=CacheMarks(
+        "bedrock.cache_point",
+        MappingProxyType({"type": "default"}),
+        Ref("threadline.codecs._caching:BedrockMarks"),
+    ),
     encode_request=Ref("threadline.codecs.bedrock:encode_request"),
 )
 GEMINI = FormatDescriptor(

@@ -21,6 +21,7 @@ from typing import TypeVar
 import pydantic
 
 from threadline._validation import translate_errors
+from threadline.codecs._formats import descriptor
 from threadline.codecs._sniff import guess_response_format
 from threadline.codecs._sniff import looks_like
 from threadline.errors import CodecError
@@ -163,7 +164,8 @@ def _other_format_hint(document: Any, provider: str) -> str | None:
     response ``provider``'s codec could not read, JSON text already parsed) has the telltale
     shape of another format."""
     guess = guess_response_format(document)
-    if guess is None or guess == provider or {guess, provider} == {"openai_chat", "mistral"}:
+    described = descriptor(provider)
+    if guess is None or (described is not None and guess == described.sniffs_as):
         return None
     return f"it looks like {looks_like(guess, 'response')}: pass provider={guess!r}"
 

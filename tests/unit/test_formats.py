@@ -1,0 +1,224 @@
+"""One descriptor per wire format (issue 38, item 1): every registered format has every piece,
+the registry holds nothing of any one format, and the test-side tables that are oracles rather
+than enumerations cover every registered format.
+
+A format added to ``threadline.codecs._formats`` without one of its pieces fails
+``test_every_descriptor_has_every_piece[<format>-<piece>]``, which names the piece.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import threadline as tl
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
+from threadline.codecs._formats import DESCRIPTORS
+from threadline.codecs._formats import OPENAI_CHAT
+from threadline.codecs._formats import FormatDescriptor
+from threadline.codecs._formats import Ref
+from threadline.codecs._formats import descriptor
+from threadline.codecs._sniff import format_label
+from threadline.codecs._stream_base import Builder
+from threadline.codecs._tool_names import ToolNameRule
+
+SRC = Path(tl.__file__).parent
+
+
+def _codec_functions(d: FormatDescriptor) -> None:
+    codec = d.codec()
+    for name in ("encode", "decode", "decode_response"):
+        assert callable(getattr(codec, name, None)), f"{d.module} has no {name}"
+
+
+def _label(d: FormatDescriptor) -> None:
+    assert d.label == d.codec().FORMAT, "the label is the module's FORMAT"
+
+
+def _provider(d: FormatDescriptor) -> None:
+    assert d.provider == d.codec().PROVIDER, "the provider tag is the module's PROVIDER"
+
+
+def _tool_names(d: FormatDescriptor) -> None:
+    assert isinstance(d.codec().TOOL_NAMES, ToolNameRule)
+
+
+def _request_fields(d: FormatDescriptor) -> None:
+    assert len(inspect.signature(d.request_fields.load()).parameters) == 2
+
+
+def _output_schema(d: FormatDescriptor) -> None:
+    # every registered format has structured output (None is for a format that has none)
+    assert d.output_schema is not None
+    assert len(inspect.signature(d.output_schema.load()).parameters) == 2
+
+
+def _usage_reader(d: FormatDescriptor) -> None:
+    assert len(inspect.signature(d.usage_reader.load()).parameters) == 1
+
+
+def _stream_builder(d: FormatDescriptor) -> None:
+    builder = d.stream_builder.load()()
+    assert isinstance(builder, Builder)
+    assert builder.provider == d.name
+
+
+def _sniffing(d: FormatDescriptor) -> None:
+    assert d.sniffs_as in DESCRIPTORS
+
+
+def _declared_losses(d: FormatDescriptor) -> None:
+    assert callable(d.round_trip.load())
+
+
+def _cache_marks(d: FormatDescriptor) -> None:
+    if d.cache is not None:
+        assert d.cache.key.startswith(f"{d.name}."), "a part metadata key of the format"
+        writer = d.cache.writer.load()()
+        for method in ("add", "count", "marks"):
+            assert callable(getattr(writer, method, None)), f"the cache writer has no {method}"
+
+
+def _encode_request(d: FormatDescriptor) -> None:
+    if d.encode_request is not None:
+        assert len(inspect.signature(d.encode_request.load()).parameters) == 3
+
+
+PIECES: dict[str, Callable[[FormatDescriptor], None]] = {
+    "codec functions": _codec_functions,
+    "label": _label,
+    "provider tag": _provider,
+    "tool name rule": _tool_names,
+    "request fields": _request_fields,
+    "output schema": _output_schema,
+    "usage reader": _usage_reader,
+    "stream builder": _stream_builder,
+    "sniffing": _sniffing,
+    "declared losses": _declared_losses,
+    "encode_request hook": _encode_request,
+    "cache marks": _cache_marks,
+}
+
+
+@pytest.mark.parametrize("piece", sorted(PIECES))
+@pytest.mark.parametrize("name", codec_names())
+def test_every_descriptor_has_every_piece(name: str, piece: str) -> None:
+    PIECES[piece](DESCRIPTORS[name])
+
+
+def test_the_descriptor_checks_cover_every_field() -> None:
+    # a field added to FormatDescriptor needs a check above (or is one of the plain names)
+    plain = {"name", "module", "strict", "forced_tool"}
+    checked = {
+        "label",
+        "provider",
+        "request_fields",
+        "output_schema",
+        "usage_reader",
+        "stream_builder",
+        "sniffs_as",
+        "encode_request",
+        "cache",
+    }
+    assert {field.name for field in dataclasses.fields(FormatDescriptor)} == plain | checked
+
+
+def test_the_registry_is_the_descriptor_table() -> None:
+    assert codec_names() == tuple(sorted(DESCRIPTORS))
+    for name, d in DESCRIPTORS.items():
+        assert d.name == name
+        assert get_codec(name) is d.codec()
+        assert format_label(name) == d.label
+    assert descriptor("cohere") is None
+    assert descriptor(None) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "codecs/_caching.py",
+        "codecs/_reading.py",
+        "codecs/_registry.py",
+        "codecs/_requests.py",
+        "codecs/_sniff.py",
+        "streaming.py",
+    ],
+)
+def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> None:
+    """The registry and the tables it replaced branch on no format's name: a format name
+    compared with or keyed in a dict would be a per-format table again. (``_structured``'s
+    native-output branches for Anthropic and Bedrock are not yet in the descriptors.)"""
+    tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    named = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                if isinstance(operand, ast.Constant) and operand.value in DESCRIPTORS:
+                    named.append((node.lineno, operand.value))
+        if isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Constant) and key.value in DESCRIPTORS:
+                    named.append((node.lineno, key.value))
+    # _sniff's guesses return format names, but never branch on one
+    assert named == []
+
+
+def test_a_dialect_overrides_only_what_differs() -> None:
+    dialect = dataclasses.replace(OPENAI_CHAT, name="example_compatible", label="Example")
+    assert dialect.request_fields == OPENAI_CHAT.request_fields
+    assert dialect.stream_builder == OPENAI_CHAT.stream_builder
+    assert dialect.codec() is get_codec("openai_chat")
+
+
+def test_a_ref_to_a_missing_piece_fails_naming_it() -> None:
+    with pytest.raises(AttributeError, match="no_such_builder"):
+        Ref[Any]("threadline.codecs._stream_chat:no_such_builder").load()
+    with pytest.raises(ImportError, match="no_such_module"):
+        Ref[Any]("threadline.codecs.no_such_module:x").load()
+
+
+def test_strict_and_forced_tool_formats() -> None:
+    assert {n for n, d in DESCRIPTORS.items() if d.strict} == {
+        "mistral",
+        "openai_chat",
+        "openai_responses",
+    }
+    assert {n for n, d in DESCRIPTORS.items() if d.forced_tool} == {"anthropic", "bedrock"}
+    assert [n for n, d in DESCRIPTORS.items() if d.encode_request is not None] == ["bedrock"]
+    assert [n for n, d in DESCRIPTORS.items() if d.cache is not None] == ["anthropic", "bedrock"]
+
+
+# -- Test-side oracles: tables of expected values, one entry per registered format ---------------
+
+
+def _oracles() -> dict[str, Any]:
+    from tests import strategies
+    from tests.unit import test_codecs_requests_shared
+    from tests.unit import test_codecs_sniff
+    from tests.unit import test_codecs_tool_names
+    from threadline.testing import _conversations
+
+    return {
+        "test_codecs_requests_shared.DIALECTS": test_codecs_requests_shared.DIALECTS,
+        "test_codecs_tool_names.PATTERNS": test_codecs_tool_names.PATTERNS,
+        "test_codecs_sniff.RESPONSES_BY_FORMAT": test_codecs_sniff.RESPONSES_BY_FORMAT,
+        # provider tags, not format names: one per tag
+        "strategies.PROVIDERS": strategies.PROVIDERS,
+        "testing._conversations._PROVIDERS": _conversations._PROVIDERS,
+    }
+
+
+@pytest.mark.parametrize("table", sorted(_oracles()))
+def test_each_oracle_table_covers_every_format(table: str) -> None:
+    values = _oracles()[table]
+    if table.endswith("PROVIDERS"):
+        assert set(values) == {d.provider for d in DESCRIPTORS.values()}, table
+    else:
+        assert sorted(values) == sorted(DESCRIPTORS), table
