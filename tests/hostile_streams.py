@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FORMATS = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
+from threadline.codecs import codec_names
+
+FORMATS = codec_names()  # every registered format
 
 _CHUNK = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m-1"}
 _USAGE = {"prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from tests.support import require_module
+from threadline.codecs import codec_names
 
 __all__ = ["CODECS", "MODELS", "Turn", "response", "sdk_problems"]
 
-CODECS = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
+CODECS = codec_names()  # every registered format
 MODELS: Mapping[str, str | None] = {
     "anthropic": "claude-sonnet-4-5-20250929",
     "bedrock": None,  # a Converse response does not name the model

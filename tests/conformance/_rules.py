@@ -39,6 +39,7 @@ from tests.conformance._rules_gemini import gemini_subset_enum_only_for_strings
 from tests.conformance._rules_gemini import gemini_subset_known_fields
 from tests.conformance._rules_gemini import gemini_subset_objects_have_properties
 from tests.conformance.judges import WireError
+from threadline.codecs import codec_names
 
 __all__ = [
     "FORMATS",
@@ -51,7 +52,7 @@ __all__ = [
     "violations",
 ]
 
-FORMATS = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
+FORMATS = codec_names()  # every registered format: a rule set missing fails
 
 Check = Callable[[Mapping[str, Any]], list[str]]
 Scope = Literal["fragment", "request"]

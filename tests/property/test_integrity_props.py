@@ -28,6 +28,7 @@ from threadline import ProviderToolResultPart
 from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline import dump_json
+from threadline.codecs import codec_names
 from threadline.codecs import get_codec
 from threadline.integrity import IntegrityReport
 from threadline.integrity import check_messages
@@ -51,7 +52,7 @@ renamable = st.sampled_from(["duplicate_across_turns", "reused_many_times"]).fla
     lambda last: defective_conversations(RENAME_SAFE, last=last, min_defects=0, max_defects=3)
 )
 hostile = defective_conversations(HOSTILE, max_defects=3)
-PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = codec_names()
 
 
 def fingerprint(messages: Sequence[Message]) -> list[tuple[int, str, bool]]:

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import threadline as tl
-from threadline.codecs import anthropic
-from threadline.codecs import bedrock
-from threadline.codecs import gemini
+from threadline.codecs import codec_names
+from threadline.codecs import get_codec
 from threadline.codecs import mistral
 from threadline.codecs import openai_chat
 from threadline.codecs import openai_responses
@@ -140,7 +139,7 @@ def test_a_placeholder_stays_a_block_where_a_lone_text_would_be_a_string() -> No
         assert isinstance(user["content"], list), codec.__name__
 
 
-_FORMATS = (anthropic, bedrock, gemini, mistral, openai_chat, openai_responses)
+_FORMATS = tuple(get_codec(name) for name in codec_names())
 _POLICY_CALLS = {"reasoning_action", "downgrade_reasoning", "unsupported_part"}
 
 

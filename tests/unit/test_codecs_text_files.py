@@ -16,13 +16,14 @@ import threadline as tl
 from threadline import FilePart
 from threadline import Message
 from threadline import UnsupportedContentError
+from threadline.codecs import codec_names
 from threadline.codecs import decode
 from threadline.codecs import encode
 from threadline.codecs import get_codec
 from threadline.codecs._policies import is_text_media_type
 from threadline.integrity import prepare_messages
 
-PROVIDERS = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
+PROVIDERS = codec_names()
 JSON_BYTES = b'{"city": "Paris", "temp": 18}'
 INLINED = (
     '<file name="weather.json" media_type="application/json">\n'

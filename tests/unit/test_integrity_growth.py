@@ -24,6 +24,7 @@ from threadline import IntegrityError
 from threadline import Message
 from threadline import ValidationError
 from threadline import load_json
+from threadline.codecs import codec_names
 from threadline.codecs import get_codec
 from threadline.integrity import check_messages
 from threadline.integrity import prepare_messages
@@ -42,7 +43,7 @@ SMALL = 40
 """The smaller size; the larger is ten times it."""
 GROWTH = 12
 """How many times the lines ten times the input may run (the bench's bound for time)."""
-PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = codec_names()
 _SOURCE = str(Path(threadline.__file__).resolve().parent)
 
 
