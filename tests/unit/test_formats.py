@@ -28,6 +28,7 @@ from threadline.codecs._formats import Ref
 from threadline.codecs._formats import descriptor
 from threadline.codecs._sniff import format_label
 from threadline.codecs._stream_base import Builder
+from threadline.codecs._structured import NativeOutput
 from threadline.codecs._tool_names import ToolNameRule
 
 SRC = Path(tl.__file__).parent
@@ -59,6 +60,13 @@ def _output_schema(d: FormatDescriptor) -> None:
     # every registered format has structured output (None is for a format that has none)
     assert d.output_schema is not None
     assert len(inspect.signature(d.output_schema.load()).parameters) == 2
+
+
+def _forced_tool(d: FormatDescriptor) -> None:
+    if d.forced_tool is not None:
+        native = d.forced_tool.load()
+        assert isinstance(native, NativeOutput)
+        assert native.name in d.label, "the API named in errors"
 
 
 def _usage_reader(d: FormatDescriptor) -> None:
@@ -99,6 +107,7 @@ PIECES: dict[str, Callable[[FormatDescriptor], None]] = {
     "tool name rule": _tool_names,
     "request fields": _request_fields,
     "output schema": _output_schema,
+    "forced tool (native output)": _forced_tool,
     "usage reader": _usage_reader,
     "stream builder": _stream_builder,
     "sniffing": _sniffing,
@@ -116,12 +125,13 @@ def test_every_descriptor_has_every_piece(name: str, piece: str) -> None:
 
 def test_the_descriptor_checks_cover_every_field() -> None:
     # a field added to FormatDescriptor needs a check above (or is one of the plain names)
-    plain = {"name", "module", "strict", "forced_tool"}
+    plain = {"name", "module", "strict"}
     checked = {
         "label",
         "provider",
         "request_fields",
         "output_schema",
+        "forced_tool",
         "usage_reader",
         "stream_builder",
         "sniffs_as",
@@ -149,13 +159,13 @@ def test_the_registry_is_the_descriptor_table() -> None:
         "codecs/_registry.py",
         "codecs/_requests.py",
         "codecs/_sniff.py",
+        "codecs/_structured.py",
         "streaming.py",
     ],
 )
 def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> None:
     """The registry and the tables it replaced branch on no format's name: a format name
-    compared with or keyed in a dict would be a per-format table again. (``_structured``'s
-    native-output branches for Anthropic and Bedrock are not yet in the descriptors.)"""
+    compared with or keyed in a dict would be a per-format table again."""
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
     named = []
     for node in ast.walk(tree):
@@ -191,7 +201,10 @@ def test_strict_and_forced_tool_formats() -> None:
         "openai_chat",
         "openai_responses",
     }
-    assert {n for n, d in DESCRIPTORS.items() if d.forced_tool} == {"anthropic", "bedrock"}
+    assert {n for n, d in DESCRIPTORS.items() if d.forced_tool is not None} == {
+        "anthropic",
+        "bedrock",
+    }
     assert [n for n, d in DESCRIPTORS.items() if d.encode_request is not None] == ["bedrock"]
     assert [n for n, d in DESCRIPTORS.items() if d.cache is not None] == ["anthropic", "bedrock"]
 

@@ -64,7 +64,7 @@ TABLES: list[tuple[str, str, Callable[[FormatDescriptor], bool], RowCheck | None
         "tools.md",
         "| Format | What is sent |",
         lambda d: d.output_schema is not None,
-        lambda d, row: ("a forced tool" in row) == d.forced_tool,
+        lambda d, row: ("a forced tool" in row) == (d.forced_tool is not None),
     ),
     (
         "tools.md",

@@ -97,9 +97,10 @@ class FormatDescriptor:
     output_schema: Ref[Any] | None
     """``(body, definition) -> None``: writes the structured-output field
     (``threadline.codecs._structured``); ``None``: the format has none."""
-    forced_tool: bool
+    forced_tool: Ref[Any] | None
     """Structured output is a forced tool, or the native field where that cannot work
-    (Anthropic, Bedrock): see ``threadline.codecs._structured``."""
+    (Anthropic, Bedrock): a ``threadline.codecs._structured.NativeOutput`` naming that field;
+    ``None``: ``output_schema`` alone writes it."""
     usage_reader: Ref[Any]
     """``(counts) -> Usage``: the format's usage object read (``threadline._usage_readers``)."""
     stream_builder: Ref[Any]
@@ -139,7 +140,7 @@ ANTHROPIC = FormatDescriptor(
     request_fields=Ref(f"{_REQUESTS}:anthropic"),
     strict=False,
     output_schema=Ref(f"{_STRUCTURED}:anthropic_output"),
-    forced_tool=True,
+    forced_tool=Ref(f"{_STRUCTURED}:ANTHROPIC_NATIVE"),
     usage_reader=Ref(f"{_READERS}:_anthropic"),
     stream_builder=Ref("threadline.codecs._stream_anthropic:AnthropicBuilder"),
     sniffs_as="anthropic",
@@ -157,7 +158,7 @@ BEDROCK = FormatDescriptor(
     request_fields=Ref(f"{_REQUESTS}:bedrock"),
     strict=False,
     output_schema=Ref(f"{_STRUCTURED}:bedrock_output"),
-    forced_tool=True,
+    forced_tool=Ref(f"{_STRUCTURED}:BEDROCK_NATIVE"),
     usage_reader=Ref(f"{_READERS}:_bedrock"),
     stream_builder=Ref("threadline.codecs._stream_bedrock:BedrockBuilder"),
     sniffs_as="bedrock",
@@ -176,7 +177,7 @@ GEMINI = FormatDescriptor(
     request_fields=Ref(f"{_REQUESTS}:gemini"),
     strict=False,
     output_schema=Ref(f"{_STRUCTURED}:gemini_output"),
-    forced_tool=False,
+    forced_tool=None,
     usage_reader=Ref(f"{_READERS}:_gemini"),
     stream_builder=Ref("threadline.codecs._stream_gemini:GeminiBuilder"),
     sniffs_as="gemini",
@@ -189,7 +190,7 @@ OPENAI_CHAT = FormatDescriptor(
     request_fields=Ref(f"{_REQUESTS}:openai_chat"),
     strict=True,
     output_schema=Ref(f"{_STRUCTURED}:chat_output"),
-    forced_tool=False,
+    forced_tool=None,
     usage_reader=Ref(f"{_READERS}:_openai_chat"),
     stream_builder=Ref("threadline.codecs._stream_chat:openai_chat_builder"),
     sniffs_as="openai_chat",
@@ -212,7 +213,7 @@ OPENAI_RESPONSES = FormatDescriptor(
     request_fields=Ref(f"{_REQUESTS}:openai_responses"),
     strict=True,
     output_schema=Ref(f"{_STRUCTURED}:responses_output"),
-    forced_tool=False,
+    forced_tool=None,
     usage_reader=Ref(f"{_READERS}:_openai_responses"),
     stream_builder=Ref("threadline.codecs._stream_responses:ResponsesBuilder"),
     sniffs_as="openai_responses",

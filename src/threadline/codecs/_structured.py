@@ -31,6 +31,7 @@ schema left optional are dropped when it is decoded.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -139,13 +140,12 @@ def with_output_schema(
     """
     out = dict(payload)
     described = descriptor(provider)
-    if (
-        described is not None
-        and described.forced_tool
-        and _native(out, provider, model, tool_choice)
-    ):
-        _native_output(out, provider, definition)
-        return out
+    forced = None if described is None or described.forced_tool is None else described.forced_tool
+    if forced is not None:
+        native: NativeOutput = forced.load()
+        if _native(out, native, model, tool_choice):
+            _native_output(out, provider, native, definition)
+            return out
     if described is None or described.output_schema is None:
         raise UnsupportedContentError(
             f"output_schema: the codec {provider!r} has no structured output; ask for JSON in "
@@ -278,8 +278,6 @@ _NO_NATIVE_OUTPUT = re.compile(
 """The Claude models known to have no native structured output: Claude 1, 2, Instant, the 3.x
 family, and Sonnet 4 and Opus 4 (its ``-0`` alias and ``20250514`` snapshots, their Bedrock ids).
 Sonnet 4.5, Haiku 4.5, Opus 4.5 and later take it; a model not listed is given it."""
-_FIELDS = {"anthropic": "output_config.format", "bedrock": "outputConfig.textFormat"}
-_NAMES = {"anthropic": "Anthropic", "bedrock": "Bedrock"}
 THINKING_REFUSAL = "Thinking may not be enabled when tool_choice forces tool use."
 """What both APIs answer a forced tool choice while thinking is on."""
 
@@ -295,42 +293,89 @@ def lacks_native_output(model: str | None) -> bool:
     return _NO_NATIVE_OUTPUT.match(name) is not None
 
 
-def _holds_thinking(payload: Mapping[str, Any], provider: str) -> bool:
+@dataclasses.dataclass(frozen=True)
+class NativeOutput:
+    """A forced-tool format's native structured output (its descriptor's ``forced_tool``):
+    where it goes, and how its body shows thinking and a ``tool_choice`` of ``auto``."""
+
+    name: str
+    """The API, in errors (``"Anthropic"``)."""
+    field: str
+    """The native field, in errors (``"output_config.format"``)."""
+    is_thinking: Callable[[Mapping[str, Any]], bool]
+    """Whether a content block of a message is thinking."""
+    gave_auto: Callable[[Mapping[str, Any]], bool]
+    """Whether the body's own tool choice is ``auto``."""
+    write: Callable[[dict[str, Any], ToolDefinition, dict[str, Any]], None]
+    """Puts the adapted schema in the body's native field."""
+
+
+def _anthropic_native(out: dict[str, Any], definition: ToolDefinition, schema: Any) -> None:
+    config = dict(out.get("output_config") or {})
+    config["format"] = {"type": "json_schema", "schema": schema}
+    out["output_config"] = config
+
+
+def _bedrock_native(out: dict[str, Any], definition: ToolDefinition, schema: Any) -> None:
+    spec: dict[str, Any] = {
+        "schema": json.dumps(schema, ensure_ascii=False),
+        "name": definition.name,
+    }
+    if definition.description:
+        spec["description"] = definition.description
+    config = dict(out.get("outputConfig") or {})
+    config["textFormat"] = {"type": "json_schema", "structure": {"jsonSchema": spec}}
+    out["outputConfig"] = config
+
+
+ANTHROPIC_NATIVE = NativeOutput(
+    name="Anthropic",
+    field="output_config.format",
+    is_thinking=lambda block: block.get("type") in ("thinking", "redacted_thinking"),
+    gave_auto=lambda payload: dict(payload.get("tool_choice") or {}).get("type") == "auto",
+    write=_anthropic_native,
+)
+BEDROCK_NATIVE = NativeOutput(
+    name="Bedrock",
+    field="outputConfig.textFormat",
+    is_thinking=lambda block: "reasoningContent" in block,
+    gave_auto=lambda payload: (
+        "auto" in dict(dict(payload.get("toolConfig") or {}).get("toolChoice") or {})
+    ),
+    write=_bedrock_native,
+)
+
+
+def _holds_thinking(payload: Mapping[str, Any], native: NativeOutput) -> bool:
     for message in payload.get("messages") or ():
         content = message.get("content") if isinstance(message, Mapping) else None
         for block in content if isinstance(content, list) else ():
-            if not isinstance(block, Mapping):
-                continue
-            if provider == "bedrock" and "reasoningContent" in block:
-                return True
-            if provider == "anthropic" and block.get("type") in ("thinking", "redacted_thinking"):
+            if isinstance(block, Mapping) and native.is_thinking(block):
                 return True
     return False
 
 
-def _gave_auto(payload: Mapping[str, Any], provider: str, tool_choice: str | None) -> bool:
+def _gave_auto(payload: Mapping[str, Any], native: NativeOutput, tool_choice: str | None) -> bool:
     if tool_choice is not None:
         return tool_choice == "auto"
-    if provider == "anthropic":
-        return dict(payload.get("tool_choice") or {}).get("type") == "auto"
-    return "auto" in dict(dict(payload.get("toolConfig") or {}).get("toolChoice") or {})
+    return native.gave_auto(payload)
 
 
 def _native(
-    payload: Mapping[str, Any], provider: str, model: str | None, tool_choice: str | None
+    payload: Mapping[str, Any], native: NativeOutput, model: str | None, tool_choice: str | None
 ) -> bool:
     """Whether the schema goes in the native field rather than a forced tool.
 
     Raises:
         threadline.CodecError: it must, and ``model`` is known to lack the field.
     """
-    thinking = _holds_thinking(payload, provider)
-    auto = _gave_auto(payload, provider, tool_choice)
+    thinking = _holds_thinking(payload, native)
+    auto = _gave_auto(payload, native, tool_choice)
     if not (thinking or auto):
         return False
     if not lacks_native_output(model):
         return True
-    field, name = _FIELDS[provider], _NAMES[provider]
+    field, name = native.field, native.name
     if thinking:
         raise CodecError(
             f"output_schema: the history holds thinking, and {name} refuses a forced tool "
@@ -348,7 +393,9 @@ def _native(
     )
 
 
-def _native_output(out: dict[str, Any], provider: str, definition: ToolDefinition) -> None:
+def _native_output(
+    out: dict[str, Any], provider: str, native: NativeOutput, definition: ToolDefinition
+) -> None:
     """The schema in the native field: Anthropic ``output_config.format``, Bedrock
     ``outputConfig.textFormat`` (whose schema is JSON text)."""
     from threadline.tools import adapted_parameters
@@ -360,23 +407,10 @@ def _native_output(out: dict[str, Any], provider: str, definition: ToolDefinitio
     except ValidationError as error:
         raise _invalid(
             "output_schema",
-            f"{provider}'s native structured output ({_FIELDS[provider]}, used with thinking "
+            f"{provider}'s native structured output ({native.field}, used with thinking "
             f"or tool_choice='auto') takes a strict subset of JSON Schema: {error}",
         ) from None
-    if provider == "anthropic":
-        config = dict(out.get("output_config") or {})
-        config["format"] = {"type": "json_schema", "schema": schema}
-        out["output_config"] = config
-        return
-    spec: dict[str, Any] = {
-        "schema": json.dumps(schema, ensure_ascii=False),
-        "name": definition.name,
-    }
-    if definition.description:
-        spec["description"] = definition.description
-    config = dict(out.get("outputConfig") or {})
-    config["textFormat"] = {"type": "json_schema", "structure": {"jsonSchema": spec}}
-    out["outputConfig"] = config
+    native.write(out, definition, schema)
 
 
 # -- Reading the reply ------------------------------------------------------------------------
@@ -392,7 +426,7 @@ def structured_reply(message: Message, provider: str, definition: ToolDefinition
     is not JSON (a refusal, a cut-off reply) is left as it is.
     """
     described = descriptor(provider)
-    forced = described is not None and described.forced_tool
+    forced = described is not None and described.forced_tool is not None
     if forced:
         called = any(
             isinstance(part, ToolCallPart) and part.name == definition.name
