@@ -181,6 +181,18 @@ def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> N
     assert named == []
 
 
+def test_the_descriptor_table_imports_nothing_of_threadline() -> None:
+    """``import threadline.codecs`` loads the table: its pieces are names, imported on use."""
+    tree = ast.parse((SRC / "codecs" / "_formats.py").read_text(encoding="utf-8"))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    assert [name for name in imported if name and name.startswith("threadline")] == []
+
+
 def test_a_dialect_overrides_only_what_differs() -> None:
     dialect = dataclasses.replace(OPENAI_CHAT, name="example_compatible", label="Example")
     assert dialect.request_fields == OPENAI_CHAT.request_fields
