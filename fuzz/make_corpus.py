@@ -1,18 +1,30 @@
 """Regenerate the seed corpus in ``fuzz/corpus`` (checked in; run this after a format change).
 
 ``corpus/load_json``: threadline JSON, from the deterministic sample conversations of
-``threadline.testing`` plus a few edge cases. ``corpus/codecs``: for each codec, what
-``encode`` writes for those conversations (``<codec>.decode.<n>.json``) and provider
-responses shaped like the real APIs' (``<codec>.decode_response.<n>.json``). The files are
-plain JSON; ``run.py`` adds the selector byte the codec harness expects.
+``threadline.testing`` plus a few edge cases. ``corpus/codecs``: for each codec the registry
+lists (``threadline.codecs.codec_names``), what ``encode`` writes for those conversations
+(``<codec>.decode.<n>.json``) and the provider responses of :data:`RESPONSES`, shaped like the
+real APIs' (``<codec>.decode_response.<n>.json``). The files are plain JSON, keys sorted;
+``run.py`` adds the selector byte the codec harness expects.
 
-    python fuzz/make_corpus.py
+The run is repeatable: the same tree writes the same bytes, and a file whose bytes would not
+change is not written. It owns only the files it generates (``<codec>.<function>.<n>.json``,
+``envelope.<n>.json``, ``bare.json``, ``empty.json``): a hand-written seed under another name
+(``gemini.decode.values.json``) stays, and ``--format`` touches that format's seeds only.
+
+    python fuzz/make_corpus.py                          # every format, and load_json
+    python fuzz/make_corpus.py --format gemini          # gemini's seeds, nothing else
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
+import re
+import sys
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +46,7 @@ _CALLS_OPENAI = [
     {"id": "call_t", "type": "function", "function": {"name": "time", "arguments": '{"tz": "Eu'}},
 ]
 
-RESPONSES: dict[str, list[dict[str, Any]]] = {
+RESPONSES: Mapping[str, list[dict[str, Any]]] = {
     "openai_chat": [
         {
             "id": "chatcmpl-abc123",
@@ -319,6 +331,8 @@ RESPONSES: dict[str, list[dict[str, Any]]] = {
         },
     ],
 }
+"""Per registered format, responses shaped like its API's (the ``decode_response`` seeds); a
+format the registry lists without an entry here fails ``tests/fuzz/test_make_corpus.py``."""
 
 
 def _json_default(value: object) -> str:
@@ -327,32 +341,142 @@ def _json_default(value: object) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON")
 
 
-def _write(path: Path, document: Any) -> None:
-    text = json.dumps(document, default=_json_default, ensure_ascii=False, indent=None)
-    path.write_text(text + "\n", encoding="utf-8")
+def _json(document: Any) -> bytes:
+    """One seed's bytes: keys sorted, so that a codec writing its keys in another order (no
+    change on the wire) leaves the corpus as it is."""
+    text = json.dumps(document, default=_json_default, ensure_ascii=False, sort_keys=True)
+    return (text + "\n").encode("utf-8")
 
 
-def main() -> None:
-    conversations = [*sample_conversations(13, 4), hostile_id_conversation()]
-    load_json = CORPUS / "load_json"
-    codecs = CORPUS / "codecs"
-    for directory in (load_json, codecs):
-        directory.mkdir(parents=True, exist_ok=True)
-        for old in directory.glob("*.json"):
-            old.unlink()
-    for index, messages in enumerate(conversations):
-        (load_json / f"envelope.{index}.json").write_bytes(tl.dump_json(messages))
-    bare = json.loads(tl.dump_json(conversations[0]))["messages"]
-    (load_json / "bare.json").write_text(json.dumps(bare, ensure_ascii=False) + "\n")
-    (load_json / "empty.json").write_text('{"format":"threadline","version":1,"messages":[]}\n')
-    for name in codec_names():
+class CorpusError(Exception):
+    """The corpus cannot be made: a format without seed responses, an unknown format."""
+
+
+def _conversations() -> list[list[tl.Message]]:
+    return [*sample_conversations(13, 4), hostile_id_conversation()]
+
+
+def missing_responses(names: Sequence[str] | None = None) -> list[str]:
+    """The registered formats (or ``names``) with no seed responses in :data:`RESPONSES`."""
+    return [name for name in (codec_names() if names is None else names) if not RESPONSES.get(name)]
+
+
+def _check_formats(formats: Sequence[str]) -> None:
+    registered = codec_names()
+    unknown = [name for name in formats if name not in registered]
+    if unknown:
+        raise CorpusError(
+            f"--format {unknown[0]!r} is not a registered format; the formats are "
+            f"{', '.join(registered)}"
+        )
+    missing = missing_responses(formats)
+    if missing:
+        raise CorpusError(
+            f"no seed responses for the format {missing[0]!r}: add a list of responses shaped "
+            "like the real API's under that name to RESPONSES in fuzz/make_corpus.py"
+        )
+
+
+def seeds(formats: Sequence[str] | None = None) -> dict[str, bytes]:
+    """The generated seeds, as ``{path under the corpus: bytes}``: every registered format's
+    and the ``load_json`` ones, or, with ``formats``, those formats' only.
+
+    Raises:
+        CorpusError: a name in ``formats`` is not registered, or a format has no seed
+            responses in :data:`RESPONSES`.
+    """
+    names = codec_names() if formats is None else tuple(dict.fromkeys(formats))
+    _check_formats(names)
+    conversations = _conversations()
+    out: dict[str, bytes] = {}
+    if formats is None:
+        for index, messages in enumerate(conversations):
+            out[f"load_json/envelope.{index}.json"] = _json(json.loads(tl.dump_json(messages)))
+        bare = json.loads(tl.dump_json(conversations[0]))["messages"]
+        out["load_json/bare.json"] = _json(bare)
+        out["load_json/empty.json"] = _json({"format": "threadline", "version": 1, "messages": []})
+    for name in names:
         codec = get_codec(name)
         for index, messages in enumerate(conversations):
-            _write(codecs / f"{name}.decode.{index}.json", codec.encode(messages))
+            out[f"codecs/{name}.decode.{index}.json"] = _json(codec.encode(messages))
         for index, response in enumerate(RESPONSES[name]):
             codec.decode_response(response)  # a seed that does not decode fuzzes little
-            _write(codecs / f"{name}.decode_response.{index}.json", response)
+            out[f"codecs/{name}.decode_response.{index}.json"] = _json(response)
+    return out
+
+
+def _owned(corpus: Path, formats: Sequence[str] | None) -> list[Path]:
+    """The files under ``corpus`` a run for ``formats`` generates and so may replace or remove:
+    numbered seeds of those formats (and the load_json seeds on a full run); never a
+    hand-written seed."""
+    names = codec_names() if formats is None else formats
+    if not names:
+        return []
+    pattern = re.compile(
+        rf"(?:{'|'.join(map(re.escape, names))})\.(?:decode|decode_response)\.[0-9]+\.json"
+    )
+    owned = [path for path in (corpus / "codecs").glob("*.json") if pattern.fullmatch(path.name)]
+    if formats is None:
+        load_json = re.compile(r"envelope\.[0-9]+\.json|bare\.json|empty\.json")
+        owned.extend(
+            path for path in (corpus / "load_json").glob("*.json") if load_json.fullmatch(path.name)
+        )
+    return sorted(owned)
+
+
+def write(corpus: Path = CORPUS, formats: Sequence[str] | None = None) -> list[str]:
+    """Bring the seeds of ``formats`` (default: all, and load_json) under ``corpus`` up to
+    date: write each generated seed whose bytes differ, remove the numbered seeds of those
+    formats it no longer generates. Other files are not touched.
+
+    Args:
+        corpus: the corpus directory (``fuzz/corpus``; a test passes a temporary one).
+        formats: registered format names; ``None`` for every format and the load_json seeds.
+
+    Returns:
+        The paths under ``corpus`` written or removed, sorted; empty when nothing changed.
+
+    Raises:
+        CorpusError: as :func:`seeds`, before anything is written.
+    """
+    wanted = seeds(formats)
+    changed: list[str] = []
+    for relative, data in wanted.items():
+        path = corpus / relative
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        changed.append(relative)
+    for path in _owned(corpus, formats):
+        relative = path.relative_to(corpus).as_posix()
+        if relative not in wanted:
+            path.unlink()
+            changed.append(relative)
+    return sorted(changed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--format",
+        action="append",
+        dest="formats",
+        metavar="NAME",
+        help="only this format's seeds (repeatable); default: every format and load_json",
+    )
+    parser.add_argument("--out", type=Path, default=CORPUS, help="the corpus directory")
+    args = parser.parse_args(argv)
+    try:
+        changed = write(args.out, args.formats)
+    except CorpusError as error:
+        print(f"make_corpus: {error}", file=sys.stderr)
+        return 2
+    for relative in changed:
+        print(f"updated {relative}")
+    print(f"{len(changed)} seed files changed in {args.out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

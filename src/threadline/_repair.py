@@ -1,17 +1,15 @@
 """The machinery of `threadline.integrity`: the scan, the working state and the passes.
 
-`threadline.integrity` holds the contract (the issue codes and their order, the report
-types, the public functions and what each mode does with each code); this module finds the
-issues and makes the changes, and knows nothing of modes: every pass calls `Run.report`
-with the code, the input position, the call id, the problem and what repair did about it, and
-the contract's subclass of `Run` turns that into an `IntegrityIssue`
-and decides whether the mode refuses it.
+`threadline.integrity` holds the contract (the issue codes and their order, the report types,
+the public functions and what each mode does with each code); this module finds the issues and
+makes the changes, and knows nothing of modes: every pass calls `Run.report` with the code, the
+input position, the call id, the problem and what repair did about it, and the contract's
+subclass of `Run` turns that into an `IntegrityIssue` and decides whether the mode refuses it.
 
 First one scan over the input finds the candidates of every check. It is the only code that
 visits every message: the checks are fused into it because a scan per check would cost several
 times more on a 100,000-message history. On a clean history nothing else runs. Otherwise the
-passes in `PASSES` run in the order of the issue table, each on the working state the
-pass before left.
+passes in `PASSES` run in the order of the issue table, each on the state the last one left.
 
 The working state is addressed by *input* positions: a dropped message or part leaves a hole,
 results added to a turn are kept beside the message they join, and a tool message created by
@@ -40,6 +38,8 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import Final
 from typing import TypeAlias
+
+from typing_extensions import assert_never
 
 from threadline._json import EMPTY
 from threadline._json import FrozenJsonMap
@@ -226,8 +226,7 @@ def _note_assistant_part(scan: Scan, position: Position, part: Part) -> None:
             scan.provider_answered.discard(part.id)
         scan.provider_ids[part.id] = index
     elif isinstance(part, ProviderToolResultPart):
-        # The scan visits parts in order, so a provider call of this id recorded in this
-        # message comes before the result.
+        # parts are visited in order: a provider call of this id in this message came first
         if scan.provider_ids.get(part.call_id) != index:
             scan.orphans.append(position)
         elif part.call_id in scan.provider_answered:
@@ -235,6 +234,10 @@ def _note_assistant_part(scan: Scan, position: Position, part: Part) -> None:
             scan.duplicate_results.append((position, first))
         else:
             scan.provider_answered.add(part.call_id)
+    elif isinstance(part, (TextPart, ReasoningPart, FilePart, ToolCallPart, ToolResultPart)):
+        raise AssertionError(f"scan_messages reads a {part.type} part itself")
+    else:
+        assert_never(part)
 
 
 def _note_duplicate(scan: Scan, call_id: str, position: Position) -> None:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from typing import Final
 
+from typing_extensions import assert_never
+
 from threadline._json import EMPTY
 from threadline._json import FrozenJsonMap
 from threadline._urls import is_public_web_url
@@ -111,27 +113,38 @@ def _sanitized(message: Message, policy: Untrusted) -> Message | None:
     return message.model_copy(update={"parts": tuple(parts), "metadata": metadata, "replay": False})
 
 
-def _sanitized_part(part: Part, policy: Untrusted) -> Any:
-    kind = type(part)
-    if kind is HookPart or kind is ProviderToolCallPart or kind is ProviderToolResultPart:
-        return None
-    if isinstance(part, ReasoningPart):
+def _sanitized_part(part: Part, policy: Untrusted) -> Part | None:
+    """``part`` as a client may write it, or ``None`` to drop it.
+
+    Every part type is decided here, and the chain ends in ``assert_never``: a new part type
+    is listed by the type checker, and until it has a branch it is refused (``AssertionError``),
+    never passed on to a provider as the client wrote it.
+    """
+    if isinstance(part, (TextPart, ToolCallPart)):
+        pass  # only their metadata is the client's to check
+    elif isinstance(part, (HookPart, ProviderToolCallPart, ProviderToolResultPart)):
+        return None  # UI state and provider-run tools: only the server or the provider writes them
+    elif isinstance(part, ReasoningPart):
         readable = _readable_reasoning(part)
         if readable is None:
             return None
         part = readable
-    if isinstance(part, FilePart) and part.url is not None and not policy.url_allowed(part.url):
-        return None
-    if isinstance(part, ToolResultPart) and not isinstance(part.content, str):
-        content = tuple(
-            item
-            for item in (_sanitized_part(item, policy) for item in part.content)
-            if isinstance(item, (TextPart, FilePart))
-        )
-        if len(content) != len(part.content) or any(
-            new is not old for new, old in zip(content, part.content, strict=True)
-        ):
-            part = dataclasses.replace(part, content=content or "")
+    elif isinstance(part, FilePart):
+        if part.url is not None and not policy.url_allowed(part.url):
+            return None
+    elif isinstance(part, ToolResultPart):
+        if not isinstance(part.content, str):
+            content = tuple(
+                item
+                for item in (_sanitized_part(item, policy) for item in part.content)
+                if isinstance(item, (TextPart, FilePart))
+            )
+            if len(content) != len(part.content) or any(
+                new is not old for new, old in zip(content, part.content, strict=True)
+            ):
+                part = dataclasses.replace(part, content=content or "")
+    else:
+        assert_never(part)
     metadata = _kept_metadata(part.metadata, policy.keys)
     if metadata is not part.metadata:
         part = dataclasses.replace(part, metadata=metadata)

@@ -29,8 +29,13 @@ from collections.abc import Callable
 from typing import Final
 from typing import Protocol
 
+from typing_extensions import assert_never
+
 from threadline.messages import FilePart
+from threadline.messages import HookPart
 from threadline.messages import Message
+from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
 from threadline.messages import TextPart
 from threadline.messages import ToolCallPart
@@ -191,6 +196,10 @@ def measure(message: Message) -> tuple[int, int]:
             chars += len(_arguments_text(part))
         elif isinstance(part, FilePart):
             files += 1
+        elif isinstance(part, (HookPart, ProviderToolCallPart, ProviderToolResultPart)):
+            pass  # count zero, as content_chars says: no model reads them as text
+        else:
+            assert_never(part)
     return chars, files
 
 

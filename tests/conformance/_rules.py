@@ -10,12 +10,18 @@ nothing of threadline, so a codec cannot pass by agreeing with itself.
 Most rules hold for what ``encode`` returns (a history fragment). Some are about the whole
 request (``scope="request"``): Bedrock's ``toolConfig``, Anthropic's thinking-first rule, the
 prompt-cache breakpoints (tools, system and messages together) and thinking with a forced
-tool choice depend on fields the caller adds, so they are judged on request bodies only.
+tool choice depend on fields the caller adds, so they are judged on request bodies only
+(the checks of the last two are in ``_rules_requests.py``).
 
 ``KNOWN_VIOLATIONS`` names the rules today's encoders break. The conformance suites and the
 property test tolerate those rules (and count each payload that breaks one, reported at the
 end of the run); each has a strict-xfail reproducer in ``test_rules_known.py``, so the fix
 of an encoder flips that test, and its entry here must then go.
+
+The formats are the codec registry's (``threadline.codecs.codec_names``): each has its rules in
+``RULES`` or an entry in ``NO_RULES`` saying why it has none (``test_rules_coverage.py`` checks
+both), and judging a payload of a format in neither raises :class:`NoRulesError` rather than
+passing it unjudged.
 """
 
 from __future__ import annotations
@@ -38,23 +44,37 @@ from tests.conformance._rules_gemini import gemini_schema_fields_exclusive
 from tests.conformance._rules_gemini import gemini_subset_enum_only_for_strings
 from tests.conformance._rules_gemini import gemini_subset_known_fields
 from tests.conformance._rules_gemini import gemini_subset_objects_have_properties
+from tests.conformance._rules_requests import CACHE_TTL_ERROR
+from tests.conformance._rules_requests import FORCED_THINKING_ERROR
+from tests.conformance._rules_requests import anthropic_breakpoints
+from tests.conformance._rules_requests import anthropic_no_forced_tool_with_thinking
+from tests.conformance._rules_requests import at_most_four
+from tests.conformance._rules_requests import bedrock_breakpoints
+from tests.conformance._rules_requests import bedrock_no_forced_tool_with_thinking
+from tests.conformance._rules_requests import ttl_order
 from tests.conformance.judges import WireError
 from threadline.codecs import codec_names
 
 __all__ = [
     "FORMATS",
     "KNOWN_VIOLATIONS",
+    "NO_RULES",
     "RULES",
     "TOLERATED",
+    "NoRulesError",
     "Rule",
     "judge_rules",
     "rule",
+    "rules_for",
     "violations",
 ]
 
-FORMATS = codec_names()  # every registered format: a rule set missing fails
+FORMATS: tuple[str, ...] = codec_names()
+"""The formats judged: every one the codec registry lists (read through its public listing)."""
 
 Check = Callable[[Mapping[str, Any]], list[str]]
+_anthropic_breakpoints = anthropic_breakpoints  # their old names here (test_codecs_cache_ttl.py)
+_bedrock_breakpoints = bedrock_breakpoints
 Scope = Literal["fragment", "request"]
 
 
@@ -433,119 +453,6 @@ def bedrock_first_message_is_user(payload: Mapping[str, Any]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# issue 37 item 3: prompt-cache breakpoints (Anthropic ``cache_control``, Bedrock ``cachePoint``)
-
-MAX_BREAKPOINTS = 4
-CACHE_TTL_ERROR = (
-    "a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note "
-    "that blocks are processed in the following order: `tools`, `system`, `messages`."
-)
-
-
-def _anthropic_breakpoints(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(path, ``cache_control``) of every marked block, in the API's processing order: the
-    tools, the system blocks, then the messages (a tool result's inner blocks included)."""
-    found: list[tuple[str, Mapping[str, Any]]] = []
-
-    def visit(where: str, block: Any) -> None:
-        block = _dict(block)
-        if "cache_control" in block:
-            found.append((f"{where}.cache_control", _dict(block["cache_control"])))
-        if block.get("type") == "tool_result":
-            for number, inner in enumerate(_list(block.get("content"))):
-                visit(f"{where}.content.{number}", inner)
-
-    for index, tool in enumerate(_list(payload.get("tools"))):
-        visit(f"tools.{index}", tool)
-    for index, block in enumerate(_list(payload.get("system"))):
-        visit(f"system.{index}", block)
-    for index, message in enumerate(_messages(payload)):
-        for number, block in enumerate(_list(message.get("content"))):
-            visit(f"messages.{index}.content.{number}", block)
-    return found
-
-
-def _bedrock_breakpoints(payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """(path, ``cachePoint``) of every cache point, in processing order: ``toolConfig.tools``,
-    ``system``, then the messages."""
-    lists = [("toolConfig.tools", _list(_dict(payload.get("toolConfig")).get("tools")))]
-    lists.append(("system", _list(payload.get("system"))))
-    for index, message in enumerate(_messages(payload)):
-        lists.append((f"messages.{index}.content", _list(message.get("content"))))
-    return [
-        (f"{where}.{number}.cachePoint", _dict(_dict(block)["cachePoint"]))
-        for where, blocks in lists
-        for number, block in enumerate(blocks)
-        if "cachePoint" in _dict(block)
-    ]
-
-
-def _ttl_order(
-    breakpoints: Callable[[Mapping[str, Any]], list[tuple[str, Mapping[str, Any]]]],
-) -> Check:
-    def check(payload: Mapping[str, Any]) -> list[str]:
-        out = []
-        short = None
-        for where, mark in breakpoints(payload):
-            ttl = mark.get("ttl", "5m")  # no ttl is the default five minutes
-            if ttl == "1h" and short is not None:
-                out.append(f"{where}.ttl: {CACHE_TTL_ERROR} (the 5m block: {short})")
-            elif ttl != "1h" and short is None:
-                short = where
-        return out
-
-    return check
-
-
-def _at_most_four(
-    breakpoints: Callable[[Mapping[str, Any]], list[tuple[str, Mapping[str, Any]]]],
-) -> Check:
-    def check(payload: Mapping[str, Any]) -> list[str]:
-        found = len(breakpoints(payload))
-        if found <= MAX_BREAKPOINTS:
-            return []
-        return [
-            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
-            f"Found {found}."
-        ]
-
-    return check
-
-
-# ---------------------------------------------------------------------------------------------
-# issue 37 item 4: thinking with a forced tool choice (Anthropic, Bedrock)
-
-FORCED_THINKING_ERROR = "Thinking may not be enabled when tool_choice forces tool use."
-
-
-def _thinking_on(thinking: Any) -> bool:
-    return _dict(thinking).get("type") in ("enabled", "adaptive")
-
-
-def anthropic_no_forced_tool_with_thinking(payload: Mapping[str, Any]) -> list[str]:
-    """With thinking enabled, ``tool_choice`` is ``auto`` or ``none``: never ``any`` or a
-    named tool (a forced tool is how a structured output was once asked for)."""
-    choice = _dict(payload.get("tool_choice")).get("type")
-    if _thinking_on(payload.get("thinking")) and choice in ("any", "tool"):
-        return [f"tool_choice: {{'type': {choice!r}}}: {FORCED_THINKING_ERROR}"]
-    return []
-
-
-def bedrock_no_forced_tool_with_thinking(payload: Mapping[str, Any]) -> list[str]:
-    """As for Anthropic, with thinking in ``additionalModelRequestFields.thinking`` and the
-    choice in ``toolConfig.toolChoice`` (``any`` or ``tool`` force one)."""
-    thinking = _dict(payload.get("additionalModelRequestFields")).get("thinking")
-    choice = _dict(_dict(payload.get("toolConfig")).get("toolChoice"))
-    forced = sorted(key for key in choice if key in ("any", "tool"))
-    if _thinking_on(thinking) and forced:
-        return [
-            f"toolConfig.toolChoice.{forced[0]}: The model returned the following errors: "
-            f"{FORCED_THINKING_ERROR}"
-        ]
-    return []
-
-
-# ---------------------------------------------------------------------------------------------
 # The rules
 
 RULES: Mapping[str, tuple[Rule, ...]] = {
@@ -584,14 +491,14 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             f"messages.0.content.4.cache_control.ttl: {CACHE_TTL_ERROR} "
             "(cnighswonger/claude-code-cache-fix#44, headroomlabs-ai/headroom#2939, "
             "vellum-ai/vellum-assistant#22191)",
-            _ttl_order(_anthropic_breakpoints),
+            ttl_order(anthropic_breakpoints),
             scope="request",
         ),
         Rule(
             "anthropic.cache_breakpoints_at_most_four",
             "A maximum of 4 blocks with cache_control may be provided. Found 5. "
             "(tghamm/Anthropic.SDK#50, Wei-Shaw/sub2api#176)",
-            _at_most_four(_anthropic_breakpoints),
+            at_most_four(anthropic_breakpoints),
             scope="request",
         ),
         # issue 37 item 4
@@ -643,7 +550,7 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             f"The model returned the following errors: messages.3.content.0.cache_control.ttl: "
             f"{CACHE_TTL_ERROR} (Portkey-AI/gateway#1762; the Converse order toolConfig, "
             "system, messages in strands-agents/harness-sdk#3758)",
-            _ttl_order(_bedrock_breakpoints),
+            ttl_order(bedrock_breakpoints),
             scope="request",
         ),
         Rule(
@@ -651,7 +558,7 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             "at most 4 cache checkpoints per request (Bedrock user guide, prompt caching; "
             "Claude on Bedrock answers Anthropic's 'A maximum of 4 blocks with cache_control "
             "may be provided')",
-            _at_most_four(_bedrock_breakpoints),
+            at_most_four(bedrock_breakpoints),
             scope="request",
         ),
         # issue 37 item 4
@@ -758,6 +665,36 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
 }
 """Per format, its rules."""
 
+NO_RULES: Mapping[str, str] = {}
+"""Formats the judge knows and has no rule for, each with why (a dialect judged by its parent's
+rules, a format whose API refuses nothing its SDK types take): an explicit entry, so that a
+format missing from ``RULES`` is an omission the judge reports, never a silent pass."""
+
+
+class NoRulesError(LookupError):
+    """A payload of a format the rules judge has no checker for: neither ``RULES`` nor
+    ``NO_RULES`` names it."""
+
+
+def rules_for(fmt: str) -> tuple[Rule, ...]:
+    """The rules of the format ``fmt``: empty for a format of ``NO_RULES``.
+
+    Raises:
+        NoRulesError: ``fmt`` has no rules in ``RULES`` (an empty entry counts as none) and no
+            entry in ``NO_RULES``; the message says where to add it.
+    """
+    rules = RULES.get(fmt)
+    if rules:
+        return rules
+    if fmt in NO_RULES:
+        return ()
+    raise NoRulesError(
+        f"the rules judge has no checker for the format {fmt!r}: add its rules to RULES in "
+        "tests/conformance/_rules.py, or an entry to NO_RULES there saying why it has none "
+        f"(the judged formats: {', '.join(sorted({*RULES, *NO_RULES}))})"
+    )
+
+
 KNOWN_VIOLATIONS: frozenset[str] = frozenset({})
 """The rules today's encoders break, each with a strict-xfail reproducer in
 ``test_rules_known.py``. An encoder fix flips that reproducer; remove its id here then."""
@@ -782,10 +719,14 @@ def violations(
     fmt: str, payload: Mapping[str, Any], *, scope: Scope = "request"
 ) -> list[tuple[Rule, str]]:
     """Every (rule, violation) of ``payload`` in the format ``fmt``; ``scope="fragment"``
-    leaves out the rules about fields only the caller adds."""
+    leaves out the rules about fields only the caller adds.
+
+    Raises:
+        NoRulesError: the judge has no checker for ``fmt``.
+    """
     return [
         (found, line)
-        for found in RULES[fmt]
+        for found in rules_for(fmt)
         if scope == "request" or found.scope == "fragment"
         for line in found.check(payload)
     ]
@@ -799,9 +740,13 @@ def judge_rules(
     known: Sequence[str] | frozenset[str] = KNOWN_VIOLATIONS,
 ) -> None:
     """Raise [`WireError`][tests.conformance.judges.WireError] for each violation of a rule
-    not in ``known``; count the payload under each known rule it breaks."""
-    JUDGED[fmt] += 1
+    not in ``known``; count the payload under each known rule it breaks.
+
+    Raises:
+        NoRulesError: the judge has no checker for ``fmt`` (the payload is not counted).
+    """
     found = violations(fmt, payload, scope=scope)
+    JUDGED[fmt] += 1
     for rule_id in sorted({broken.id for broken, _ in found if broken.id in known}):
         TOLERATED[rule_id] += 1
     problems = [f"[{broken.id}] {line}" for broken, line in found if broken.id not in known]

@@ -60,6 +60,7 @@ from threadline.codecs._notes import as_user_note
 from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import turn_parts
 from threadline.codecs._notes import unwrap_notes
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import ProviderToolPart
@@ -253,15 +254,17 @@ def _text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(parts: Sequence[Resolved]) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if type(part) is TextPart:
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, FilePart):
             blocks.append(carried(_file_block(part)))
         elif isinstance(part, Placeholder):
             blocks.append({"type": "text", "text": part.text})
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a user message holds no {part.type} part")
+        else:
+            assert_never(part)
     return blocks
 
 

@@ -66,6 +66,7 @@ from threadline.codecs._notes import as_user_note
 from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import turn_parts
 from threadline.codecs._notes import unwrap_notes
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
@@ -374,7 +375,7 @@ def _assistant_text_block(part: TextPart) -> dict[str, Any]:
 def _user_blocks(parts: Sequence[Resolved], names: _DocumentNames) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in parts:
-        if type(part) is TextPart:
+        if isinstance(part, TextPart):
             if not is_blank(part.text):
                 blocks.append({"text": part.text})
                 if part.metadata:
@@ -384,8 +385,10 @@ def _user_blocks(parts: Sequence[Resolved], names: _DocumentNames) -> list[dict[
             _add_cache_point(blocks, part)
         elif isinstance(part, Placeholder):
             blocks.append({"text": part.text})
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a user message holds no {part.type} part")
+        else:
+            assert_never(part)
     return blocks
 
 

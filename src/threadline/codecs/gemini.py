@@ -60,6 +60,7 @@ from threadline.codecs._media import encode_base64
 from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import note
 from threadline.codecs._notes import unwrap_notes
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import ProviderToolPart
@@ -303,8 +304,10 @@ def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[di
                 parts.append({"text": part.text})
         elif isinstance(part, FilePart):
             parts.append(carried(_file_part(part, _MEDIA_TYPES)))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a user message holds no {part.type} part")
+        else:
+            assert_never(part)
     return parts
 
 
@@ -1036,8 +1039,10 @@ def _user_read_back(message: Message, index: int, options: EncodeOptions) -> lis
                 parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
             parts.append(_file_read_back(part))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a user message holds no {part.type} part")
+        else:
+            assert_never(part)
     return parts
 
 

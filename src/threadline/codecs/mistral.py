@@ -64,6 +64,7 @@ from threadline.codecs._media import parse_data_url
 from threadline.codecs._notes import as_user_note
 from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import unwrap_notes
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
@@ -276,8 +277,10 @@ def _content_message(
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
             content.append(carried(_file_chunk(part)))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a {role} message holds no {part.type} part")
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": role, "content": content}
@@ -781,8 +784,10 @@ def _content_read_back(message: Message, index: int, options: EncodeOptions) -> 
             parts.append(TextPart(text=part.text))
         elif isinstance(part, FilePart):
             parts.append(_file_read_back(part))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a {message.role} message holds no {part.type} part")
+        else:
+            assert_never(part)
     return parts
 
 

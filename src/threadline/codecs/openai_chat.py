@@ -45,6 +45,7 @@ from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
 from threadline.codecs._media import parse_data_url
 from threadline.codecs._media import parse_file_data
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
@@ -195,8 +196,10 @@ def _user_or_system_message(
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
             content.append(carried(_file_block(part)))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"a {message.role} message holds no {part.type} part")
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"role": message.role, "content": content}

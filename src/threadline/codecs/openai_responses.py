@@ -44,6 +44,8 @@ from typing import Literal
 from typing import NamedTuple
 from typing import TypeAlias
 
+from typing_extensions import assert_never
+
 from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
 from threadline.codecs._media import UNKNOWN_IMAGE
@@ -52,6 +54,7 @@ from threadline.codecs._media import image_type_from_url
 from threadline.codecs._media import media_type_from_url
 from threadline.codecs._media import parse_data_url
 from threadline.codecs._media import parse_file_data
+from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import ProviderToolPart
@@ -89,8 +92,10 @@ from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.limits import parse_arguments
 from threadline.messages import FilePart
+from threadline.messages import HookPart
 from threadline.messages import Message
 from threadline.messages import ProviderToolCallPart
+from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
 from threadline.messages import TextPart
 from threadline.messages import ToolCallPart
@@ -236,10 +241,14 @@ def _entries(parts: Iterable[Resolved], *, keep_ids: bool) -> list[_Entry]:
             out.append(_Entry("text", TextPart(text=part.text)))
         elif isinstance(part, ProviderToolCallPart):
             out.append(_Entry("hosted", part))
-        else:
+        elif isinstance(
+            part, (ReasoningPart, FilePart, ToolResultPart, HookPart, ProviderToolResultPart)
+        ):
             # a replayed reasoning part heads its segment; files, results and other provider
-            # tool parts are refused on an assistant message
+            # tool parts are refused on an assistant message, hook parts left out
             raise AssertionError(f"resolve keeps no {part.type} part inside a segment")
+        else:
+            assert_never(part)
     return out
 
 
@@ -377,8 +386,10 @@ def _input_message(message: Message, index: int, options: EncodeOptions) -> dict
             content.append({"type": "input_text", "text": part.text})
         elif isinstance(part, FilePart):
             content.append(carried(_file_block(part)))
-        else:
+        elif isinstance(part, NOT_IN_USER_MESSAGES):
             raise AssertionError(f"resolve keeps no {part.type} part on a {message.role} message")
+        else:
+            assert_never(part)
     if not content:
         return None
     return {"type": "message", "role": message.role, "content": content}
@@ -975,8 +986,10 @@ def normalize_for_round_trip(
                     parts.append(TextPart(text=part.text))
                 elif isinstance(part, FilePart):
                     parts.append(_file_read_back(part))
-                else:
+                elif isinstance(part, NOT_IN_USER_MESSAGES):
                     raise AssertionError(f"resolve keeps no {part.type} part on a {role} message")
+                else:
+                    assert_never(part)
         if parts:
             out.append(message.model_copy(update={"parts": tuple(parts)}))
     return name_results_after_calls(out)

@@ -26,16 +26,22 @@ from collections.abc import Mapping
 from typing import Any
 from typing import NoReturn
 
+from typing_extensions import assert_never
+
 from threadline.codecs._media import data_url
 from threadline.codecs._media import encode_base64
 from threadline.codecs._media import media_type_from_url
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
 from threadline.messages import FilePart
+from threadline.messages import HookPart
+from threadline.messages import Part
 from threadline.messages import ProviderToolCallPart
 from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
 from threadline.messages import TextPart
+from threadline.messages import ToolCallPart
+from threadline.messages import ToolResultPart
 from threadline.messages import is_media_type
 
 __all__ = [
@@ -418,9 +424,14 @@ def _with_extras(block: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, 
     return block
 
 
-def block_of(part: Any) -> Any:
+def block_of(part: Part) -> Any:
     """The content item (a block, or a bare ``str``) a text, reasoning, file or provider part
-    becomes."""
+    becomes.
+
+    Raises:
+        TypeError: a tool call, a tool result or a hook part, which have no content block (the
+            callers write calls and results as LangChain's own fields and leave hooks out).
+    """
     if isinstance(part, TextPart):
         return _text_block(part)
     if isinstance(part, FilePart):
@@ -446,7 +457,9 @@ def block_of(part: Any) -> Any:
         block["status"] = "error" if part.is_error else "success"
         block["output"] = part.content
         return _with_extras(block, extras)
-    raise TypeError(f"no LangChain content block for a {type(part).__name__}")  # pragma: no cover
+    if isinstance(part, (ToolCallPart, ToolResultPart, HookPart)):
+        raise TypeError(f"no LangChain content block for a {type(part).__name__}")
+    assert_never(part)
 
 
 def _text_block(part: TextPart) -> Any:

@@ -21,6 +21,7 @@ import pydantic
 import pydantic_core
 from pydantic.fields import FieldInfo
 from pydantic_ai import messages as pai
+from typing_extensions import assert_never
 
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
@@ -279,11 +280,12 @@ def from_item(item: object) -> Part | None:
 
 def to_item(part: TextPart | FilePart) -> Any:
     metadata = part.metadata
-    if type(part) is TextPart:
+    if isinstance(part, TextPart):
         if metadata.get(ITEM_KIND) == "text-content":
             return restore(pai.TextContent(part.text), metadata, SKIP_TEXT_CONTENT)
         return part.text
-    assert type(part) is FilePart
+    if not isinstance(part, FilePart):
+        assert_never(part)
     identifier = metadata.get(PREFIX + "identifier")
     if part.data is not None:
         binary = pai.BinaryContent(part.data, media_type=part.media_type, identifier=identifier)

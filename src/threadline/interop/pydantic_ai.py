@@ -36,6 +36,7 @@ from datetime import timezone
 from typing import Any
 
 import pydantic
+from typing_extensions import assert_never
 
 from threadline._message_fields import json_result_text
 from threadline._validation import translate_errors
@@ -45,6 +46,7 @@ from threadline.interop._missing import missing
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
+from threadline.messages import Part as ThreadlinePart
 from threadline.messages import ProviderToolCallPart
 from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
@@ -720,17 +722,16 @@ _HIDDEN = object()
 
 
 def _to_response_part(
-    part: Any, created: datetime, calls: Mapping[str, str]
+    part: ThreadlinePart, created: datetime, calls: Mapping[str, str]
 ) -> tuple[Any, dict[str, Any]]:
     """The pydantic-ai part for ``part`` (``_HIDDEN`` when it has none, ``None`` for no part), and
     the fields of ``part`` that the pydantic-ai part cannot give back."""
     metadata = part.metadata
-    kind = type(part)
-    if kind is TextPart:
+    if isinstance(part, TextPart):
         return restore(pai.TextPart(part.text), metadata, _SKIP_TEXT), {}
-    if kind is ReasoningPart:
+    if isinstance(part, ReasoningPart):
         return to_thinking(part)
-    if kind is ToolCallPart:
+    if isinstance(part, ToolCallPart):
         args: Any = part.arguments if part.raw_arguments is None else part.raw_arguments
         if ARGS in metadata:
             carried = metadata[ARGS]
@@ -742,7 +743,7 @@ def _to_response_part(
             args = dict(args)
         call = pai.ToolCallPart(part.name, args, part.id)
         return restore(call, metadata, _SKIP_CALL), {}
-    if kind is FilePart:
+    if isinstance(part, FilePart):
         if part.data is None:
             return _HIDDEN, {}
         binary = restore(
@@ -756,7 +757,7 @@ def _to_response_part(
         )
         native = pai.FilePart(pai.BinaryContent.narrow_type(binary))
         return restore(native, metadata, _SKIP_FILE), {}
-    if kind is ProviderToolCallPart:
+    if isinstance(part, ProviderToolCallPart):
         args = part.input
         lost: dict[str, Any] = {}
         if not (args is None or isinstance(args, (str, dict))):
@@ -766,7 +767,7 @@ def _to_response_part(
             lost["provider"] = part.provider
         native_call = pai.NativeToolCallPart(part.name, args, part.id, provider_name=provider)
         return restore(native_call, metadata, _SKIP_NATIVE_CALL), lost
-    if kind is ProviderToolResultPart:
+    if isinstance(part, ProviderToolResultPart):
         content = part.content
         if metadata.get(TYPED_CONTENT):
             content = _CONTENT_ADAPTER.validate_json(json.dumps(content))
@@ -781,11 +782,13 @@ def _to_response_part(
         )
         lost = {} if provider or not part.provider else {"provider": part.provider}
         return restore(returned, metadata, _SKIP_NATIVE_RETURN), lost
-    if kind is HookPart and part.name == CARRIED:
+    if isinstance(part, HookPart) and part.name == CARRIED:
         return uncarry(part, "response"), {}
-    if kind is HookPart and part.name == EMPTY_MESSAGE:
-        return None, {}
-    return _HIDDEN, {}
+    if isinstance(part, HookPart):  # the empty message's mark is no part; other hooks are hidden
+        return (None if part.name == EMPTY_MESSAGE else _HIDDEN), {}
+    if isinstance(part, ToolResultPart):
+        raise AssertionError("an assistant message holds no tool result")
+    assert_never(part)
 
 
 def _parses_to(text: str, part: ToolCallPart) -> bool:

@@ -44,6 +44,7 @@ from typing import Any
 from typing import Final
 
 import pydantic
+from typing_extensions import assert_never
 
 from threadline._blob_marks import refuse_blob_marks
 from threadline._validation import translate_errors
@@ -546,8 +547,7 @@ def to_ui_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
         if run:
             out.append(_write_run(run))
             run = []
-        parts = [_write_part(part) for part in message.parts]
-        out.append(_ui_message(message, [part for part in parts if part is not None]))
+        out.append(_ui_message(message, [_write_part(part) for part in message.parts]))
     if run:
         out.append(_write_run(run))
     return out
@@ -593,9 +593,7 @@ def _write_run(run: list[tuple[int, Message]]) -> dict[str, Any]:
             elif isinstance(part, ProviderToolCallPart):
                 parts.append(_write_provider_call(part, provider_results.pop(part.id, None)))
             elif not isinstance(part, ProviderToolResultPart):
-                written = _write_part(part)
-                if written is not None:
-                    parts.append(written)
+                parts.append(_write_part(part))
     orphans: list[ToolResultPart | ProviderToolResultPart] = [
         *results.values(),
         *provider_results.values(),
@@ -611,7 +609,8 @@ def _write_run(run: list[tuple[int, Message]]) -> dict[str, Any]:
     return _ui_message(first, parts)
 
 
-def _write_part(part: Part) -> dict[str, Any] | None:
+def _write_part(part: Part) -> dict[str, Any]:
+    """The ``UIMessage`` part for ``part``; every part type has a branch (``assert_never``)."""
     if isinstance(part, TextPart):
         return _with_state({"type": "text", "text": part.text}, part.metadata, {})
     if isinstance(part, ReasoningPart):
@@ -636,7 +635,11 @@ def _write_part(part: Part) -> dict[str, Any] | None:
         out = {"type": _NATIVE_HOOK, "data": data}
         _with_state(out, part.metadata, data, None)
         return out
-    return None  # tool parts are written with their results by _write_run
+    if isinstance(
+        part, (ToolCallPart, ToolResultPart, ProviderToolCallPart, ProviderToolResultPart)
+    ):
+        raise AssertionError(f"_write_run writes a {part.type} part with its call or result")
+    assert_never(part)
 
 
 def _with_state(
