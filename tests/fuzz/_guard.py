@@ -59,8 +59,8 @@ def hang_guard(seconds: float = HANG_SECONDS) -> Iterator[None]:
         if can_interrupt:
             signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            for signum, handler in previous:
-                signal.signal(signum, handler)
+            for number, handler in previous:
+                signal.signal(number, handler)
     elapsed = time.process_time() - started
     if elapsed > seconds:
         raise Hang(f"the call used {elapsed:.2f} s of CPU time (guard: {seconds} s)")
