@@ -13,11 +13,13 @@ import itertools
 
 import pytest
 from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from tests.property._defects import REPAIRABLE
 from tests.property._defects import Defective
 from tests.property._defects import defective_conversations
+from tests.support import examples
 from threadline import IntegrityError
 from threadline import Message
 from threadline import ToolCallPart
@@ -58,12 +60,16 @@ def live_conversations(draw: st.DrawFn) -> list[Message]:
 
 
 pendings = st.sampled_from(["answer", "keep", "refuse"])
+# Each example builds a defective conversation and repairs it several ways: 80 examples per law
+# in the full tier (the integrity laws themselves run at 200 in test_integrity_props).
+FULL = examples(80)
 
 
 def pending_ids(messages: list[Message]) -> list[str]:
     return [call.id for call in pending_calls(messages)]
 
 
+@settings(max_examples=FULL)
 @given(live_conversations(), pendings)
 def test_report_lists_exactly_the_pending_calls(messages: list[Message], pending: str) -> None:
     expected = pending_ids(messages)
@@ -83,6 +89,7 @@ def test_report_lists_exactly_the_pending_calls(messages: list[Message], pending
     assert checked == [(i.code, i.message_index, i.part_index) for i in repaired.report.issues]
 
 
+@settings(max_examples=FULL)
 @given(live_conversations(), pendings)
 def test_the_laws_hold_for_each_choice(messages: list[Message], pending: str) -> None:
     if pending == "refuse" and pending_ids(messages):
@@ -96,6 +103,7 @@ def test_the_laws_hold_for_each_choice(messages: list[Message], pending: str) ->
     assert kept == (pending_ids(messages) if pending == "keep" else [])
 
 
+@settings(max_examples=FULL)
 @given(live_conversations())
 def test_a_model_request_never_has_a_pending_call(messages: list[Message]) -> None:
     out = prepare_messages(messages)
