@@ -95,10 +95,13 @@ def turn_parts(
         user_note = as_user_note(message)
         if user_note is None:
             return None
-        message, role = user_note, "user"
-    elif role == "user":
-        message = escape_notes(message)
-    return message, role, history.parts_of(index, message)
+        return user_note, "user", history.parts_of(index, user_note)
+    if role == "user":
+        escaped = escape_notes(message)
+        if escaped is not message:
+            return escaped, role, history.parts_of(index, escaped)
+    ready = history.ready[index]  # most messages: the plan's parts, without a call
+    return message, role, history.parts(index) if ready is None else ready
 
 
 def unwrap_notes(messages: Sequence[Message]) -> list[Message]:

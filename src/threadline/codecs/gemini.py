@@ -240,6 +240,7 @@ def encode(
         text_files=text_files,
     )
     prepared, ids, options = history.messages, history.ids, history.options
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
     contents: list[dict[str, Any]] = []
@@ -258,14 +259,14 @@ def encode(
             if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
                 parts = _model_parts(
                     message,
-                    history.parts(index),
+                    parts_of(index),
                     ids,
                     options,
                 )
             elif role == "tool":
                 parts = [
                     _function_response(part, ids, names)
-                    for part in history.parts(index)
+                    for part in parts_of(index)
                     if isinstance(part, ToolResultPart)
                 ]
             else:

@@ -194,6 +194,7 @@ def encode(
         text_files=text_files,
     )
     prepared, ids = history.messages, history.ids
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
@@ -202,7 +203,7 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":  # the plan holds the parts of a message with nothing to resolve
-            for part in history.parts(index):
+            for part in parts_of(index):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, names, attachments))
             continue
@@ -210,7 +211,7 @@ def encode(
             _append(out, {"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(history.parts(index), ids)
+            item = _assistant_message(parts_of(index), ids)
         elif role == "user":
             item = _content_message("user", escape_notes(message), index, history)
         elif role == "system" and _system_role(out) == "system":

@@ -155,6 +155,7 @@ def encode(
         text_files=text_files,
     )
     prepared, ids = history.messages, history.ids
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -162,7 +163,7 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":  # the plan holds the parts of a message with nothing to resolve
-            for part in history.parts(index):
+            for part in parts_of(index):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, attachments))
             continue
@@ -170,7 +171,7 @@ def encode(
             out.append({"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(history.parts(index), ids)
+            item = _assistant_message(parts_of(index), ids)
         elif role == "user" or role == "system":
             item = _user_or_system_message(history, index)
         else:  # internal messages never reach a model, even with integrity="off"

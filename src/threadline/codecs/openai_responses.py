@@ -342,6 +342,7 @@ def encode(
         text_files=text_files,
     )
     prepared, ids, options = history.messages, history.ids, history.options
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
@@ -349,7 +350,7 @@ def encode(
         if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
             _assistant_items(_plan(message, index, options, history), ids, items)
         elif role == "tool":
-            for part in history.parts(index):
+            for part in parts_of(index):
                 if type(part) is ToolResultPart:
                     items.append(_output_item(part, ids, custom))
         elif role == "user" or role == "system":
