@@ -1,16 +1,16 @@
 """One prepared history: what every ``encode`` reads before it maps a message (private).
 
 An ``encode`` starts the same way in every format: its options checked, the sequence read,
-the integrity pass run ([`prepare_for_encoding`][threadline.codecs.base.prepare_for_encoding]),
-then one walk over the prepared messages (`scan`) for the tool names the format refuses, the
-tool-call ids it refuses, and per message what the reasoning and unsupported policies leave
-of it when nothing in it is to be resolved. `prepare_history` does all of it once and returns
-a `PreparedHistory`; the format's loop then takes each message's parts from
-`PreparedHistory.parts` instead of resolving them again.
+the integrity pass run (`prepare_for_encoding`), then one walk over the prepared messages
+(`scan`) for the tool names the format refuses, the tool-call ids it refuses, and per message
+what the reasoning and unsupported policies leave of it when nothing in it is to be resolved.
+`prepare_history` does all of it once and returns a `PreparedHistory`; the format's loop then
+takes each message's parts from `PreparedHistory.parts` instead of resolving them again.
 
-The object is immutable and built message by message in order, so the incremental encoder of
-issue 39 can extend it at the tail: every field is per message (``messages``, ``ready``) or
-the union over the messages so far (``tool_names``, ``call_ids``), in order of appearance.
+The object is frozen, and each field is either per message, in order (``messages``,
+``ready``), or a map over the messages' ids and names (``ids``, ``tool_names``): an
+incremental encoder can extend it at the tail by scanning only the new messages (a wire name
+or id depends on the names and ids seen, in order of appearance).
 """
 
 from __future__ import annotations
