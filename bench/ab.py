@@ -66,6 +66,10 @@ out = {{
 }}
 for provider in ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock"):
     out["encode " + provider] = best(lambda: tl.encode(messages, provider=provider))
+for provider in ("anthropic", "bedrock"):  # the formats that take prompt-cache breakpoints
+    out["encode " + provider + " cache=auto"] = best(
+        lambda: tl.encode(messages, provider=provider, cache="auto")
+    )
 print(json.dumps(out))
 """
 

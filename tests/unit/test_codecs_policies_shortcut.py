@@ -14,9 +14,9 @@ from threadline import TextPart
 from threadline import ToolCallPart
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import _ready
-from threadline.codecs._policies import _resolve_parts
 from threadline.codecs._policies import resolve
 from threadline.codecs._policies import resolve_indexed
+from threadline.codecs._policies import resolve_parts
 from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import ReasoningPolicy
 
@@ -61,7 +61,7 @@ def test_the_shortcut_gives_what_the_part_by_part_pass_gives(
     )
     taken = 0
     for message in _assistant_messages():
-        full = _resolve_parts(message, 0, options, _CAPS)
+        full = resolve_parts(message, 0, options, _CAPS)
         assert list(resolve_indexed(message, 0, options, _CAPS)) == full
         assert list(resolve(message, 0, options, _CAPS)) == [part for _, part in full]
         taken += _ready(message, 0, options, _CAPS) is not None

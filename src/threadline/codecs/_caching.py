@@ -233,35 +233,59 @@ def _check_order(
             )
 
 
-class AnthropicMarks:
+class _Writer:
+    """What both writers share: a writer is made for one body (`with_breakpoints`), and the
+    marks of its messages before the newest are read once, on the first `marks`: adding a
+    breakpoint changes only the tools, the system prompt and the newest turn, so counting and
+    checking the marks again walks those alone, not the whole history."""
+
+    def __init__(self) -> None:
+        self._settled: list[tuple[str, Mapping[str, Any]]] | None = None
+
+    def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        """(path, mark) of each breakpoint of ``payload``, in the order the provider reads
+        them: tools, system, messages."""
+        found = self._head_marks(payload)
+        messages = payload.get("messages") or []
+        if self._settled is None:
+            self._settled = []
+            for index in range(len(messages) - 1):
+                self._message_marks(self._settled, index, messages[index])
+        found.extend(self._settled)
+        if messages:
+            self._message_marks(found, len(messages) - 1, messages[-1])
+        return found
+
+    def count(self, payload: Mapping[str, Any]) -> int:
+        return len(self.marks(payload))
+
+    def _head_marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        raise NotImplementedError
+
+    def _message_marks(
+        self, found: list[tuple[str, Mapping[str, Any]]], index: int, message: Any
+    ) -> None:
+        raise NotImplementedError
+
+
+class AnthropicMarks(_Writer):
     """``cache_control`` on the last tool, the last system block, the newest turn's last
     block that can hold one (not thinking)."""
 
     MARK: ClassVar[dict[str, str]] = {"type": "ephemeral"}
 
-    def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-        """(path, ``cache_control``) of each marked block, in the order Anthropic reads
-        them: tools, system, messages (the blocks inside a tool result too)."""
+    def _head_marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        """The marked tools and system blocks."""
         found: list[tuple[str, Mapping[str, Any]]] = []
-
-        def visit(where: str, blocks: Any) -> None:
-            for index, block in enumerate(blocks if isinstance(blocks, list) else ()):
-                if not isinstance(block, Mapping):
-                    continue
-                mark = block.get("cache_control")
-                if mark is not None:
-                    found.append((f"{where}.{index}", mark if isinstance(mark, Mapping) else {}))
-                if block.get("type") == "tool_result":
-                    visit(f"{where}.{index}.content", block.get("content"))
-
-        visit("tools", payload.get("tools"))
-        visit("system", payload.get("system"))
-        for index, message in enumerate(payload.get("messages") or []):
-            visit(f"messages.{index}.content", message.get("content"))
+        _visit(found, "tools", payload.get("tools"))
+        _visit(found, "system", payload.get("system"))
         return found
 
-    def count(self, payload: Mapping[str, Any]) -> int:
-        return len(self.marks(payload))
+    def _message_marks(
+        self, found: list[tuple[str, Mapping[str, Any]]], index: int, message: Any
+    ) -> None:
+        """The marked blocks of one message (the blocks inside a tool result too)."""
+        _visit(found, f"messages.{index}.content", message.get("content"))
 
     def add(self, payload: dict[str, Any], place: str) -> bool:
         """Mark ``place``; ``False`` when the request has none."""
@@ -316,30 +340,24 @@ class AnthropicMarks:
         return {**block, "cache_control": mark}
 
 
-class BedrockMarks:
+class BedrockMarks(_Writer):
     """A ``cachePoint`` block after the system blocks, after the tools, after the newest
     turn's blocks."""
 
     POINT: ClassVar[dict[str, dict[str, str]]] = {"cachePoint": {"type": "default"}}
 
-    def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-        """(path, ``cachePoint``) of each cache point, in the order Converse reads them:
-        ``toolConfig.tools``, ``system``, messages."""
-        lists: list[tuple[str, Any]] = [
-            ("toolConfig.tools", (payload.get("toolConfig") or {}).get("tools")),
-            ("system", payload.get("system")),
-        ]
-        for index, message in enumerate(payload.get("messages") or []):
-            lists.append((f"messages.{index}.content", message.get("content")))
-        return [
-            (f"{where}.{number}", point if isinstance(point, Mapping) else {})
-            for where, blocks in lists
-            for number, block in enumerate(blocks or ())
-            if isinstance(block, Mapping) and (point := block.get("cachePoint", False)) is not False
-        ]
+    def _head_marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+        """The cache points of ``toolConfig.tools`` and ``system``."""
+        found: list[tuple[str, Mapping[str, Any]]] = []
+        _points(found, "toolConfig.tools", (payload.get("toolConfig") or {}).get("tools"))
+        _points(found, "system", payload.get("system"))
+        return found
 
-    def count(self, payload: Mapping[str, Any]) -> int:
-        return len(self.marks(payload))
+    def _message_marks(
+        self, found: list[tuple[str, Mapping[str, Any]]], index: int, message: Any
+    ) -> None:
+        """The cache points of one message."""
+        _points(found, f"messages.{index}.content", message.get("content"))
 
     def add(self, payload: dict[str, Any], place: str) -> bool:
         """Mark ``place``; ``False`` when the request has none."""
@@ -381,3 +399,23 @@ class BedrockMarks:
         if long:
             point["ttl"] = LONG
         return [*blocks, {"cachePoint": point}]
+
+
+def _visit(found: list[tuple[str, Mapping[str, Any]]], where: str, blocks: Any) -> None:
+    """Add the ``cache_control`` of each Anthropic block of ``blocks`` at ``where`` (and of the
+    blocks inside a tool result) to ``found``."""
+    for index, block in enumerate(blocks if isinstance(blocks, list) else ()):
+        if not isinstance(block, Mapping):
+            continue
+        mark = block.get("cache_control")
+        if mark is not None:
+            found.append((f"{where}.{index}", mark if isinstance(mark, Mapping) else {}))
+        if block.get("type") == "tool_result":
+            _visit(found, f"{where}.{index}.content", block.get("content"))
+
+
+def _points(found: list[tuple[str, Mapping[str, Any]]], where: str, blocks: Any) -> None:
+    """Add each Bedrock ``cachePoint`` of ``blocks`` at ``where`` to ``found``."""
+    for number, block in enumerate(blocks or ()):
+        if isinstance(block, Mapping) and (point := block.get("cachePoint", False)) is not False:
+            found.append((f"{where}.{number}", point if isinstance(point, Mapping) else {}))

@@ -15,16 +15,17 @@ user text never reads back as a system message, and every text reads back as it 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import is_blank
-from threadline.codecs._policies import resolve
-from threadline.codecs.base import EncodeOptions
 from threadline.messages import Message
 from threadline.messages import Part
 from threadline.messages import Role
 from threadline.messages import TextPart
+
+if TYPE_CHECKING:
+    from threadline.codecs._prepared import PreparedHistory
 
 OPEN = "<system>\n"
 CLOSE = "\n</system>"
@@ -82,30 +83,25 @@ def as_user_note(message: Message) -> Message | None:
 
 
 def turn_parts(
-    message: Message,
-    index: int,
-    planned: Sequence[Resolved] | None,
-    options: EncodeOptions,
-    capabilities: Capabilities,
+    history: PreparedHistory, index: int
 ) -> tuple[Message, Role, Sequence[Resolved]] | None:
     """The message, role and parts a format without later system turns sends for the message
-    at ``index`` after its leading system text (Anthropic, Bedrock): a system message as a user
-    note (``None``: no text to send), a user message with its note-like texts escaped, and the
-    pre-pass's ``planned`` parts unless either changed the message (else `resolve`)."""
+    at ``index`` of ``history`` after its leading system text (Anthropic, Bedrock): a system
+    message as a user note (``None``: no text to send), a user message with its note-like
+    texts escaped, and the history's parts for it unless either changed the message."""
+    message = history.messages[index]
     role: Role = message.role
-    parts = planned
     if role == "system":
         user_note = as_user_note(message)
         if user_note is None:
             return None
-        message, role, parts = user_note, "user", None
-    elif role == "user":
+        return user_note, "user", history.parts_of(index, user_note)
+    if role == "user":
         escaped = escape_notes(message)
         if escaped is not message:
-            message, parts = escaped, None
-    if not parts:
-        parts = resolve(message, index, options, capabilities)
-    return message, role, parts
+            return escaped, role, history.parts_of(index, escaped)
+    ready = history.ready[index]  # most messages: the plan's parts, without a call
+    return message, role, history.parts(index) if ready is None else ready
 
 
 def unwrap_notes(messages: Sequence[Message]) -> list[Message]:

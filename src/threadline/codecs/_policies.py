@@ -310,7 +310,7 @@ def resolve(
     Args:
         message: a prepared message.
         index: its index in the prepared list, for errors.
-        options: the encode options (a `Planned` one holds what `scan` decided).
+        options: the encode options.
         capabilities: what the format can carry.
 
     Raises:
@@ -320,7 +320,7 @@ def resolve(
     ready = _ready(message, index, options, capabilities)
     if ready is not None:
         return ready if ready is message.parts else list(ready)
-    return [part for _, part in _resolve_parts(message, index, options, capabilities)]
+    return [part for _, part in resolve_parts(message, index, options, capabilities)]
 
 
 def resolve_indexed(
@@ -333,37 +333,14 @@ def resolve_indexed(
     ready = _ready(message, index, options, capabilities)
     if ready is not None:
         return list(enumerate(message.parts))[len(message.parts) - len(ready) :]
-    return _resolve_parts(message, index, options, capabilities)
-
-
-@dataclasses.dataclass(frozen=True)
-class Planned(EncodeOptions):
-    """Encode options with `resolve`'s shortcut decided for every message in one walk
-    (`scan`, with the tool names and call ids), so `resolve` looks it up instead of walking
-    each message's parts again."""
-
-    messages: Sequence[Message] = ()
-    """The prepared messages the plan is for (`resolve` checks it is given one of them)."""
-    capabilities: Capabilities | None = None
-    """The format's capabilities the plan was decided with."""
-    ready: Sequence[Sequence[Resolved] | None] = ()
-    """Per message, what `resolve` gives for it when it has nothing to resolve (`Scan.ready`),
-    else ``None``."""
+    return resolve_parts(message, index, options, capabilities)
 
 
 def _ready(
     message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
 ) -> Sequence[Resolved] | None:
-    """`Scan.ready` for ``message``, looked up when the options hold a plan for it (a codec
-    may map a changed copy of a prepared message, such as a system note: that copy is walked
-    on its own)."""
-    if (
-        type(options) is Planned
-        and options.capabilities is capabilities
-        and index < len(options.messages)
-        and options.messages[index] is message
-    ):
-        return options.ready[index]
+    """`Scan.ready` for ``message`` alone (a prepared history's loop takes it from
+    `PreparedHistory.parts` instead; this is for a changed copy, such as a system note)."""
     found: list[Sequence[Resolved] | None] = []
     _scan_into((message,), options, capabilities, found, {}, {})
     return found[0]
@@ -391,7 +368,7 @@ def scan(messages: Sequence[Message], options: EncodeOptions, capabilities: Capa
     every part is one every format carries as it is (text, tool calls, a text result in a tool
     message) or reasoning that is replayed, except for reasoning that is dropped and comes
     before all of them: how many parts that dropped reasoning is (often 0). ``None`` when
-    anything else needs `_resolve_parts`, which decides the same way, part by part.
+    anything else needs `resolve_parts`, which decides the same way, part by part.
     """
     out = Scan([], {}, {})
     _scan_into(messages, options, capabilities, out.ready, out.call_ids, out.tool_names)
@@ -458,19 +435,11 @@ def _scan_into(
         add(None if leading is None else parts[leading:] if leading else parts)
 
 
-def planned(
-    messages: Sequence[Message], options: EncodeOptions, capabilities: Capabilities, found: Scan
-) -> Planned:
-    """``options`` holding what `scan` found for ``messages`` (the messages to be mapped:
-    renaming tools keeps each part where it was)."""
-    fields = {field.name: getattr(options, field.name) for field in dataclasses.fields(options)}
-    fields.update(messages=messages, capabilities=capabilities, ready=found.ready)
-    return Planned(**fields)
-
-
-def _resolve_parts(
+def resolve_parts(
     message: Message, index: int, options: EncodeOptions, capabilities: Capabilities
 ) -> list[tuple[int, Resolved]]:
+    """`resolve_indexed` decided part by part, without the shortcut (for a message the
+    shortcut of `scan` found something to resolve in)."""
     out: list[tuple[int, Resolved]] = []
     for part_index, part in enumerate(message.parts):
         if isinstance(part, TextPart):

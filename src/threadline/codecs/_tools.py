@@ -24,17 +24,9 @@ from threadline._json import EMPTY
 from threadline._json import FrozenJsonMap
 from threadline._json import freeze_json_map
 from threadline._validation import translate_errors
-from threadline.codecs._policies import Capabilities
-from threadline.codecs._policies import Resolved
-from threadline.codecs._policies import planned
-from threadline.codecs._policies import scan
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import current_limits
-from threadline.codecs._tool_names import ToolNameRule
-from threadline.codecs._tool_names import map_tool_names
-from threadline.codecs._tool_names import rename_tools
 from threadline.codecs.base import TOOL_ERROR_PREFIX
-from threadline.codecs.base import EncodeOptions
 from threadline.limits import parse_arguments
 from threadline.messages import FilePart
 from threadline.messages import Message
@@ -99,49 +91,13 @@ def map_call_ids(
             for part in message.parts:
                 if type(part) is ToolResultPart:
                     seen[part.call_id] = None
-    return _wire_ids(seen, is_valid, mint)
+    return wire_ids(seen, is_valid, mint)
 
 
-def prepass(
-    messages: list[Message],
-    options: EncodeOptions,
-    capabilities: Capabilities,
-    rule: ToolNameRule,
-    *,
-    is_valid: Callable[[str], object],
-    mint: Callable[[str, int], str] = hashed_id,
-) -> tuple[list[Message], dict[str, str], EncodeOptions, Sequence[Sequence[Resolved] | None]]:
-    """What an ``encode`` needs before it maps its prepared ``messages``, from one walk over
-    them (`scan`).
-
-    Returns ``messages`` with the tool names ``rule`` refuses replaced by their wire names
-    (`to_wire_names`; ``messages`` itself when none is), the wire ids of the call ids
-    ``is_valid`` refuses (`map_call_ids`), ``options`` holding `resolve`'s shortcut for
-    each of the returned messages, and that shortcut (`Planned.ready`): per returned message,
-    what `resolve` gives for it when it has nothing to resolve, else ``None``. A codec's loop
-    maps ``ready[index]`` without calling `resolve` when it is not ``None`` and the message is
-    the returned one itself (not a changed copy, such as an escaped user message).
-
-    Raises:
-        ValueError: ``rule`` or ``mint`` made a name or an id it refuses itself (a bug).
-    """
-    found = scan(messages, options, capabilities)
-    mapping = map_tool_names(found.tool_names, rule)
-    if mapping:
-        renamed = rename_tools(messages, mapping)  # each part stays where it was
-        ready = found.ready
-        for index, (old, new) in enumerate(zip(messages, renamed, strict=True)):
-            parts = ready[index]
-            if new is not old and parts is not None:  # the same parts, renamed
-                ready[index] = new.parts[len(old.parts) - len(parts) :]
-        messages = renamed
-    ids = _wire_ids(found.call_ids, is_valid, mint)
-    return messages, ids, planned(messages, options, capabilities, found), found.ready
-
-
-def _wire_ids(
+def wire_ids(
     seen: Iterable[str], is_valid: Callable[[str], object], mint: Callable[[str, int], str]
 ) -> dict[str, str]:
+    """`map_call_ids` for the ids ``seen`` (each once, in order of appearance)."""
     if all(map(is_valid, seen)):  # the common case, at C speed with a pattern's fullmatch
         return {}
     invalid = [item for item in seen if not is_valid(item)]

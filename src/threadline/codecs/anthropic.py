@@ -68,6 +68,7 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import is_blank
 from threadline.codecs._policies import resolve
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -84,7 +85,6 @@ from threadline.codecs._tools import attachment_header
 from threadline.codecs._tools import attachment_note
 from threadline.codecs._tools import fold_moved_files
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import add_to_runs
@@ -96,7 +96,6 @@ from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -171,18 +170,19 @@ def encode(
         model: ``claude-sonnet-4-5`` and ``claude-sonnet-4-5-20250929`` are one model.
         reasoning: ``auto`` replays Anthropic thinking (to its model).
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids = history.messages, history.ids
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
@@ -198,7 +198,7 @@ def encode(
         leading = False
         # later system text goes as a note in the user turn; user texts never read back as
         # notes; the plan holds the parts of a message with nothing to resolve
-        sent = turn_parts(message, index, ready[index], options, CAPABILITIES)
+        sent = turn_parts(history, index)
         if sent is None:
             continue
         message, role, parts = sent
@@ -857,18 +857,19 @@ def normalize_for_round_trip(
       extension, else ``image/*``); ``raw_arguments`` (the format takes an object only);
       a server tool result's ``is_error``, which the format derives from its content.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

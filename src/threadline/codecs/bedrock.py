@@ -73,6 +73,7 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import is_blank
 from threadline.codecs._policies import resolve
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -85,7 +86,6 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import NO_CONTENT_TEXT
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import add_to_runs
@@ -97,7 +97,6 @@ from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -265,10 +264,15 @@ def encode_with_calls(
     """`encode` (``settings`` are its other options), and the names of the tools the history
     calls (its ``toolUse`` blocks'), each once, in order: what ``toolConfig`` declares when
     no tools are given, so ``threadline.encode`` need not walk the body again for them."""
-    prepared, options = prepare_for_encoding(messages, provider=PROVIDER, **settings)
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
+    history = prepare_history(
+        messages,
+        provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
+        **settings,
     )
+    prepared, ids = history.messages, history.ids
     names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -289,7 +293,7 @@ def encode_with_calls(
         leading = False
         # later system text goes as a note in the user turn; user texts never read back as
         # notes; the plan holds the parts of a message with nothing to resolve
-        sent = turn_parts(message, index, ready[index], options, CAPABILITIES)
+        sent = turn_parts(history, index)
         if sent is None:
             continue
         message, role, parts = sent
@@ -928,18 +932,19 @@ def normalize_for_round_trip(
       one text ``[no content]``) as ``""``;
       a first user turn that is exactly ``[conversation start]`` before an assistant turn.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     names = _DocumentNames()
     out: list[Message] = []
     leading = True

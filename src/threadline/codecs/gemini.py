@@ -69,6 +69,8 @@ from threadline.codecs._policies import carried
 from threadline.codecs._policies import for_model
 from threadline.codecs._policies import is_one_of
 from threadline.codecs._policies import resolve
+from threadline.codecs._prepared import PreparedHistory
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -83,7 +85,6 @@ from threadline.codecs._tool_names import GEMINI
 from threadline.codecs._tools import call_names
 from threadline.codecs._tools import hashed_id
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
@@ -96,7 +97,6 @@ from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -227,18 +227,20 @@ def encode(
         reasoning: ``auto`` replays Gemini thoughts and thought signatures (to their model);
             ``drop`` sends no reasoning and no signature.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     names = call_names(prepared)
     system_parts: list[dict[str, Any]] = [{"text": system}] if system else []
     contents: list[dict[str, Any]] = []
@@ -257,18 +259,18 @@ def encode(
             if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
                 parts = _model_parts(
                     message,
-                    ready[index] or resolve(message, index, options, CAPABILITIES),
+                    parts_of(index),
                     ids,
                     options,
                 )
             elif role == "tool":
                 parts = [
                     _function_response(part, ids, names)
-                    for part in ready[index] or resolve(message, index, options, CAPABILITIES)
+                    for part in parts_of(index)
                     if isinstance(part, ToolResultPart)
                 ]
             else:
-                parts = _user_parts(escape_notes(message), index, options)
+                parts = _user_parts(escape_notes(message), index, history)
         if parts:
             merge_into_turns(
                 contents, "model" if role == "assistant" else "user", parts, key="parts"
@@ -296,9 +298,10 @@ def _sign_first_call(parts: list[dict[str, Any]]) -> None:
         first["thoughtSignature"] = SKIP_SIGNATURE
 
 
-def _user_parts(message: Message, index: int, options: EncodeOptions) -> list[dict[str, Any]]:
+def _user_parts(message: Message, index: int, history: PreparedHistory) -> list[dict[str, Any]]:
+    """``message`` (the prepared message at ``index``, or a copy of it) as user parts."""
     parts: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in history.parts_of(index, message):
         if isinstance(part, (Placeholder, TextPart)):
             if part.text:
                 parts.append({"text": part.text})
@@ -992,18 +995,19 @@ def normalize_for_round_trip(
       default outcome and its ``is_error`` (derived from the outcome); a first user message
       that is exactly the ``[conversation start]`` placeholder before an assistant turn.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     out: list[Message] = []
     leading = True
     for index, message in enumerate(prepared):

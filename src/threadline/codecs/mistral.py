@@ -71,6 +71,8 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
 from threadline.codecs._policies import resolve
+from threadline.codecs._prepared import PreparedHistory
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import build_message
 from threadline.codecs._reading import check_choice
@@ -83,7 +85,6 @@ from threadline.codecs._tools import call_from_json
 from threadline.codecs._tools import call_names
 from threadline.codecs._tools import fold_attachments
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._tools import read_text_result
 from threadline.codecs._tools import text_tool_content
@@ -95,7 +96,6 @@ from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -180,18 +180,21 @@ def encode(
         system: sent first, as its own system message.
         reasoning: ``auto`` replays Mistral thinking (to its model).
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
+        mint=_mint_id,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
-    )
+    prepared, ids = history.messages, history.ids
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     names = call_names(prepared)
     out: list[dict[str, Any]] = []
     if system:
@@ -200,7 +203,7 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":  # the plan holds the parts of a message with nothing to resolve
-            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
+            for part in parts_of(index):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, names, attachments))
             continue
@@ -208,18 +211,16 @@ def encode(
             _append(out, {"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(
-                ready[index] or resolve(message, index, options, CAPABILITIES), ids
-            )
+            item = _assistant_message(parts_of(index), ids)
         elif role == "user":
-            item = _content_message("user", escape_notes(message), index, options)
+            item = _content_message("user", escape_notes(message), index, history)
         elif role == "system" and _system_role(out) == "system":
-            item = _content_message("system", message, index, options)
+            item = _content_message("system", message, index, history)
         elif role == "system":  # where Mistral refuses one: a note in a user message
             user_note = as_user_note(message)
             if user_note is None:
                 continue
-            item = _content_message("user", user_note, index, options)
+            item = _content_message("user", user_note, index, history)
         else:  # internal messages never reach a model, even with integrity="off"
             continue
         if item is not None:
@@ -266,13 +267,15 @@ def _system_role(out: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _content_message(
-    role: str, message: Message, index: int, options: EncodeOptions
+    role: str, message: Message, index: int, history: PreparedHistory
 ) -> dict[str, Any] | None:
+    """``message`` (the prepared message at ``index``, or a copy of it) as a message of
+    ``role``."""
     parts = message.parts
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"role": role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in history.parts_of(index, message):
         if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
@@ -703,18 +706,20 @@ def normalize_for_round_trip(
       (from its extension, else ``image/*``); audio media types are canonical (``audio/wav``,
       ``audio/mpeg``).
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
+        mint=_mint_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id, mint=_mint_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due

@@ -52,6 +52,8 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
 from threadline.codecs._policies import resolve
+from threadline.codecs._prepared import PreparedHistory
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import build_message
 from threadline.codecs._reading import check_choice
@@ -63,16 +65,13 @@ from threadline.codecs._tools import arguments_json
 from threadline.codecs._tools import call_from_json
 from threadline.codecs._tools import fold_attachments
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._tools import read_text_result
 from threadline.codecs._tools import text_tool_content
-from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
@@ -143,18 +142,20 @@ def encode(
         reasoning: the format has no place for reasoning: ``text`` sends reasoning text as
             assistant text; ``auto`` and ``drop`` leave it out (so ``model`` changes nothing).
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids = history.messages, history.ids
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
@@ -162,7 +163,7 @@ def encode(
     for index, message in enumerate(prepared):
         role = message.role
         if role == "tool":  # the plan holds the parts of a message with nothing to resolve
-            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
+            for part in parts_of(index):
                 if isinstance(part, ToolResultPart):
                     out.append(_tool_message(part, ids, attachments))
             continue
@@ -170,11 +171,9 @@ def encode(
             out.append({"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(
-                ready[index] or resolve(message, index, options, CAPABILITIES), ids
-            )
+            item = _assistant_message(parts_of(index), ids)
         elif role == "user" or role == "system":
-            item = _user_or_system_message(message, index, options)
+            item = _user_or_system_message(history, index)
         else:  # internal messages never reach a model, even with integrity="off"
             continue
         if item is not None:
@@ -184,14 +183,13 @@ def encode(
     return {"messages": out}
 
 
-def _user_or_system_message(
-    message: Message, index: int, options: EncodeOptions
-) -> dict[str, Any] | None:
+def _user_or_system_message(history: PreparedHistory, index: int) -> dict[str, Any] | None:
+    message = history.messages[index]
     parts = message.parts
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in history.parts(index):
         if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "text", "text": part.text})
         elif isinstance(part, FilePart):
@@ -653,18 +651,19 @@ def normalize_for_round_trip(
       sent as ``audio: {"id": ...}`` alone (the API takes nothing else for it), so it reads
       back as empty text keeping only the id; the audio comes first in its message.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     out: list[Message] = []
     for index, message in enumerate(prepared):
         parts: list[Any] = []

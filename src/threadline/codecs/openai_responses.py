@@ -65,6 +65,8 @@ from threadline.codecs._policies import is_one_of
 from threadline.codecs._policies import resolve
 from threadline.codecs._policies import resolve_indexed
 from threadline.codecs._policies import unanchored_reasoning
+from threadline.codecs._prepared import PreparedHistory
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -79,7 +81,6 @@ from threadline.codecs._tools import add_error_prefix
 from threadline.codecs._tools import arguments_json
 from threadline.codecs._tools import call_from_json
 from threadline.codecs._tools import name_results_after_calls
-from threadline.codecs._tools import prepass
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._tools import strip_error_prefix
 from threadline.codecs.base import TOOL_ERROR_PREFIX
@@ -88,7 +89,6 @@ from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
 from threadline.codecs.base import UnsupportedPolicy
-from threadline.codecs.base import prepare_for_encoding
 from threadline.limits import Limits
 from threadline.limits import parse_arguments
 from threadline.messages import FilePart
@@ -169,10 +169,10 @@ def _plan(
     message: Message,
     index: int,
     options: EncodeOptions,
-    ready: Sequence[Resolved] | None = None,
+    history: PreparedHistory | None = None,
 ) -> list[_Entry]:
-    """What an assistant message sends, in order (``ready``: what `resolve` gives for it, when
-    the plan of `prepass` holds it).
+    """What an assistant message sends, in order (``history``: the prepared history
+    ``message`` is message ``index`` of, whose parts for it are already resolved).
 
     A message is cut into segments, each headed by an OpenAI reasoning part; the parts of a
     segment are what that reasoning produced. A reasoning item that is not sent takes the item
@@ -191,10 +191,13 @@ def _plan(
         if type(part) is ReasoningPart and part.provider == PROVIDER
     ]
     if not heads:
-        if ready is None:
-            ready = resolve(message, index, options, CAPABILITIES)
-        return _entries(ready, keep_ids=own_ids)
-    resolved = resolve_indexed(message, index, options, CAPABILITIES)
+        if history is not None:
+            return _entries(history.parts(index), keep_ids=own_ids)
+        return _entries(resolve(message, index, options, CAPABILITIES), keep_ids=own_ids)
+    if history is not None:
+        resolved = history.indexed(index)
+    else:
+        resolved = resolve_indexed(message, index, options, CAPABILITIES)
     # Each segment's resolved parts: the ones before the first head, then one list per head.
     segments: list[list[tuple[int, Resolved]]] = [[] for _ in range(len(heads) + 1)]
     segment = 0
@@ -326,30 +329,32 @@ def encode(
         reasoning: ``auto`` replays OpenAI reasoning items (to their model). Item ids tied to
             a reasoning item that is not sent are left out.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, ready = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
+    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
     custom = _custom_call_ids(prepared)
     items: list[dict[str, Any]] = []
     for index, message in enumerate(prepared):
         role = message.role
         if role == "assistant":  # the plan holds the parts of a message with nothing to resolve
-            _assistant_items(_plan(message, index, options, ready[index]), ids, items)
+            _assistant_items(_plan(message, index, options, history), ids, items)
         elif role == "tool":
-            for part in ready[index] or resolve(message, index, options, CAPABILITIES):
+            for part in parts_of(index):
                 if type(part) is ToolResultPart:
                     items.append(_output_item(part, ids, custom))
         elif role == "user" or role == "system":
-            item = _input_message(message, index, options)
+            item = _input_message(history, index)
             if item is not None:
                 items.append(item)
     payload: dict[str, Any] = {"input": items}
@@ -376,12 +381,13 @@ def _is_custom_call(part: ToolCallPart) -> bool:
     )
 
 
-def _input_message(message: Message, index: int, options: EncodeOptions) -> dict[str, Any] | None:
+def _input_message(history: PreparedHistory, index: int) -> dict[str, Any] | None:
+    message = history.messages[index]
     parts = message.parts
     if len(parts) == 1 and type(parts[0]) is TextPart:
         return {"type": "message", "role": message.role, "content": parts[0].text}
     content: list[dict[str, Any]] = []
-    for part in resolve(message, index, options, CAPABILITIES):
+    for part in history.parts(index):
         if isinstance(part, (Placeholder, TextPart)):
             content.append({"type": "input_text", "text": part.text})
         elif isinstance(part, FilePart):
@@ -958,18 +964,19 @@ def normalize_for_round_trip(
       ``raw_arguments`` that are a JSON object are read as arguments; a hosted tool call's
       ``name`` (read from its item type) and the nulls of its input.
     """
-    prepared, options = prepare_for_encoding(
+    history = prepare_history(
         messages,
         provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
         model=model,
         integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options, _ = prepass(
-        prepared, options, CAPABILITIES, TOOL_NAMES, is_valid=_valid_id
-    )
+    prepared, ids, options = history.messages, history.ids, history.options
     out: list[Message] = []
     for index, message in enumerate(prepared):
         role = message.role

@@ -1,4 +1,4 @@
-"""`prepass`, the one walk every ``encode`` makes before it maps messages, gives what
+"""`prepare_history`, the one walk every ``encode`` makes before it maps messages, gives what
 `to_wire_names`, `map_call_ids` and `resolve` give, each walking the history on its own."""
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from threadline.codecs import anthropic
 from threadline.codecs import openai_chat
 from threadline.codecs import openai_responses
 from threadline.codecs._policies import Capabilities
-from threadline.codecs._policies import Planned
-from threadline.codecs._policies import _resolve_parts
 from threadline.codecs._policies import resolve
 from threadline.codecs._policies import resolve_indexed
+from threadline.codecs._policies import resolve_parts
+from threadline.codecs._prepared import PreparedHistory
+from threadline.codecs._prepared import prepare_history
 from threadline.codecs._tool_names import GEMINI
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tool_names import ToolNameRule
 from threadline.codecs._tool_names import to_wire_names
 from threadline.codecs._tools import map_call_ids
-from threadline.codecs._tools import prepass
 from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import ReasoningPolicy
 
@@ -58,27 +58,55 @@ def _history() -> list[Message]:
     ]
 
 
+def _prepare(
+    history: list[Message],
+    rule: ToolNameRule,
+    capabilities: Capabilities,
+    options: EncodeOptions,
+) -> PreparedHistory:
+    return prepare_history(
+        history,
+        provider=options.provider,
+        capabilities=capabilities,
+        rule=rule,
+        is_valid=_short,
+        model=options.model,
+        integrity="off",
+        reasoning=options.reasoning,
+        unsupported=options.unsupported,
+    )
+
+
 def _check(
     history: list[Message],
     rule: ToolNameRule,
     capabilities: Capabilities,
     options: EncodeOptions,
 ) -> None:
-    messages, ids, plan, ready = prepass(history, options, capabilities, rule, is_valid=_short)
+    prepared = _prepare(history, rule, capabilities, options)
+    messages, ids, ready = prepared.messages, prepared.ids, prepared.ready
     assert messages == to_wire_names(history, rule)
     assert ids == map_call_ids(history, is_valid=_short)
-    assert type(plan) is Planned
+    assert prepared.capabilities is capabilities
+    assert {
+        old.name: new.name
+        for before, after in zip(history, messages, strict=True)
+        for old, new in zip(before.tool_calls, after.tool_calls, strict=True)
+        if old.name != new.name
+    }.items() <= prepared.tool_names.items()
     assert len(ready) == len(messages)
     for index, message in enumerate(messages):
-        expected = [part for _, part in _resolve_parts(message, index, options, capabilities)]
+        expected = [part for _, part in resolve_parts(message, index, options, capabilities)]
         shortcut = ready[index]  # what a codec maps without calling resolve
         if shortcut is not None:
             assert list(shortcut) == expected
             assert all(any(p is part for p in message.parts) for part in shortcut)
-        assert list(resolve(message, index, plan, capabilities)) == expected
+        assert list(prepared.parts(index)) == expected
+        assert list(prepared.parts_of(index, message)) == expected
         assert list(resolve(message, index, options, capabilities)) == expected
-        indexed = _resolve_parts(message, index, options, capabilities)
-        assert list(resolve_indexed(message, index, plan, capabilities)) == indexed
+        indexed = resolve_parts(message, index, options, capabilities)
+        assert list(prepared.indexed(index)) == indexed
+        assert list(resolve_indexed(message, index, options, capabilities)) == indexed
 
 
 def test_one_walk_gives_the_names_ids_and_parts_of_three() -> None:
@@ -94,9 +122,8 @@ def test_one_walk_gives_the_names_ids_and_parts_of_three() -> None:
             )
             for rule in (STANDARD, GEMINI):
                 _check(history, rule, capabilities, options)
-    messages, ids, _, _ = prepass(
-        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
-    )
+    prepared = _prepare(history, STANDARD, anthropic.CAPABILITIES, options)
+    messages, ids = prepared.messages, prepared.ids
     assert ids.keys() == {
         "an_id_much_longer_than_29_characters",
         "an_orphan_result_id_over_29_characters",
@@ -109,11 +136,11 @@ def test_a_history_with_nothing_to_map_is_returned_as_it_is() -> None:
     options = EncodeOptions(
         provider="anthropic", model=None, reasoning="auto", unsupported="placeholder"
     )
-    messages, ids, _, _ = prepass(
-        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
-    )
-    assert messages is history
-    assert ids == {}
+    prepared = _prepare(history, STANDARD, anthropic.CAPABILITIES, options)
+    assert prepared.messages == history
+    assert all(new is old for new, old in zip(prepared.messages, history, strict=True))
+    assert prepared.ids == {}
+    assert prepared.tool_names == {}
 
 
 def test_a_message_the_plan_is_not_for_is_resolved_on_its_own() -> None:
@@ -123,10 +150,10 @@ def test_a_message_the_plan_is_not_for_is_resolved_on_its_own() -> None:
     options = EncodeOptions(
         provider="anthropic", model=None, reasoning="text", unsupported="placeholder"
     )
-    _, _, plan, _ = prepass(history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short)
+    prepared = _prepare(history, STANDARD, anthropic.CAPABILITIES, options)
     other = tl.assistant_message("only text")
-    assert list(resolve(other, 0, plan, anthropic.CAPABILITIES)) == list(other.parts)
-    assert [part.text for part in resolve(history[0], 0, plan, anthropic.CAPABILITIES)] == [  # type: ignore[union-attr]
+    assert list(prepared.parts_of(0, other)) == list(other.parts)
+    assert [part.text for part in prepared.parts_of(0, history[0])] == [  # type: ignore[union-attr]
         "r",
         "text",
     ]
@@ -138,7 +165,7 @@ def test_a_message_the_plan_is_not_for_is_resolved_on_its_own() -> None:
     st.sampled_from(sorted(CAPABILITIES)),
     st.sampled_from(["auto", "text", "drop"]),
 )
-def test_prepass_is_to_wire_names_map_call_ids_and_resolve(
+def test_prepare_history_is_to_wire_names_map_call_ids_and_resolve(
     history: list[Message], rule: ToolNameRule, provider: str, reasoning: ReasoningPolicy
 ) -> None:
     options = EncodeOptions(
@@ -162,9 +189,8 @@ def test_the_plan_holds_the_renamed_parts_of_a_message_with_nothing_to_resolve()
     options = EncodeOptions(
         provider="anthropic", model=None, reasoning="auto", unsupported="placeholder"
     )
-    messages, _, _, ready = prepass(
-        history, options, anthropic.CAPABILITIES, STANDARD, is_valid=_short
-    )
+    prepared = _prepare(history, STANDARD, anthropic.CAPABILITIES, options)
+    messages, ready = prepared.messages, prepared.ready
     assert ready[1] == messages[1].parts[1:]  # the dropped reasoning is left out
     assert ready[2] is messages[2].parts
     call, result = ready[1][0], ready[2][0]
