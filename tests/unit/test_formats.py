@@ -333,3 +333,16 @@ def test_sniffing_knows_no_format() -> None:
         if isinstance(node, ast.Constant) and node.value in DESCRIPTORS
     ]
     assert named == []
+
+
+def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``testing._conversations._PROVIDERS`` is the registry's tags: a format registered later
+    joins them after the first five, which keep their order (a seed's conversations stay)."""
+    from threadline.testing import _conversations
+
+    assert _conversations._PROVIDERS == ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
+    monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
+    assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
