@@ -107,6 +107,7 @@ def _cache_marks(d: FormatDescriptor) -> None:
         writer = d.cache.writer.load()()
         for method in ("add", "count", "marks"):
             assert callable(getattr(writer, method, None)), f"the cache writer has no {method}"
+        assert len(inspect.signature(d.cache.encode.load()).parameters) == 3, "cache.encode"
 
 
 def _encode_request(d: FormatDescriptor) -> None:

@@ -78,6 +78,12 @@ class CacheMarks:
     writer: Ref[Any]
     """``() -> writer``: adds and counts the request's breakpoints
     (``threadline.codecs._caching``)."""
+    encode: Ref[Any]
+    """``(messages, request, options) -> (body, request, state)``, used instead of the
+    format's ``encode`` (and ``encode_request``) for ``encode(cache=...)``: ``options`` hold
+    ``cache``, planned once in the prepared history, and ``state`` is the plan with the
+    turns the codec's loop gave the history's breakpoints
+    (``threadline.codecs._caching.CacheState``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -244,6 +250,7 @@ ANTHROPIC = FormatDescriptor(
         "anthropic.cache_control",
         MappingProxyType({"type": "ephemeral"}),
         Ref("threadline.codecs._caching:AnthropicMarks"),
+        Ref("threadline.codecs.anthropic:encode_cached"),
     ),
 )
 BEDROCK = FormatDescriptor(
@@ -268,6 +275,7 @@ BEDROCK = FormatDescriptor(
         "bedrock.cache_point",
         MappingProxyType({"type": "default"}),
         Ref("threadline.codecs._caching:BedrockMarks"),
+        Ref("threadline.codecs.bedrock:encode_cached"),
     ),
     encode_request=Ref("threadline.codecs.bedrock:encode_request"),
 )
