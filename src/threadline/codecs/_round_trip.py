@@ -290,7 +290,8 @@ def _read(back: ReadBack[P] | None, part: P, turn: Turn, spec: RoundTrip) -> Par
     if back is None:
         kind = getattr(part, "type", type(part).__name__)
         raise AssertionError(
-            f"the policies keep no {kind} part on a {turn.role} message for {spec.label}"
+            f"{spec.label} has no read-back for a {kind} part, and the policies kept one on "
+            f"a message of role {turn.role!r}"
         )
     return back(part, turn)
 
