@@ -97,6 +97,27 @@ def test_openai_chat_audio_round_trip_matches_the_declared_losses() -> None:
     assert [(m.role, m.parts) for m in decoded] == [(m.role, m.parts) for m in expected]
 
 
+def test_openai_chat_audio_reply_after_text_reads_back_first_and_once() -> None:
+    """The audio id goes in a field of its own: after other text it still reads back first,
+    and a second transcript with an id goes as plain text (the format takes one audio)."""
+    reply = openai_chat.decode_response(_chat_response(AUDIO_MESSAGE))
+    (transcript,) = [p for p in reply.parts if isinstance(p, TextPart)]
+    assistant = reply.model_copy(
+        update={"parts": (TextPart(text="Before."), transcript, transcript)}
+    )
+    history = [USER, assistant, NEXT]
+    decoded = openai_chat.decode(openai_chat.encode(history))
+    expected = openai_chat.normalize_for_round_trip(history)
+    assert [(m.role, m.parts) for m in decoded] == [(m.role, m.parts) for m in expected]
+    (back,) = [m for m in expected if m.role == "assistant"]
+    assert [p.text for p in back.parts if isinstance(p, TextPart)] == [
+        "",
+        "Before.",
+        transcript.text,
+    ]
+    assert "openai.audio" in back.parts[0].metadata
+
+
 # ---------------------------------------------------------------------------------------------
 # several choices / candidates
 

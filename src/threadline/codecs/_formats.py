@@ -200,8 +200,9 @@ class FormatDescriptor:
 
     @property
     def round_trip(self) -> Ref[Any]:
-        """The format's declared losses: its module's ``normalize_for_round_trip`` (kept in
-        the module; a later change may derive it from the format's own mapping)."""
+        """The format's declared losses: its module's ``normalize_for_round_trip``, the shared
+        driver (``threadline.codecs._round_trip.read_back``) over the module's
+        ``ROUND_TRIP``."""
         return Ref(f"{self.module}:normalize_for_round_trip")
 
     def codec(self) -> Any:

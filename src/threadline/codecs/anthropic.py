@@ -57,8 +57,6 @@ from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import decode_base64
 from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
-from threadline.codecs._notes import as_user_note
-from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import turn_parts
 from threadline.codecs._notes import unwrap_notes
 from threadline.codecs._policies import NOT_IN_USER_MESSAGES
@@ -68,7 +66,6 @@ from threadline.codecs._policies import ProviderToolPart
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import is_blank
-from threadline.codecs._policies import resolve
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
@@ -79,20 +76,21 @@ from threadline.codecs._reading import read_response
 from threadline.codecs._reading import response_message
 from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import AFTER_RESULTS
 from threadline.codecs._tools import NO_CONTENT_TEXT
 from threadline.codecs._tools import attachment_header
 from threadline.codecs._tools import attachment_note
 from threadline.codecs._tools import fold_moved_files
-from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
-from threadline.codecs._turns import without_leading_turn
-from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
@@ -891,40 +889,14 @@ def normalize_for_round_trip(
       extension, else ``image/*``); ``raw_arguments`` (the format takes an object only);
       a server tool result's ``is_error``, which the format derives from its content.
     """
-    history = prepare_history(
+    return read_back(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
-    out: list[Message] = []
-    leading = True
-    for index, message in enumerate(prepared):
-        role = message.role
-        if role == "internal":
-            continue
-        if role == "system" and leading:
-            parts: list[Any] = [_read_back_text(part) for part in _texts(message)]
-        else:
-            leading = False
-            if role == "system":
-                user_note = as_user_note(message)
-                if user_note is None:
-                    continue
-                message, role = user_note, "user"
-            elif role == "user":
-                message = escape_notes(message)
-            parts = _read_back_parts(message, index, ids, options)
-        if parts:
-            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
 def _read_back_text(part: TextPart) -> TextPart:
@@ -942,69 +914,54 @@ def _only(metadata: Mapping[str, Any], *keys: str) -> FrozenJsonMap:
     return freeze_json_map({key: metadata[key] for key in keys if key in metadata})
 
 
-def _read_back_parts(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[Any]:
-    parts: list[Any] = []
-    server_calls: dict[str, str] = {}
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            parts.append(TextPart(text=part.text))
-        elif isinstance(part, TextPart):
-            if not is_blank(part.text):
-                parts.append(_read_back_text(part))
-        elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part))
-        elif isinstance(part, ToolCallPart):
-            parts.append(
-                ToolCallPart(
-                    id=ids.get(part.id, part.id),
-                    name=part.name,
-                    arguments=part.arguments,
-                    metadata=_only(part.metadata, _CALLER, _CACHE),
-                )
-            )
-        elif isinstance(part, ToolResultPart):
-            parts.append(_result_read_back(part, ids))
-        elif isinstance(part, ReasoningPart):
-            parts.append(
-                ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
-                if part.redacted
-                else ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
-            )
-        elif isinstance(part, ProviderToolCallPart):
-            server_calls[part.id] = part.name
-            parts.append(
-                ProviderToolCallPart(
-                    id=part.id,
-                    name=part.name,
-                    input=part.input,
-                    provider=PROVIDER,
-                    metadata=_call_read_back_metadata(part),
-                )
-            )
-        elif isinstance(part, ProviderToolResultPart):
-            parts.append(
-                ProviderToolResultPart(
-                    call_id=part.call_id,
-                    content=part.content,
-                    provider=PROVIDER,
-                    is_error=part.is_error
-                    if "is_error" in _block_fields(part)
-                    else _is_error_content(part.content),
-                    metadata=freeze_json_map(
-                        {
-                            **_only(part.metadata, _CALLER, _BLOCK_FIELDS),
-                            _BLOCK_TYPE: _server_result_type(part, server_calls),
-                        }
-                    ),
-                )
-            )
-        elif isinstance(part, HookPart):
-            raise AssertionError("resolve leaves hook parts out")
-        else:
-            assert_never(part)
-    return parts
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
+    return None if is_blank(part.text) else _read_back_text(part)
+
+
+def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
+    return ToolCallPart(
+        id=turn.wire_id(part.id),
+        name=part.name,
+        arguments=part.arguments,
+        metadata=_only(part.metadata, _CALLER, _CACHE),
+    )
+
+
+def _reasoning_read_back(part: ReasoningPart, turn: Turn) -> ReasoningPart:
+    if part.redacted:
+        return ReasoningPart(encrypted=part.encrypted, redacted=True, provider=PROVIDER)
+    return ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
+
+
+def _server_call_read_back(part: ProviderToolCallPart, turn: Turn) -> ProviderToolCallPart:
+    return ProviderToolCallPart(
+        id=part.id,
+        name=part.name,
+        input=part.input,
+        provider=PROVIDER,
+        metadata=_call_read_back_metadata(part),
+    )
+
+
+def _server_result_read_back(part: ProviderToolResultPart, turn: Turn) -> ProviderToolResultPart:
+    calls: dict[str, str] = {}  # the server calls before it in its message
+    for earlier in turn.parts[: turn.at]:
+        if isinstance(earlier, ProviderToolCallPart):
+            calls[earlier.id] = earlier.name
+    return ProviderToolResultPart(
+        call_id=part.call_id,
+        content=part.content,
+        provider=PROVIDER,
+        is_error=part.is_error
+        if "is_error" in _block_fields(part)
+        else _is_error_content(part.content),
+        metadata=freeze_json_map(
+            {
+                **_only(part.metadata, _CALLER, _BLOCK_FIELDS),
+                _BLOCK_TYPE: _server_result_type(part, calls),
+            }
+        ),
+    )
 
 
 def _call_read_back_metadata(part: ProviderToolCallPart) -> FrozenJsonMap:
@@ -1020,7 +977,7 @@ def _call_read_back_metadata(part: ProviderToolCallPart) -> FrozenJsonMap:
     return freeze_json_map(metadata)
 
 
-def _file_read_back(part: FilePart) -> FilePart:
+def _file_read_back(part: FilePart, turn: Turn | None = None) -> FilePart:
     kind = _file_kind(part)
     metadata = _only(part.metadata, _CACHE)
     filename = part.filename if kind != "image" else None
@@ -1032,7 +989,7 @@ def _file_read_back(part: FilePart) -> FilePart:
     )
 
 
-def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
+def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
     content: str | tuple[TextPart | FilePart, ...]
     if isinstance(part.content, str):
         empty = is_blank(part.content) or (part.is_error and part.content == NO_CONTENT_TEXT)
@@ -1047,9 +1004,31 @@ def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResul
                 items.append(_file_read_back(item))
         content = tuple(items) if items else ""
     return ToolResultPart(
-        call_id=ids.get(part.call_id, part.call_id),
+        call_id=turn.wire_id(part.call_id),
         content=content,
         name=part.name,
         is_error=part.is_error,
         metadata=_only(part.metadata, _CACHE),
     )
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    parts=ReadBacks(
+        text=_text_read_back,
+        file=_file_read_back,
+        call=_call_read_back,
+        result=_result_read_back,
+        reasoning=_reasoning_read_back,
+        provider_call=_server_call_read_back,
+        provider_result=_server_result_read_back,
+    ),
+    systems="leading",
+    system_text=_read_back_text,
+    leading_turn=True,
+)
+"""The Messages format's round trip: `normalize_for_round_trip` is `read_back` of it."""

@@ -62,8 +62,6 @@ from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
 from threadline.codecs._media import decode_base64
 from threadline.codecs._media import encode_base64
-from threadline.codecs._notes import as_user_note
-from threadline.codecs._notes import escape_notes
 from threadline.codecs._notes import turn_parts
 from threadline.codecs._notes import unwrap_notes
 from threadline.codecs._policies import NOT_IN_USER_MESSAGES
@@ -72,7 +70,6 @@ from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import is_blank
-from threadline.codecs._policies import resolve
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
@@ -83,16 +80,17 @@ from threadline.codecs._reading import read_response
 from threadline.codecs._reading import response_message
 from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import NO_CONTENT_TEXT
-from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
-from threadline.codecs._turns import without_leading_turn
-from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
@@ -958,83 +956,55 @@ def normalize_for_round_trip(
       one text ``[no content]``) as ``""``;
       a first user turn that is exactly ``[conversation start]`` before an assistant turn.
     """
-    history = prepare_history(
+    return read_back(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
-    names = _DocumentNames()
-    out: list[Message] = []
-    leading = True
-    for index, message in enumerate(prepared):
-        role = message.role
-        if role == "internal":
-            continue
-        if role == "system" and leading:
-            parts: list[Any] = [
-                TextPart(text=part.text, metadata=_kept_cache_point(part))
-                for part in _text_parts(message)
-            ]
-        else:
-            leading = False
-            if role == "system":
-                user_note = as_user_note(message)
-                if user_note is None:
-                    continue
-                message, role = user_note, "user"
-            elif role == "user":
-                message = escape_notes(message)
-            parts = _read_back_parts(message, index, ids, options, names)
-        if parts:
-            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
-def _read_back_parts(
-    message: Message,
-    index: int,
-    ids: Mapping[str, str],
-    options: EncodeOptions,
-    names: _DocumentNames,
-) -> list[Any]:
-    parts: list[Any] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            parts.append(TextPart(text=part.text))
-        elif isinstance(part, TextPart):
-            if not is_blank(part.text):
-                citations = _citations(part) if message.role == "assistant" else None
-                kept = {CITATIONS: citations} if citations else {}
-                kept.update(_kept_cache_point(part))
-                parts.append(TextPart(text=part.text, metadata=freeze_json_map(kept)))
-        elif isinstance(part, FilePart):
-            file = _file_read_back(part, _FILE_BLOCKS, names)
-            parts.append(file.with_metadata(_kept_cache_point(part)))
-        elif isinstance(part, ToolCallPart):
-            call_id = ids.get(part.id, part.id)
-            call = ToolCallPart(id=call_id, name=part.name, arguments=part.arguments)
-            parts.append(call.with_metadata(_kept_cache_point(part)))
-        elif isinstance(part, ToolResultPart):
-            result = _result_read_back(part, ids, names)
-            parts.append(result.with_metadata(_kept_cache_point(part)))
-        elif isinstance(part, ReasoningPart) and part.redacted:
-            encrypted = encode_base64(_redacted_bytes(part) or b"")
-            parts.append(ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER))
-        elif isinstance(part, ReasoningPart):
-            parts.append(ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER))
-        elif isinstance(part, (HookPart, ProviderToolCallPart, ProviderToolResultPart)):
-            raise AssertionError(f"resolve keeps no {part.type} part for Converse")
-        else:
-            assert_never(part)
-    return parts
+def _names(turn: Turn) -> _DocumentNames:
+    """The request's document names, in the order ``encode`` meets the documents."""
+    names: _DocumentNames = turn.shared.setdefault("document names", _DocumentNames())
+    return names
+
+
+def _system_read_back(part: TextPart) -> TextPart:
+    return TextPart(text=part.text, metadata=_kept_cache_point(part))
+
+
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
+    if is_blank(part.text):
+        return None
+    citations = _citations(part) if turn.message.role == "assistant" else None
+    kept = {CITATIONS: citations} if citations else {}
+    kept.update(_kept_cache_point(part))
+    return TextPart(text=part.text, metadata=freeze_json_map(kept))
+
+
+def _any_file_read_back(part: FilePart, turn: Turn) -> FilePart:
+    file = _file_read_back(part, _FILE_BLOCKS, _names(turn))
+    return file.with_metadata(_kept_cache_point(part))
+
+
+def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
+    call = ToolCallPart(id=turn.wire_id(part.id), name=part.name, arguments=part.arguments)
+    return call.with_metadata(_kept_cache_point(part))
+
+
+def _any_result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
+    result = _result_read_back(part, turn.history.ids, _names(turn))
+    return result.with_metadata(_kept_cache_point(part))
+
+
+def _reasoning_read_back(part: ReasoningPart, turn: Turn) -> ReasoningPart:
+    if part.redacted:
+        encrypted = encode_base64(_redacted_bytes(part) or b"")
+        return ReasoningPart(encrypted=encrypted, redacted=True, provider=PROVIDER)
+    return ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
 
 
 def _file_read_back(part: FilePart, allowed: Sequence[str], names: _DocumentNames) -> FilePart:
@@ -1076,3 +1046,23 @@ def _result_read_back(
         name=part.name,
         is_error=part.is_error,
     )
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    parts=ReadBacks(
+        text=_text_read_back,
+        file=_any_file_read_back,
+        call=_call_read_back,
+        result=_any_result_read_back,
+        reasoning=_reasoning_read_back,
+    ),
+    systems="leading",
+    system_text=_system_read_back,
+    leading_turn=True,
+)
+"""Converse's round trip: `normalize_for_round_trip` is `read_back` of it."""

@@ -68,7 +68,6 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import for_model
 from threadline.codecs._policies import is_one_of
-from threadline.codecs._policies import resolve
 from threadline.codecs._prepared import PreparedHistory
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
@@ -81,17 +80,19 @@ from threadline.codecs._reading import read_response
 from threadline.codecs._reading import response_message
 from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import GEMINI
 from threadline.codecs._tools import call_names
 from threadline.codecs._tools import hashed_id
-from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import add_to_runs
 from threadline.codecs._turns import is_leading_turn
 from threadline.codecs._turns import merge_into_turns
-from threadline.codecs._turns import without_leading_turn
 from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
@@ -995,59 +996,48 @@ def normalize_for_round_trip(
       default outcome and its ``is_error`` (derived from the outcome); a first user message
       that is exactly the ``[conversation start]`` placeholder before an assistant turn.
     """
-    history = prepare_history(
+    return read_back(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
-    out: list[Message] = []
-    leading = True
-    for index, message in enumerate(prepared):
-        role = message.role
-        if role == "internal":
-            continue
-        if role == "system":
-            parts: list[Any] = [TextPart(text=part.text) for part in _texts(message)]
-            if not leading:
-                role, parts = "user", [TextPart(text=note(part.text)) for part in parts]
-        else:
-            leading = False
-            if role == "assistant":
-                parts = _model_read_back(message, index, ids, options)
-            elif role == "tool":
-                parts = [
-                    _result_read_back(part, ids)
-                    for part in resolve(message, index, options, CAPABILITIES)
-                    if isinstance(part, ToolResultPart)
-                ]
-            else:
-                parts = _user_read_back(escape_notes(message), index, options)
-        if parts:
-            out.append(message.model_copy(update={"role": role, "parts": tuple(parts)}))
-    return unwrap_notes(without_leading_turn(name_results_after_calls(out)))
 
 
-def _user_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
-    parts: list[Any] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, (Placeholder, TextPart)):
-            if part.text:
-                parts.append(TextPart(text=part.text))
-        elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            raise AssertionError(f"a user message holds no {part.type} part")
-        else:
-            assert_never(part)
-    return parts
+def _allowed(turn: Turn) -> bool:
+    """Whether the thought signatures of the turn's parts are sent."""
+    return _signatures_allowed(turn.message, turn.history.options)
+
+
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
+    if turn.role != "assistant":
+        return TextPart(text=part.text) if part.text else None
+    allowed = _allowed(turn)
+    if not part.text and _signature(part, allowed) is None:
+        return None
+    return TextPart(text=part.text, metadata=_read_back_signature(part, allowed))
+
+
+def _any_file_read_back(part: FilePart, turn: Turn) -> FilePart:
+    if turn.role != "assistant":
+        return _file_read_back(part)
+    return _file_read_back(part, _read_back_signature(part, _allowed(turn)))
+
+
+def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
+    return ToolCallPart(
+        id=turn.wire_id(part.id),
+        name=part.name,
+        arguments=part.arguments,
+        metadata=_read_back_signature(part, _allowed(turn)),
+    )
+
+
+def _reasoning_read_back(part: ReasoningPart, turn: Turn) -> ReasoningPart:
+    signature = None if part.signature == SKIP_SIGNATURE else part.signature
+    return ReasoningPart(text=part.text, signature=signature, provider=PROVIDER)
 
 
 def _file_read_back(part: FilePart, metadata: FrozenJsonMap = EMPTY) -> FilePart:
@@ -1063,45 +1053,10 @@ def _read_back_signature(part: Any, allowed: bool) -> FrozenJsonMap:
     return freeze_json_map({THOUGHT_SIGNATURE: signature})
 
 
-def _model_read_back(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[Any]:
-    allowed = _signatures_allowed(message, options)
-    parts: list[Any] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            parts.append(TextPart(text=part.text))
-        elif isinstance(part, TextPart):
-            metadata = _read_back_signature(part, allowed)
-            if part.text or _signature(part, allowed) is not None:
-                parts.append(TextPart(text=part.text, metadata=metadata))
-        elif isinstance(part, ToolCallPart):
-            parts.append(
-                ToolCallPart(
-                    id=ids.get(part.id, part.id),
-                    name=part.name,
-                    arguments=part.arguments,
-                    metadata=_read_back_signature(part, allowed),
-                )
-            )
-        elif isinstance(part, ReasoningPart):
-            signature = None if part.signature == SKIP_SIGNATURE else part.signature
-            parts.append(ReasoningPart(text=part.text, signature=signature, provider=PROVIDER))
-        elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part, _read_back_signature(part, allowed)))
-        elif isinstance(part, (ProviderToolCallPart, ProviderToolResultPart)):
-            parts.append(_server_read_back(part, allowed))
-        elif isinstance(part, (HookPart, ToolResultPart)):
-            raise AssertionError(f"resolve keeps no {part.type} part on a model turn")
-        else:
-            assert_never(part)
-    return parts
-
-
 def _server_read_back(
-    part: ProviderToolCallPart | ProviderToolResultPart, allowed: bool
+    part: ProviderToolCallPart | ProviderToolResultPart, turn: Turn
 ) -> ProviderToolCallPart | ProviderToolResultPart:
-    signature = _read_back_signature(part, allowed)
+    signature = _read_back_signature(part, _allowed(turn))
     tool_type = _tool_type(part)
     if isinstance(part, ProviderToolCallPart):
         if tool_type is not None and isinstance(part.input, Mapping):
@@ -1141,5 +1096,28 @@ def _server_read_back(
     raise AssertionError("resolve kept a provider tool part Gemini refuses")
 
 
-def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
-    return read_back_result(part, ids, lambda file: [_file_read_back(file)], empty=())
+def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
+    return read_back_result(part, turn.history.ids, lambda file: [_file_read_back(file)], empty=())
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    parts=ReadBacks(
+        text=_text_read_back,
+        file=_any_file_read_back,
+        call=_call_read_back,
+        result=_result_read_back,
+        reasoning=_reasoning_read_back,
+        provider_call=_server_read_back,
+        provider_result=_server_read_back,
+    ),
+    systems="leading",
+    sends_text=bool,
+    leading_turn=True,
+)
+"""The generateContent format's round trip: `normalize_for_round_trip` is `read_back` of
+it."""

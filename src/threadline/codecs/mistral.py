@@ -70,7 +70,6 @@ from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
-from threadline.codecs._policies import resolve
 from threadline.codecs._prepared import PreparedHistory
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
@@ -79,6 +78,11 @@ from threadline.codecs._reading import check_choice
 from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepared
+from threadline.codecs._round_trip import read_parts
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import arguments_json
 from threadline.codecs._tools import call_from_json
@@ -91,7 +95,6 @@ from threadline.codecs._tools import text_tool_content
 from threadline.codecs._turns import LEADING_USER_TEXT
 from threadline.codecs._turns import add_leading_turn
 from threadline.codecs._turns import is_leading_turn
-from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
@@ -103,6 +106,7 @@ from threadline.messages import Message
 from threadline.messages import ProviderToolCallPart
 from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
+from threadline.messages import Role
 from threadline.messages import TextPart
 from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
@@ -706,35 +710,31 @@ def normalize_for_round_trip(
       (from its extension, else ``image/*``); audio media types are canonical (``audio/wav``,
       ``audio/mpeg``).
     """
-    history = prepare_history(
+    history = prepared(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
-        mint=_mint_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
+    shared: dict[str, Any] = {}
+
+    def read(index: int, message: Message, role: Role) -> list[Any]:
+        parts = history.parts_of(index, message)
+        return read_parts(Turn(message, index, role, parts, history, shared), ROUND_TRIP)
+
     out: list[Message] = []
     wire_role: str | None = None  # the role of the last message encode wrote
     attachments = False  # a user message with tool results' files is due
     leading_text = False
     marked: set[int] = set()  # assistant messages that read like the one encode adds
-    for index, message in enumerate(prepared):
+    for index, message in enumerate(history.messages):
         role = message.role
         if role == "internal":
             continue
         if role == "tool":
-            parts: list[Any] = [
-                read_back_result(part, ids, lambda file: [_file_read_back(file)])
-                for part in resolve(message, index, options, CAPABILITIES)
-                if isinstance(part, ToolResultPart)
-            ]
+            parts = read(index, message, role)
             moved = any(
                 isinstance(item, FilePart)
                 for result in parts
@@ -749,7 +749,7 @@ def normalize_for_round_trip(
         if attachments:
             wire_role, attachments = "user", False
         if role == "assistant":
-            parts = _assistant_read_back(message, index, ids, options)
+            parts = read(index, message, role)
             if wire_role == "tool" and parts == [TextPart(text=AFTER_TOOL_TEXT)]:
                 marked.add(len(out))
         else:
@@ -760,7 +760,7 @@ def normalize_for_round_trip(
                 message, role = user_note, "user"
             elif role == "user":
                 message = escape_notes(message)
-            parts = _content_read_back(message, index, options)
+            parts = read(index, message, role)
         if parts:
             first = message.parts[0]
             if not out and role == "user" and len(message.parts) == 1:
@@ -782,52 +782,26 @@ def normalize_for_round_trip(
     return unwrap_notes(name_results_after_calls(out))
 
 
-def _content_read_back(message: Message, index: int, options: EncodeOptions) -> list[Any]:
-    parts: list[Any] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, (Placeholder, TextPart)):
-            parts.append(TextPart(text=part.text))
-        elif isinstance(part, FilePart):
-            parts.append(_file_read_back(part))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            raise AssertionError(f"a {message.role} message holds no {part.type} part")
-        else:
-            assert_never(part)
-    return parts
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
+    if turn.role == "assistant" and not part.text:
+        return None
+    return TextPart(text=part.text)
 
 
-def _assistant_read_back(
-    message: Message, index: int, ids: Mapping[str, str], options: EncodeOptions
-) -> list[Any]:
-    parts: list[Any] = []
-    calls: list[ToolCallPart] = []
-    for part in resolve(message, index, options, CAPABILITIES):
-        if isinstance(part, Placeholder):
-            parts.append(TextPart(text=part.text))
-        elif isinstance(part, TextPart):
-            if part.text:
-                parts.append(TextPart(text=part.text))
-        elif isinstance(part, ToolCallPart):
-            calls.append(
-                ToolCallPart(
-                    id=ids.get(part.id, part.id),
-                    name=part.name,
-                    arguments=part.arguments,
-                    raw_arguments=part.raw_arguments,
-                )
-            )
-        elif isinstance(part, ReasoningPart):
-            parts.append(_thinking_read_back(part))
-        elif isinstance(
-            part, (HookPart, FilePart, ProviderToolCallPart, ProviderToolResultPart, ToolResultPart)
-        ):
-            raise AssertionError(f"resolve keeps no {part.type} part on an assistant message")
-        else:
-            assert_never(part)
-    return parts + calls
+def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
+    return ToolCallPart(
+        id=turn.wire_id(part.id),
+        name=part.name,
+        arguments=part.arguments,
+        raw_arguments=part.raw_arguments,
+    )
 
 
-def _thinking_read_back(part: ReasoningPart) -> ReasoningPart:
+def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
+    return read_back_result(part, turn.history.ids, lambda file: [_file_read_back(file)])
+
+
+def _thinking_read_back(part: ReasoningPart, turn: Turn | None = None) -> ReasoningPart:
     kept = part.metadata.get(THINKING_KEY)
     if not (isinstance(kept, list) and kept):
         return ReasoningPart(text=part.text, signature=part.signature, provider=PROVIDER)
@@ -845,7 +819,7 @@ def _is_text_chunk(chunk: Any) -> bool:
     return isinstance(chunk, Mapping) and chunk.get("type") == "text"
 
 
-def _file_read_back(part: FilePart) -> FilePart:
+def _file_read_back(part: FilePart, turn: Turn | None = None) -> FilePart:
     kind = _file_kind(part)
     if kind == "image" and part.url is not None:
         return FilePart(media_type=image_type_from_url(part.url), url=part.url)
@@ -854,3 +828,23 @@ def _file_read_back(part: FilePart) -> FilePart:
     if kind == "document":
         return FilePart(media_type=_PDF, url=part.url, filename=part.filename)
     return FilePart(media_type=_AUDIO_FAMILIES[part.media_type], data=part.data)
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    mint=_mint_id,
+    parts=ReadBacks(
+        text=_text_read_back,
+        file=_file_read_back,
+        call=_call_read_back,
+        result=_result_read_back,
+        reasoning=_thinking_read_back,
+    ),
+    calls_last=True,
+)
+"""Mistral chat's part read-backs: `normalize_for_round_trip` reads each message with them
+(its messages do not map one to one: ``encode`` adds turns)."""

@@ -51,7 +51,6 @@ from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
-from threadline.codecs._policies import resolve
 from threadline.codecs._prepared import PreparedHistory
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
@@ -60,11 +59,14 @@ from threadline.codecs._reading import check_choice
 from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import arguments_json
 from threadline.codecs._tools import call_from_json
 from threadline.codecs._tools import fold_attachments
-from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._tools import read_text_result
 from threadline.codecs._tools import text_tool_content
@@ -76,6 +78,7 @@ from threadline.limits import Limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
+from threadline.messages import Part
 from threadline.messages import ProviderToolCallPart
 from threadline.messages import ProviderToolResultPart
 from threadline.messages import ReasoningPart
@@ -651,66 +654,66 @@ def normalize_for_round_trip(
       sent as ``audio: {"id": ...}`` alone (the API takes nothing else for it), so it reads
       back as empty text keeping only the id; the audio comes first in its message.
     """
-    history = prepare_history(
+    return read_back(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
-    out: list[Message] = []
-    for index, message in enumerate(prepared):
-        parts: list[Any] = []
-        calls: list[ToolCallPart] = []
-        audio_sent = False
-        for part in resolve(message, index, options, CAPABILITIES):
-            if isinstance(part, Placeholder):
-                parts.append(TextPart(text=part.text))
-            elif isinstance(part, TextPart):
-                if message.role != "assistant":
-                    parts.append(TextPart(text=part.text))
-                elif not audio_sent and (audio_id := _audio_id(part)) is not None:
-                    audio_sent = True
-                    audio = freeze_json_map({AUDIO: {"id": audio_id}})
-                    parts.insert(0, TextPart(text="", metadata=audio))
-                elif part.text:
-                    refusal = part.metadata.get("openai.refusal") is True
-                    metadata = _REFUSAL if refusal else EMPTY
-                    parts.append(TextPart(text=part.text, metadata=metadata))
-            elif isinstance(part, FilePart):
-                parts.append(_file_read_back(part))
-            elif isinstance(part, ToolCallPart):
-                custom = _is_custom_call(part)
-                calls.append(
-                    ToolCallPart(
-                        id=ids.get(part.id, part.id),
-                        name=part.name,
-                        arguments=part.arguments,
-                        raw_arguments=None if custom else part.raw_arguments,
-                        metadata=_CUSTOM_TOOL if custom else EMPTY,
-                    )
-                )
-            elif isinstance(part, ToolResultPart):
-                parts.append(read_back_result(part, ids, lambda file: [_file_read_back(file)]))
-            elif isinstance(
-                part, (ReasoningPart, HookPart, ProviderToolCallPart, ProviderToolResultPart)
-            ):
-                raise AssertionError(f"resolve keeps no {part.type} part for Chat Completions")
-            else:
-                assert_never(part)
-        parts.extend(calls)
-        if parts and message.role != "internal":
-            out.append(message.model_copy(update={"parts": tuple(parts)}))
-    return name_results_after_calls(out)
 
 
-def _file_read_back(part: FilePart) -> FilePart:
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
+    if turn.role != "assistant":
+        return TextPart(text=part.text)
+    if turn.at == _audio_text(turn):  # sent as ``audio: {"id": ...}`` alone
+        return TextPart(text="", metadata=freeze_json_map({AUDIO: {"id": _audio_id(part)}}))
+    if not part.text:
+        return None
+    return TextPart(text=part.text, metadata=_REFUSAL if _is_refusal(part) else EMPTY)
+
+
+def _audio_text(turn: Turn) -> int | None:
+    """Where the first text of an assistant message that holds an audio reply's id is."""
+    return next(
+        (
+            at
+            for at, part in enumerate(turn.parts)
+            if isinstance(part, TextPart) and _audio_id(part) is not None
+        ),
+        None,
+    )
+
+
+def _is_refusal(part: TextPart) -> bool:
+    return part.metadata.get("openai.refusal") is True
+
+
+def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
+    custom = _is_custom_call(part)
+    return ToolCallPart(
+        id=turn.wire_id(part.id),
+        name=part.name,
+        arguments=part.arguments,
+        raw_arguments=None if custom else part.raw_arguments,
+        metadata=_CUSTOM_TOOL if custom else EMPTY,
+    )
+
+
+def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
+    return read_back_result(part, turn.history.ids, lambda file: [_file_read_back(file)])
+
+
+def _audio_first(parts: list[Part], turn: Turn) -> list[Part]:
+    """The audio reply comes first in its message (``audio`` is a field of its own)."""
+    for index, part in enumerate(parts):
+        if isinstance(part, TextPart) and AUDIO in part.metadata:
+            return [part, *parts[:index], *parts[index + 1 :]]
+    return parts
+
+
+def _file_read_back(part: FilePart, turn: Turn | None = None) -> FilePart:
     kind = _file_kind(part)
     detail = part.metadata.get("openai.detail")
     metadata = {"openai.detail": detail} if detail is not None and kind == "image" else EMPTY
@@ -726,3 +729,21 @@ def _file_read_back(part: FilePart) -> FilePart:
         return FilePart(media_type=part.media_type, data=part.data, filename=filename)
     media_type = _AUDIO_TYPES[_AUDIO_FORMATS[part.media_type]]
     return FilePart(media_type=media_type, data=part.data)
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    parts=ReadBacks(
+        text=_text_read_back,
+        file=_file_read_back,
+        call=_call_read_back,
+        result=_result_read_back,
+    ),
+    calls_last=True,
+    arrange=_audio_first,
+)
+"""Chat Completions' round trip: `normalize_for_round_trip` is `read_back` of it."""

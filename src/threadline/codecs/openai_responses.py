@@ -76,11 +76,14 @@ from threadline.codecs._reading import read_response
 from threadline.codecs._reading import response_message
 from threadline.codecs._reading import response_metadata
 from threadline.codecs._reading import strip_nulls
+from threadline.codecs._round_trip import ReadBacks
+from threadline.codecs._round_trip import RoundTrip
+from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import add_error_prefix
 from threadline.codecs._tools import arguments_json
 from threadline.codecs._tools import call_from_json
-from threadline.codecs._tools import name_results_after_calls
 from threadline.codecs._tools import read_back_result
 from threadline.codecs._tools import strip_error_prefix
 from threadline.codecs.base import TOOL_ERROR_PREFIX
@@ -964,42 +967,26 @@ def normalize_for_round_trip(
       ``raw_arguments`` that are a JSON object are read as arguments; a hosted tool call's
       ``name`` (read from its item type) and the nulls of its input.
     """
-    history = prepare_history(
+    return read_back(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
-        integrity="off",
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids, options = history.messages, history.ids, history.options
-    out: list[Message] = []
-    for index, message in enumerate(prepared):
-        role = message.role
-        parts: list[Any] = []
-        if role == "assistant":
-            parts = _assistant_read_back(_plan(message, index, options), ids)
-        elif role == "tool":
-            for part in resolve(message, index, options, CAPABILITIES):
-                if isinstance(part, ToolResultPart):
-                    parts.append(_result_read_back(part, ids))
-        elif role in ("user", "system"):
-            for part in resolve(message, index, options, CAPABILITIES):
-                if isinstance(part, (Placeholder, TextPart)):
-                    parts.append(TextPart(text=part.text))
-                elif isinstance(part, FilePart):
-                    parts.append(_file_read_back(part))
-                elif isinstance(part, NOT_IN_USER_MESSAGES):
-                    raise AssertionError(f"resolve keeps no {part.type} part on a {role} message")
-                else:
-                    assert_never(part)
-        if parts:
-            out.append(message.model_copy(update={"parts": tuple(parts)}))
-    return name_results_after_calls(out)
+
+
+def _message_read_back(turn: Turn) -> list[Any] | None:
+    """An assistant message reads back item by item, as ``encode`` planned its items."""
+    if turn.role != "assistant":
+        return None
+    plan = _plan(turn.message, turn.index, turn.history.options)
+    return _assistant_read_back(plan, turn.history.ids)
+
+
+def _text_read_back(part: TextPart, turn: Turn) -> TextPart:
+    return TextPart(text=part.text)
 
 
 def _assistant_read_back(plan: list[_Entry], ids: Mapping[str, str]) -> list[Any]:
@@ -1077,7 +1064,7 @@ def _entry_read_back(entry: _Entry, ids: Mapping[str, str], phase: str | None) -
     )
 
 
-def _file_read_back(part: FilePart) -> FilePart:
+def _file_read_back(part: FilePart, turn: Turn | None = None) -> FilePart:
     """A file `resolve` kept, as ``decode`` reads it back."""
     kind = _file_kind(part)
     if kind == "image":
@@ -1096,8 +1083,8 @@ def _file_read_back(part: FilePart) -> FilePart:
     return FilePart(media_type=part.media_type, data=part.data, filename=filename)
 
 
-def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResultPart:
-    result = read_back_result(part, ids, lambda file: [_file_read_back(file)])
+def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
+    result = read_back_result(part, turn.history.ids, lambda file: [_file_read_back(file)])
     content = result.content
     if (
         part.is_error
@@ -1110,3 +1097,15 @@ def _result_read_back(part: ToolResultPart, ids: Mapping[str, str]) -> ToolResul
         # the prefix encode puts before a failed result that starts with a file reads back alone
         return dataclasses.replace(result, content=content[1:])
     return result
+
+
+ROUND_TRIP = RoundTrip(
+    label=FORMAT,
+    provider=PROVIDER,
+    capabilities=CAPABILITIES,
+    rule=TOOL_NAMES,
+    is_valid=_valid_id,
+    parts=ReadBacks(text=_text_read_back, file=_file_read_back, result=_result_read_back),
+    read_message=_message_read_back,
+)
+"""The Responses format's round trip: `normalize_for_round_trip` is `read_back` of it."""
