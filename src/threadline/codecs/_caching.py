@@ -185,35 +185,33 @@ class CacheState:
 
     plan: CachePlan
     turns: tuple[int, ...]
-    """Indexes of ``messages`` in the body, ascending: no other turn holds a breakpoint, so
-    counting them reads these turns alone (the newest is read anyway)."""
+    """Indexes into the body's ``messages``, ascending: no other turn holds a breakpoint, so
+    counting them reads these turns alone (and the newest, which may change)."""
 
 
 class TurnNotes:
     """Notes, as a codec's loop maps each message into a wire turn, the turns that get a
-    breakpoint from the history (a part's metadata under the format's key): `with_breakpoints`
-    reads those alone, not the whole body again. Notes nothing without a plan."""
+    breakpoint from the history (a part's metadata under the format's ``key``):
+    `with_breakpoints` reads those alone, not the whole body again."""
 
     __slots__ = ("_key", "_plan", "_turns")
 
-    def __init__(self, plan: CachePlan | None, key: str) -> None:
+    def __init__(self, plan: CachePlan, key: str) -> None:
         self._plan = plan
-        self._key = key if plan is not None else None
+        self._key = key
         self._turns: list[int] = []
 
     def note(self, parts: Sequence[Any], turn: int) -> None:
-        """Note ``turn`` when one of ``parts`` (or of a tool result's content) is marked."""
-        key = self._key
-        if key is None or (self._turns and self._turns[-1] == turn):
+        """Note ``turn`` (the index the message's blocks went to) when one of ``parts`` (or
+        of a tool result's content) holds a breakpoint."""
+        if self._turns and self._turns[-1] == turn:
             return
-        if _holds_mark(parts, key):
+        if _holds_mark(parts, self._key):
             self._turns.append(turn)
 
-    def state(self, shift: int) -> CacheState | None:
+    def state(self, shift: int) -> CacheState:
         """The `CacheState` once the loop is done, ``shift`` turns having been put first
-        (a leading user turn); ``None`` without a plan."""
-        if self._plan is None:
-            return None
+        (a leading user turn)."""
         return CacheState(self._plan, tuple(turn + shift for turn in self._turns))
 
 
