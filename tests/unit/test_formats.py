@@ -91,7 +91,8 @@ def _sniffing(d: FormatDescriptor) -> None:
     assert told.bodies or told.items or told.messages or told.blocks or told.default, (
         "its request bodies or messages have a telltale shape"
     )
-    for question in ("responses", "loose_responses", "bodies", "items", "messages", "blocks"):
+    questions = ("responses", "loose_responses", "bodies", "items", "messages", "blocks", "usage")
+    for question in questions:
         for each in getattr(told, question):
             assert each, question
             assert all(isinstance(key, str) for key, _ in each), question
@@ -194,10 +195,11 @@ def _constants(node: ast.AST) -> list[object]:
 
 @pytest.mark.parametrize("module", DISPATCHING)
 def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> None:
-    """The registry and the tables it replaced branch on no format's name: a format name
+    """The registry and the tables it replaced branch on no format's name or provider tag: one
     compared with (``==``, ``in (...)``), matched or keyed in a dict would be a per-format
     table again."""
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    names = {*DESCRIPTORS, *(d.provider for d in DESCRIPTORS.values())}  # and provider tags
     named = []
     for node in ast.walk(tree):
         operands: list[ast.AST] = []
@@ -208,9 +210,7 @@ def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> N
         elif isinstance(node, ast.MatchValue):
             operands = [node.value]
         for operand in operands:
-            named.extend(
-                (node.lineno, value) for value in _constants(operand) if value in DESCRIPTORS
-            )
+            named.extend((node.lineno, value) for value in _constants(operand) if value in names)
     # _sniff's guesses return format names, but never branch on one
     assert named == []
 
@@ -347,3 +347,19 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
     monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
     assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
+
+
+def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:
+    """The usage threadline stored before ``Usage``: a tag two formats write (both OpenAI
+    APIs write ``openai``) is told by the object's keys, through the formats' telltales."""
+    from threadline._usage_readers import _LEGACY_FORMATS
+    from threadline._usage_readers import _legacy_format
+
+    assert _legacy_format("openai", {"prompt_tokens": 3}) == "openai_chat"
+    assert _legacy_format("openai", {"input_tokens": 3}) == "openai_responses"
+    assert _legacy_format("anthropic", {"input_tokens": 3}) == "anthropic"
+    assert _legacy_format("openai_chat", {"prompt_tokens": 3}) == "openai_chat"
+    assert _legacy_format("cohere", {"input_tokens": 3}) is None
+    assert _legacy_format(None, {"input_tokens": 3}) is None
+    for name in _LEGACY_FORMATS:
+        assert _sniff.guess_usage_format(DESCRIPTORS[name].provider, {}, {name}) == name

@@ -143,6 +143,10 @@ class Telltales:
     """A content block of a message that only the format has."""
     default: bool = False
     """A message list that tells nothing else is the format's (at most one format says so)."""
+    usage: tuple[Shape, ...] = ()
+    """A usage object of the format, told from that of another format with the same provider
+    tag (both OpenAI APIs write ``openai``), for the usage threadline stored before
+    ``Usage``: of such formats, one whose ``usage`` matches, else the one that has none."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,6 +329,7 @@ OPENAI_CHAT = FormatDescriptor(
             shape(type=Is("one of", frozenset({"image_url", "input_audio", "file", "refusal"}))),
         ),
         default=True,
+        usage=(shape(prompt_tokens=PRESENT),),
     ),
 )
 MISTRAL = dataclasses.replace(

@@ -12,6 +12,7 @@ descriptors' ``rank`` order, and knows no format. A format whose payloads look l
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +25,13 @@ from threadline.codecs._formats import Shape
 from threadline.codecs._formats import Telltales
 from threadline.codecs._formats import descriptor
 
-__all__ = ["format_label", "guess_request_format", "guess_response_format", "looks_like"]
+__all__ = [
+    "format_label",
+    "guess_request_format",
+    "guess_response_format",
+    "guess_usage_format",
+    "looks_like",
+]
 
 _Question: TypeAlias = Literal[
     "responses", "loose_responses", "bodies", "items", "messages", "blocks"
@@ -137,6 +144,22 @@ def _guess_messages(items: Sequence[Any]) -> str | None:
                 return found
         guess = _default()
     return guess
+
+
+def guess_usage_format(tag: str, usage: Mapping[str, Any], among: Collection[str]) -> str | None:
+    """The codec name, of the formats ``among``, whose messages carry the provider tag ``tag``
+    and whose usage objects ``usage`` looks like: the one format with that tag, else the one
+    whose telltales' ``usage`` match, else the one with no ``usage`` telltales; ``None`` when
+    no format, or more than one, fits."""
+    tagged = [d for name, d in DESCRIPTORS.items() if name in among and d.provider == tag]
+    if len(tagged) <= 1:
+        return tagged[0].name if tagged else None
+    told = [(d.name, d.telltales.usage if d.telltales else ()) for d in tagged]
+    for name, shapes in told:
+        if any(_matches(usage, each) for each in shapes):
+            return name
+    plain = [name for name, shapes in told if not shapes]
+    return plain[0] if len(plain) == 1 else None
 
 
 def format_label(name: str) -> str:
