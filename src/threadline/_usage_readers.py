@@ -188,13 +188,16 @@ class _LenientReader:
 
 def _legacy_format(provider: object, raw: Mapping[str, Any]) -> str | None:
     """The wire format of a provider-shaped usage object written under ``metadata["usage"]``
-    by threadline before [`Usage`][threadline.Usage]: by the message's ``provider``, and for
-    ``openai`` (both of its APIs) by the object's own keys."""
-    if provider == "openai":
-        return "openai_chat" if "prompt_tokens" in raw else "openai_responses"
-    if isinstance(provider, str) and provider in _LEGACY_FORMATS:
+    by threadline before [`Usage`][threadline.Usage]: by the message's ``provider`` (a codec
+    name, or a tag), and for a tag two formats write (``openai``, both of its APIs) by the
+    object's own keys (the formats' telltales)."""
+    if not isinstance(provider, str):
+        return None
+    if provider in _LEGACY_FORMATS:
         return provider
-    return None
+    from threadline.codecs._sniff import guess_usage_format
+
+    return guess_usage_format(provider, raw, _LEGACY_FORMATS)
 
 
 def message_usage(metadata: Mapping[str, Any]) -> Usage | None:

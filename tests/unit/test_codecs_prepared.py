@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -199,3 +200,53 @@ def test_the_plan_holds_the_renamed_parts_of_a_message_with_nothing_to_resolve()
     assert isinstance(result, tl.ToolResultPart)
     assert result.name == call.name
     _check(history, STANDARD, anthropic.CAPABILITIES, options)
+
+
+def _prepare_for_anthropic(messages: list[Message], **settings: object) -> PreparedHistory:
+    return prepare_history(
+        messages,
+        provider="anthropic",
+        capabilities=anthropic.CAPABILITIES,
+        rule=STANDARD,
+        is_valid=lambda _: True,
+        model=None,
+        integrity="auto",
+        reasoning="auto",
+        unsupported="placeholder",
+        **settings,
+    )
+
+
+def test_the_cache_plan_is_made_once_in_the_prepared_history() -> None:
+    """``cache`` is planned against the caller's messages: an explicit index marks that
+    message's last part (a copy), and the plan is the history's."""
+    from threadline.codecs._caching import CachePlan
+
+    history = [tl.user_message("a"), tl.assistant_message("b"), tl.user_message("c")]
+    assert _prepare_for_anthropic(history).cache is None
+    prepared = _prepare_for_anthropic(history, cache=["system", 0])
+    assert prepared.cache == CachePlan(system=True, indexes=(0,))
+    assert prepared.messages[0].parts[0].metadata["anthropic.cache_control"] == {
+        "type": "ephemeral"
+    }
+    assert not history[0].parts[0].metadata  # the caller's message is unchanged
+    assert _prepare_for_anthropic(history, cache="auto").cache == CachePlan(auto=True)
+
+
+def test_a_cache_index_is_the_callers_and_checked_before_the_integrity_pass() -> None:
+    # the integrity pass answers the pending call: index 2 is still the caller's "c"
+    history = [
+        tl.user_message("a"),
+        tl.assistant_message(tl.tool_call_part("call_1", "look", {})),
+        tl.user_message("c"),
+    ]
+    prepared = _prepare_for_anthropic(history, cache=[2])
+    assert len(prepared.messages) == 4
+    marked = [
+        message.text
+        for message in prepared.messages
+        if any("anthropic.cache_control" in part.metadata for part in message.parts)
+    ]
+    assert marked == ["c"]
+    with pytest.raises(tl.ValidationError, match=r"cache\[0\].*outside the history of 3"):
+        _prepare_for_anthropic(history, cache=[3])

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
+from threadline.codecs import _sniff
 from threadline.codecs import codec_names
 from threadline.codecs import get_codec
 from threadline.codecs._formats import DESCRIPTORS
@@ -81,6 +82,20 @@ def _stream_builder(d: FormatDescriptor) -> None:
 
 def _sniffing(d: FormatDescriptor) -> None:
     assert d.sniffs_as in DESCRIPTORS
+    if d.sniffs_as != d.name:  # looks like another format: that one is named
+        assert DESCRIPTORS[d.sniffs_as].sniffs_as == d.sniffs_as
+        return
+    told = d.telltales
+    assert told is not None, "a format sniffed as itself says what gives it away"
+    assert told.responses, "its responses have a telltale shape"
+    assert told.bodies or told.items or told.messages or told.blocks or told.default, (
+        "its request bodies or messages have a telltale shape"
+    )
+    questions = ("responses", "loose_responses", "bodies", "items", "messages", "blocks", "usage")
+    for question in questions:
+        for each in getattr(told, question):
+            assert each, question
+            assert all(isinstance(key, str) for key, _ in each), question
 
 
 def _declared_losses(d: FormatDescriptor) -> None:
@@ -93,6 +108,7 @@ def _cache_marks(d: FormatDescriptor) -> None:
         writer = d.cache.writer.load()()
         for method in ("add", "count", "marks"):
             assert callable(getattr(writer, method, None)), f"the cache writer has no {method}"
+        assert len(inspect.signature(d.cache.encode.load()).parameters) == 3, "cache.encode"
 
 
 def _encode_request(d: FormatDescriptor) -> None:
@@ -135,6 +151,7 @@ def test_the_descriptor_checks_cover_every_field() -> None:
         "usage_reader",
         "stream_builder",
         "sniffs_as",
+        "telltales",
         "encode_request",
         "cache",
     }
@@ -151,34 +168,63 @@ def test_the_registry_is_the_descriptor_table() -> None:
     assert descriptor(None) is None  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "codecs/_caching.py",
-        "codecs/_reading.py",
-        "codecs/_registry.py",
-        "codecs/_requests.py",
-        "codecs/_sniff.py",
-        "codecs/_structured.py",
-        "streaming.py",
-    ],
+DISPATCHING = (
+    "_usage_readers.py",
+    "codecs/_caching.py",
+    "codecs/_prepared.py",
+    "codecs/_reading.py",
+    "codecs/_registry.py",
+    "codecs/_requests.py",
+    "codecs/_sniff.py",
+    "codecs/_structured.py",
+    "streaming.py",
+    "testing/_conversations.py",
 )
+"""The modules that serve every format: none names one (the formats' own request-field,
+structured-output and usage-reader functions in them are reached by the descriptors)."""
+
+
+def _constants(node: ast.AST) -> list[object]:
+    """The constants ``node`` is, or holds as a tuple, list or set literal."""
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [value for element in node.elts for value in _constants(element)]
+    return []
+
+
+@pytest.mark.parametrize("module", DISPATCHING)
 def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> None:
-    """The registry and the tables it replaced branch on no format's name: a format name
-    compared with or keyed in a dict would be a per-format table again."""
+    """The registry and the tables it replaced branch on no format's name or provider tag: one
+    compared with (``==``, ``in (...)``), matched or keyed in a dict would be a per-format
+    table again."""
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    names = {*DESCRIPTORS, *(d.provider for d in DESCRIPTORS.values())}  # and provider tags
     named = []
     for node in ast.walk(tree):
+        operands: list[ast.AST] = []
         if isinstance(node, ast.Compare):
-            for operand in (node.left, *node.comparators):
-                if isinstance(operand, ast.Constant) and operand.value in DESCRIPTORS:
-                    named.append((node.lineno, operand.value))
-        if isinstance(node, ast.Dict):
-            for key in node.keys:
-                if isinstance(key, ast.Constant) and key.value in DESCRIPTORS:
-                    named.append((node.lineno, key.value))
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Dict):
+            operands = [key for key in node.keys if key is not None]
+        elif isinstance(node, ast.MatchValue):
+            operands = [node.value]
+        for operand in operands:
+            named.extend((node.lineno, value) for value in _constants(operand) if value in names)
     # _sniff's guesses return format names, but never branch on one
     assert named == []
+
+
+def test_every_dispatching_module_is_checked() -> None:
+    """A module that loads the descriptors to dispatch on them is in `DISPATCHING` (the codec
+    modules and the descriptor table itself are each one format's, or every format's, own)."""
+    own = {"codecs/_formats.py"}
+    loading = {
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "codecs._formats import" in path.read_text(encoding="utf-8")
+    }
+    assert loading - own <= set(DISPATCHING)
 
 
 def test_the_descriptor_table_imports_nothing_of_threadline() -> None:
@@ -265,3 +311,55 @@ def test_each_oracle_table_covers_every_format(table: str) -> None:
         assert set(values) == {d.provider for d in DESCRIPTORS.values()}, table
     else:
         assert sorted(values) == sorted(DESCRIPTORS), table
+
+
+def test_the_sniffing_order_is_defined() -> None:
+    """``_sniff`` asks the formats sniffed as themselves by rank: no two share one, and one
+    format at most takes the message lists that tell nothing else."""
+    asked = [d for name, d in DESCRIPTORS.items() if d.sniffs_as == name]
+    ranks = [d.telltales.rank for d in asked if d.telltales is not None]
+    assert len(ranks) == len(asked) == len(set(ranks))
+    assert [d.name for d in asked if d.telltales and d.telltales.default] == ["openai_chat"]
+    assert [name for name, _ in _sniff._asked()] == [
+        d.name for d in sorted(asked, key=lambda d: d.telltales.rank if d.telltales else 0)
+    ]
+
+
+def test_sniffing_knows_no_format() -> None:
+    """Every format name ``_sniff`` gives comes from a descriptor: its source holds none."""
+    tree = ast.parse((SRC / "codecs" / "_sniff.py").read_text(encoding="utf-8"))
+    named = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in DESCRIPTORS
+    ]
+    assert named == []
+
+
+def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``testing._conversations._PROVIDERS`` is the registry's tags: a format registered later
+    joins them after the first five, which keep their order (a seed's conversations stay)."""
+    from threadline.testing import _conversations
+
+    assert _conversations._PROVIDERS == ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
+    monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
+    assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
+
+
+def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:
+    """The usage threadline stored before ``Usage``: a tag two formats write (both OpenAI
+    APIs write ``openai``) is told by the object's keys, through the formats' telltales."""
+    from threadline._usage_readers import _LEGACY_FORMATS
+    from threadline._usage_readers import _legacy_format
+
+    assert _legacy_format("openai", {"prompt_tokens": 3}) == "openai_chat"
+    assert _legacy_format("openai", {"input_tokens": 3}) == "openai_responses"
+    assert _legacy_format("anthropic", {"input_tokens": 3}) == "anthropic"
+    assert _legacy_format("openai_chat", {"prompt_tokens": 3}) == "openai_chat"
+    assert _legacy_format("cohere", {"input_tokens": 3}) is None
+    assert _legacy_format(None, {"input_tokens": 3}) is None
+    for name in _LEGACY_FORMATS:
+        assert _sniff.guess_usage_format(DESCRIPTORS[name].provider, {}, {name}) == name

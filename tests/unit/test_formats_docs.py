@@ -110,3 +110,61 @@ def test_each_format_has_its_section() -> None:
     for name in DESCRIPTORS:
         assert re.search(rf"^## .+ \(`{name}`\)$", text, re.MULTILINE), name
         assert get_codec(name).__doc__, name
+
+
+PARTIAL: list[tuple[str, str]] = [("providers.md", "| format | kept | where | sent back |")]
+"""Per-format tables that list only some formats (what a format keeps beyond the common
+parts): a row names registered formats only."""
+
+_FIRST_CELLS = {"codec", "codec name", "format", "provider"}
+
+
+@pytest.mark.parametrize(("doc", "header"), PARTIAL)
+def test_a_partial_per_format_table_names_registered_formats(doc: str, header: str) -> None:
+    rows = table(doc, header)[1:]
+    assert rows, f"docs/{doc}: the table {header!r} is empty"
+    for row in rows:
+        names = named(row[0])
+        assert names, f"docs/{doc}: a row names no codec: {row[0]!r}"
+        assert set(names) <= set(DESCRIPTORS), f"docs/{doc}: {names} are not all registered"
+
+
+def test_the_refusals_table_names_formats_by_their_labels() -> None:
+    """ "What the APIs refuse" names a format by the start of its label (``Anthropic``,
+    ``OpenAI Responses``); a name that starts no registered format's label is a stale row."""
+    labels = [d.label for d in DESCRIPTORS.values()]
+    for row in table("providers.md", "| provider | the API refuses |")[1:]:
+        for name in (part.strip() for part in row[0].split(",")):
+            assert any(label.startswith(name) for label in labels), f"{name!r}: no such format"
+
+
+def test_each_format_section_has_its_wire_table() -> None:
+    """Each format's section of ``docs/providers.md`` says what goes on the wire, and no other
+    section has such a table."""
+    text = (DOCS / "providers.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.MULTILINE)
+    found = []
+    for section in sections:
+        if "\n| threadline | on the wire |\n" in section:
+            heading = section.splitlines()[0]
+            names = named(heading)
+            assert len(names) == 1, f"a wire table under {heading!r}, no format's section"
+            found.append(names[0])
+    assert sorted(found) == sorted(DESCRIPTORS)
+
+
+def test_every_per_format_table_is_checked() -> None:
+    """A table of the docs whose first column names formats is one of the tables above, so a
+    new per-format table cannot go unchecked."""
+    checked = {(doc, header.rstrip("\n")) for doc, header, _, _ in TABLES}
+    checked |= set(PARTIAL)
+    checked.add(("providers.md", "| provider | the API refuses |"))
+    for path in sorted(DOCS.rglob("*.md")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            first = line.strip("|").split("|")[0].strip() if line.startswith("|") else ""
+            if first.lower() in _FIRST_CELLS:
+                doc = path.relative_to(DOCS).as_posix()
+                assert any(doc == d and line.startswith(h) for d, h in checked), (
+                    f"docs/{doc}: the per-format table {line[:60]!r} is in no check of "
+                    "tests/unit/test_formats_docs.py"
+                )

@@ -32,6 +32,7 @@ it; then it takes ``"1h"`` too. A history whose own breakpoints break the order 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
@@ -163,6 +164,68 @@ def marked_messages(
     return out
 
 
+def plan_and_mark(
+    cache: Any, messages: Iterable[Message], provider: str
+) -> tuple[CachePlan, Sequence[Message]]:
+    """`plan_cache` and `marked_messages` at once: the checked plan and the messages with the
+    explicit breakpoints in their parts' metadata (``threadline.codecs._prepared``).
+
+    Raises:
+        threadline.ValidationError: as `plan_cache`.
+    """
+    listed = messages if isinstance(messages, list) else list(messages)
+    plan = plan_cache(cache, listed, provider)
+    return plan, marked_messages(plan, listed, provider)
+
+
+@dataclasses.dataclass(frozen=True)
+class CacheState:
+    """What an ``encode`` with breakpoints hands on to `with_breakpoints`: the prepared
+    history's plan, and the wire turns the codec's loop put a history breakpoint in."""
+
+    plan: CachePlan
+    turns: tuple[int, ...]
+    """Indexes into the body's ``messages``, ascending: no other turn holds a breakpoint, so
+    counting them reads these turns alone (and the newest, which may change)."""
+
+
+class TurnNotes:
+    """Notes, as a codec's loop maps each message into a wire turn, the turns that get a
+    breakpoint from the history (a part's metadata under the format's ``key``):
+    `with_breakpoints` reads those alone, not the whole body again."""
+
+    __slots__ = ("_key", "_plan", "_turns")
+
+    def __init__(self, plan: CachePlan, key: str) -> None:
+        self._plan = plan
+        self._key = key
+        self._turns: list[int] = []
+
+    def note(self, parts: Sequence[Any], turn: int) -> None:
+        """Note ``turn`` (the index the message's blocks went to) when one of ``parts`` (or
+        of a tool result's content) holds a breakpoint."""
+        if self._turns and self._turns[-1] == turn:
+            return
+        if _holds_mark(parts, self._key):
+            self._turns.append(turn)
+
+    def state(self, shift: int) -> CacheState:
+        """The `CacheState` once the loop is done, ``shift`` turns having been put first
+        (a leading user turn)."""
+        return CacheState(self._plan, tuple(turn + shift for turn in self._turns))
+
+
+def _holds_mark(parts: Sequence[Any], key: str) -> bool:
+    for part in parts:
+        metadata = getattr(part, "metadata", None)
+        if metadata and key in metadata:
+            return True
+        content = getattr(part, "content", None)
+        if isinstance(content, tuple) and _holds_mark(content, key):
+            return True
+    return False
+
+
 LONG = "1h"
 """The one-hour TTL; a breakpoint without ``ttl`` (or ``"5m"``) lives five minutes."""
 
@@ -176,8 +239,9 @@ def _is_long(mark: Any) -> bool:
     return isinstance(mark, Mapping) and mark.get("ttl") == LONG
 
 
-def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) -> dict[str, Any]:
-    """``payload`` with the plan's tool, system and newest-turn breakpoints added.
+def with_breakpoints(payload: dict[str, Any], provider: str, state: CacheState) -> dict[str, Any]:
+    """``payload`` with the plan's tool, system and newest-turn breakpoints added; the
+    history's breakpoints are read from the turns ``state`` names alone.
 
     Raises:
         threadline.ValidationError: an explicit ``"system"`` / ``"tools"`` breakpoint for a
@@ -187,6 +251,8 @@ def with_breakpoints(payload: dict[str, Any], provider: str, plan: CachePlan) ->
     if marks is None:
         return payload
     writer: AnthropicMarks | BedrockMarks = marks.writer.load()()
+    writer.turns = state.turns
+    plan = state.plan
     out = dict(payload)
     if plan.auto:
         for place in ("turn", "system", "tools"):  # the most valuable first
@@ -235,12 +301,15 @@ def _check_order(
 
 class _Writer:
     """What both writers share: a writer is made for one body (`with_breakpoints`), and the
-    marks of its messages before the newest are read once, on the first `marks`: adding a
-    breakpoint changes only the tools, the system prompt and the newest turn, so counting and
-    checking the marks again walks those alone, not the whole history."""
+    marks of its messages before the newest are read once, on the first `marks`, from the
+    turns the codec's loop noted (``turns``) alone: adding a breakpoint changes only the
+    tools, the system prompt and the newest turn, so counting and checking the marks again
+    walks those alone, and no unmarked turn is walked at all."""
 
     def __init__(self) -> None:
         self._settled: list[tuple[str, Mapping[str, Any]]] | None = None
+        self.turns: Sequence[int] | None = None
+        """The only turns that can hold a breakpoint (`TurnNotes`); ``None``: any."""
 
     def marks(self, payload: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
         """(path, mark) of each breakpoint of ``payload``, in the order the provider reads
@@ -249,7 +318,9 @@ class _Writer:
         messages = payload.get("messages") or []
         if self._settled is None:
             self._settled = []
-            for index in range(len(messages) - 1):
+            last = len(messages) - 1
+            noted = self.turns
+            for index in range(last) if noted is None else (i for i in noted if i < last):
                 self._message_marks(self._settled, index, messages[index])
         found.extend(self._settled)
         if messages:

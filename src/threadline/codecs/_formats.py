@@ -22,9 +22,21 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 from typing import Generic
+from typing import Literal
+from typing import TypeAlias
 from typing import TypeVar
 
-__all__ = ["DESCRIPTORS", "CacheMarks", "FormatDescriptor", "Ref", "descriptor"]
+__all__ = [
+    "DESCRIPTORS",
+    "CacheMarks",
+    "FormatDescriptor",
+    "Is",
+    "Ref",
+    "Shape",
+    "Telltales",
+    "descriptor",
+    "shape",
+]
 
 T = TypeVar("T")
 
@@ -66,6 +78,75 @@ class CacheMarks:
     writer: Ref[Any]
     """``() -> writer``: adds and counts the request's breakpoints
     (``threadline.codecs._caching``)."""
+    encode: Ref[Any]
+    """``(messages, request, options) -> (body, request, state)``, used instead of the
+    format's ``encode`` (and ``encode_request``) for ``encode(cache=...)``: ``options`` hold
+    ``cache``, planned once in the prepared history, and ``state`` is the plan with the
+    turns the codec's loop gave the history's breakpoints
+    (``threadline.codecs._caching.CacheState``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Is:
+    """A test of the value under one key of a `Shape` (read by ``threadline.codecs._sniff``):
+    the key is there (``present``) or not (``absent``); its value is a ``list``, a non-empty
+    one (``items``), a ``str``, equal to ``argument`` (``equals``), one of ``argument`` (a
+    ``frozenset``: ``one of``), a mapping holding the key ``argument`` (``holds``), or a list
+    whose first item (``first``) or some item (``some``) matches one of the shapes
+    ``argument``."""
+
+    kind: Literal[
+        "present", "absent", "list", "items", "str", "equals", "one of", "holds", "first", "some"
+    ]
+    argument: Any = None
+
+
+Shape: TypeAlias = "tuple[tuple[str, Is], ...]"
+"""A mapping's telltale keys, each with its test: it matches when every test passes."""
+
+PRESENT = Is("present")
+ABSENT = Is("absent")
+LIST = Is("list")
+ITEMS = Is("items")
+STR = Is("str")
+
+
+def shape(**tests: Is) -> Shape:
+    """The `Shape` of a mapping whose keys pass ``tests`` (``shape(choices=LIST)``)."""
+    return tuple(tests.items())
+
+
+@dataclasses.dataclass(frozen=True)
+class Telltales:
+    """What gives a format's payloads and responses away: a few keys, never the whole value.
+
+    ``threadline.codecs._sniff`` asks each question of the formats by ``rank`` (lowest
+    first), and the first whose shapes match names the format; where a value holds the
+    telltales of two formats (no real one does), the lower rank wins.
+    """
+
+    rank: int
+    """The order the formats are asked in."""
+    responses: tuple[Shape, ...] = ()
+    """A response (a JSON object) of the format."""
+    loose_responses: tuple[Shape, ...] = ()
+    """A response shape weaker than every format's ``responses``: asked after them."""
+    bodies: tuple[Shape, ...] = ()
+    """A request body of the format, by its top-level keys (a body with a ``messages`` list
+    that none names is read as a message list)."""
+    items: tuple[Shape, ...] = ()
+    """An item of a message list that is the format's (asked first of each item; an item
+    with a ``parts`` list that none names is threadline's own)."""
+    messages: tuple[Shape, ...] = ()
+    """A message (an item holding ``content``) that is the format's."""
+    blocks: tuple[Shape, ...] = ()
+    """A content block of a message that only the format has."""
+    default: bool = False
+    """A message list that tells nothing else is the format's (at most one format says so)."""
+    usage: tuple[Shape, ...] = ()
+    """A usage object of the format, told from that of another format with the same provider
+    tag (both OpenAI APIs write ``openai``), for the usage threadline stored before
+    ``Usage``: of such formats, one whose ``usage`` matches, else the one that has none."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +188,11 @@ class FormatDescriptor:
     """``() -> Builder``: a fresh builder for ``StreamAssembler`` (``threadline.codecs``)."""
     sniffs_as: str
     """The codec name the CLI's format sniffing (``threadline.codecs._sniff``) gives this
-    format's payloads and responses (Mistral's look like OpenAI Chat's)."""
+    format's payloads and responses (Mistral's look like OpenAI Chat's): a format sniffed as
+    itself has ``telltales``; one sniffed as another is not asked."""
+    telltales: Telltales | None = None
+    """What gives this format's payloads and responses away (``threadline.codecs._sniff``);
+    ``None``: nothing does (they look like those of the format ``sniffs_as`` names)."""
     cache: CacheMarks | None = None
     """Its prompt-cache breakpoints; ``None``: the format takes none (``cache=`` adds
     nothing)."""
@@ -130,6 +215,11 @@ class FormatDescriptor:
 
 
 _READERS = "threadline._usage_readers"
+# Bedrock Converse content blocks: one key naming the kind, no "type".
+_BEDROCK_BLOCKS = tuple(
+    shape(type=ABSENT, **{kind: PRESENT})
+    for kind in ("text", "image", "document", "toolUse", "toolResult", "reasoningContent")
+)
 _REQUESTS = "threadline.codecs._requests"
 _STRUCTURED = "threadline.codecs._structured"
 
@@ -145,10 +235,27 @@ ANTHROPIC = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_anthropic"),
     stream_builder=Ref("threadline.codecs._stream_anthropic:AnthropicBuilder"),
     sniffs_as="anthropic",
+    telltales=Telltales(
+        rank=3,
+        responses=(shape(type=Is("equals", "message"), content=LIST),),
+        bodies=(shape(messages=LIST, system=STR),),
+        blocks=(
+            shape(
+                type=Is(
+                    "one of",
+                    frozenset(
+                        {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
+                    ),
+                )
+            ),
+            shape(type=Is("equals", "image"), source=PRESENT),  # OpenAI's image has none
+        ),
+    ),
     cache=CacheMarks(
         "anthropic.cache_control",
         MappingProxyType({"type": "ephemeral"}),
         Ref("threadline.codecs._caching:AnthropicMarks"),
+        Ref("threadline.codecs.anthropic:encode_cached"),
     ),
 )
 BEDROCK = FormatDescriptor(
@@ -163,10 +270,17 @@ BEDROCK = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_bedrock"),
     stream_builder=Ref("threadline.codecs._stream_bedrock:BedrockBuilder"),
     sniffs_as="bedrock",
+    telltales=Telltales(
+        rank=5,
+        responses=(shape(output=Is("holds", "message")),),
+        bodies=(shape(messages=LIST, system=Is("first", _BEDROCK_BLOCKS)),),
+        blocks=_BEDROCK_BLOCKS,
+    ),
     cache=CacheMarks(
         "bedrock.cache_point",
         MappingProxyType({"type": "default"}),
         Ref("threadline.codecs._caching:BedrockMarks"),
+        Ref("threadline.codecs.bedrock:encode_cached"),
     ),
     encode_request=Ref("threadline.codecs.bedrock:encode_request"),
 )
@@ -182,6 +296,15 @@ GEMINI = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_gemini"),
     stream_builder=Ref("threadline.codecs._stream_gemini:GeminiBuilder"),
     sniffs_as="gemini",
+    telltales=Telltales(
+        rank=4,
+        responses=(shape(candidates=LIST),),
+        bodies=(shape(contents=PRESENT), shape(systemInstruction=PRESENT)),
+        items=(
+            shape(parts=LIST, role=Is("equals", "model")),
+            shape(parts=Is("some", (shape(type=ABSENT),))),  # threadline's parts have a type
+        ),
+    ),
 )
 OPENAI_CHAT = FormatDescriptor(
     name="openai_chat",
@@ -195,6 +318,19 @@ OPENAI_CHAT = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_openai_chat"),
     stream_builder=Ref("threadline.codecs._stream_chat:openai_chat_builder"),
     sniffs_as="openai_chat",
+    telltales=Telltales(
+        rank=1,
+        responses=(shape(choices=LIST),),
+        messages=(
+            shape(tool_calls=PRESENT),
+            shape(role=Is("one of", frozenset({"system", "tool", "developer"}))),
+        ),
+        blocks=(
+            shape(type=Is("one of", frozenset({"image_url", "input_audio", "file", "refusal"}))),
+        ),
+        default=True,
+        usage=(shape(prompt_tokens=PRESENT),),
+    ),
 )
 MISTRAL = dataclasses.replace(
     OPENAI_CHAT,
@@ -218,6 +354,29 @@ OPENAI_RESPONSES = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_openai_responses"),
     stream_builder=Ref("threadline.codecs._stream_responses:ResponsesBuilder"),
     sniffs_as="openai_responses",
+    telltales=Telltales(
+        rank=2,
+        responses=(shape(object=Is("equals", "response")),),
+        loose_responses=(shape(output=ITEMS),),
+        bodies=(shape(input=PRESENT),),
+        items=(
+            shape(
+                type=Is(
+                    "one of",
+                    frozenset(
+                        {
+                            "message",
+                            "function_call",
+                            "function_call_output",
+                            "reasoning",
+                            "input_text",
+                        }
+                    ),
+                )
+            ),
+            shape(type=PRESENT, role=ABSENT),
+        ),
+    ),
 )
 
 _DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)

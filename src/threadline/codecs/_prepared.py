@@ -20,6 +20,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import Any
 
 from threadline.codecs._policies import Capabilities
@@ -35,6 +36,10 @@ from threadline.codecs._tools import wire_ids
 from threadline.codecs.base import EncodeOptions
 from threadline.codecs.base import prepare_for_encoding
 from threadline.messages import Message
+
+if TYPE_CHECKING:
+    from threadline.codecs._caching import CacheOption
+    from threadline.codecs._caching import CachePlan
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +66,11 @@ class PreparedHistory:
     tool_names: Mapping[str, str]
     """``{stored name: wire name}`` for the tool names the format refuses, as already applied
     to ``messages``."""
+    cache: CachePlan | None = None
+    """The prompt-cache plan of ``encode(cache=...)``, checked against the caller's history
+    (its explicit message breakpoints already in ``messages``' part metadata); ``None``: no
+    ``cache``. A format with breakpoints notes the turns it marks as its loop maps them
+    (`threadline.codecs._caching.TurnNotes`)."""
 
     def parts(self, index: int) -> Sequence[Resolved]:
         """What the format sends of ``messages[index]``: the plan's parts when it has nothing
@@ -114,6 +124,7 @@ def prepare_history(
     rule: ToolNameRule,
     is_valid: Callable[[str], object],
     mint: Callable[[str, int], str] = hashed_id,
+    cache: CacheOption = None,
     **settings: Any,
 ) -> PreparedHistory:
     """Read ``messages`` once for an ``encode`` of ``provider``'s format.
@@ -125,15 +136,24 @@ def prepare_history(
         rule: the format's tool-name rule.
         is_valid: whether the format takes a tool-call id as it is.
         mint: makes a wire id for an id ``is_valid`` refuses (`hashed_id`).
+        cache: ``encode``'s ``cache``: planned once, against ``messages`` as given (message
+            indexes are the caller's), before the integrity pass; ``provider`` names the
+            format's breakpoints (its codec name: a format with breakpoints has its own tag).
         settings: ``encode``'s ``model``, ``integrity``, ``reasoning``, ``unsupported`` and
             ``text_files``, as `prepare_for_encoding` takes them.
 
     Raises:
         ValueError: an option has a value outside its documented choices, or ``rule`` or
             ``mint`` made a name or an id it refuses itself (a bug).
-        threadline.ValidationError: an item of ``messages`` is not a message.
+        threadline.ValidationError: an item of ``messages`` is not a message, or ``cache``
+            cannot be sent (`threadline.codecs._caching.plan_cache`).
         threadline.IntegrityError: the history breaks a rule ``integrity`` does not repair.
     """
+    plan = None
+    if cache is not None:
+        from threadline.codecs._caching import plan_and_mark
+
+        plan, messages = plan_and_mark(cache, messages, provider)
     prepared, options = prepare_for_encoding(messages, provider=provider, **settings)
     found = scan(prepared, options, capabilities)
     names = map_tool_names(found.tool_names, rule)
@@ -152,4 +172,5 @@ def prepare_history(
         ready=ready,
         ids=wire_ids(found.call_ids, is_valid, mint),
         tool_names=names,
+        cache=plan,
     )

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from threadline.codecs._caching import CacheOption
+    from threadline.codecs._caching import CacheState
     from threadline.codecs._requests import ToolRequest
     from threadline.codecs._structured import OutputSchema
     from threadline.codecs._tool_names import ToolNameRule
@@ -40,6 +41,10 @@ if TYPE_CHECKING:
     EncodeRequest: TypeAlias = Callable[
         [Iterable[Message], ToolRequest | None, dict[str, Any]],
         tuple[dict[str, Any], ToolRequest | None],
+    ]
+    EncodeCached: TypeAlias = Callable[
+        [Iterable[Message], ToolRequest | None, dict[str, Any]],
+        tuple[dict[str, Any], ToolRequest | None, CacheState | None],
     ]
 
 __all__ = ["codec_names", "decode", "decode_response", "encode", "get_codec", "wire_tool_names"]
@@ -173,21 +178,25 @@ def encode(
         from threadline.codecs._structured import output_definition
 
         output = output_definition(output_schema)
-    plan = None
-    if cache is not None:
-        from threadline.codecs._caching import marked_messages
-        from threadline.codecs._caching import plan_cache
-
-        messages = list(messages)
-        plan = plan_cache(cache, messages, provider)
-        messages = marked_messages(plan, messages, provider)
+    state: CacheState | None = None
     body: dict[str, Any]
-    if described.encode_request is not None:
-        # a format whose body depends on the request (Bedrock's toolConfig) writes both
-        write: EncodeRequest = described.encode_request.load()
-        body, request = write(messages, request, options)
+    if cache is not None and described.cache is not None:
+        # the plan is made once in the format's prepared history, and its loop notes the
+        # turns it gives the history's breakpoints: they are not looked for again
+        write_cached: EncodeCached = described.cache.encode.load()
+        body, request, state = write_cached(messages, request, {**options, "cache": cache})
     else:
-        body = codec.encode(messages, **options)
+        if cache is not None:  # a format that caches on its own: cache is checked all the same
+            from threadline.codecs._caching import plan_cache
+
+            messages = messages if isinstance(messages, list) else list(messages)
+            plan_cache(cache, messages, provider)
+        if described.encode_request is not None:
+            # a format whose body depends on the request (Bedrock's toolConfig) writes both
+            write: EncodeRequest = described.encode_request.load()
+            body, request = write(messages, request, options)
+        else:
+            body = codec.encode(messages, **options)
     # The request fields go on in prompt order: tools, then the structured output (a forced
     # tool joins the tools), then the breakpoints that may mark them.
     if request is not None:
@@ -196,10 +205,10 @@ def encode(
         from threadline.codecs._structured import with_output_schema
 
         body = with_output_schema(body, provider, output, model=model, tool_choice=tool_choice)
-    if plan is not None:
+    if state is not None:
         from threadline.codecs._caching import with_breakpoints
 
-        body = with_breakpoints(body, provider, plan)
+        body = with_breakpoints(body, provider, state)
     return body
 
 

@@ -3,53 +3,105 @@ in an error: a request body given without ``--from``, or a response read with th
 ``provider=``.
 
 A guess is made from a few telltale keys only, never by reading the whole value; ``None``
-means no format can be told. OpenAI Chat and Mistral share one shape: it is named
-``openai_chat``.
+means no format can be told. The telltales are each format's own (its descriptor's
+``telltales``, ``threadline.codecs._formats``): this module asks the questions, in the
+descriptors' ``rank`` order, and knows no format. A format whose payloads look like another's
+(Mistral's like OpenAI Chat's) is named by that one (its ``sniffs_as``).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
-from typing import Final
+from typing import Literal
+from typing import TypeAlias
 
+from threadline.codecs._formats import DESCRIPTORS
+from threadline.codecs._formats import Is
+from threadline.codecs._formats import Shape
+from threadline.codecs._formats import Telltales
 from threadline.codecs._formats import descriptor
 
-__all__ = ["format_label", "guess_request_format", "guess_response_format", "looks_like"]
+__all__ = [
+    "format_label",
+    "guess_request_format",
+    "guess_response_format",
+    "guess_usage_format",
+    "looks_like",
+]
 
-# Content block types only Anthropic uses; OpenAI Chat's own; the Responses API's item types.
-_ANTHROPIC_BLOCKS: Final = frozenset(
-    {"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "image"}
-)
-_OPENAI_CHAT_BLOCKS: Final = frozenset({"image_url", "input_audio", "file", "refusal"})
-_RESPONSES_ITEMS: Final = frozenset(
-    {"message", "function_call", "function_call_output", "reasoning", "input_text"}
-)
-# Bedrock Converse content blocks: one key naming the kind, no "type".
-_BEDROCK_BLOCKS: Final = frozenset(
-    {"text", "image", "document", "toolUse", "toolResult", "reasoningContent"}
-)
+_Question: TypeAlias = Literal[
+    "responses", "loose_responses", "bodies", "items", "messages", "blocks"
+]
+
+
+@functools.cache
+def _asked() -> tuple[tuple[str, Telltales], ...]:
+    """The formats sniffed as themselves, with their telltales, in the order they are asked."""
+    found = [
+        (name, d.telltales)
+        for name, d in DESCRIPTORS.items()
+        if d.sniffs_as == name and d.telltales is not None
+    ]
+    return tuple(sorted(found, key=lambda item: item[1].rank))
+
+
+def _default() -> str | None:
+    """The format of a message list that tells nothing else."""
+    return next((name for name, told in _asked() if told.default), None)
+
+
+def _answer(value: Any, question: _Question) -> str | None:
+    """The first format (by rank) one of whose shapes for ``question`` ``value`` matches."""
+    if not isinstance(value, Mapping):
+        return None
+    for name, told in _asked():
+        if any(_matches(value, each) for each in getattr(told, question)):
+            return name
+    return None
+
+
+def _matches(value: Any, tested: Shape) -> bool:
+    return isinstance(value, Mapping) and all(_passes(value, key, test) for key, test in tested)
+
+
+def _passes(value: Mapping[Any, Any], key: str, test: Is) -> bool:
+    kind = test.kind
+    if kind == "absent" or kind == "present":
+        return (key in value) == (kind == "present")
+    item = value.get(key)
+    if kind == "list":
+        return isinstance(item, list)
+    if kind == "items":
+        return isinstance(item, list) and bool(item)
+    if kind == "str":
+        return isinstance(item, str)
+    if kind == "equals":
+        return key in value and bool(item == test.argument)
+    if kind == "one of":
+        return _hashable(item) and item in test.argument
+    if kind == "holds":
+        return isinstance(item, Mapping) and test.argument in item
+    if not isinstance(item, list) or not item:
+        return False
+    items = item[:1] if kind == "first" else item
+    return any(_matches(each, tested) for each in items for tested in test.argument)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def guess_response_format(response: Any) -> str | None:
     """The codec name whose responses ``response`` (JSON values) looks like, or ``None``."""
-    if not isinstance(response, Mapping):
-        return None
-    if isinstance(response.get("choices"), list):
-        return "openai_chat"
-    if response.get("object") == "response":
-        return "openai_responses"
-    if response.get("type") == "message" and isinstance(response.get("content"), list):
-        return "anthropic"
-    if isinstance(response.get("candidates"), list):
-        return "gemini"
-    output = response.get("output")
-    if isinstance(output, Mapping) and "message" in output:
-        return "bedrock"
-    if isinstance(output, list) and output:
-        return "openai_responses"
-    return None
+    return _answer(response, "responses") or _answer(response, "loose_responses")
 
 
 def guess_request_format(payload: Any) -> str | None:
@@ -58,18 +110,12 @@ def guess_request_format(payload: Any) -> str | None:
     if isinstance(payload, Mapping):
         if "format" in payload:
             return None  # the threadline envelope
-        if "contents" in payload or "systemInstruction" in payload:
-            return "gemini"
-        if "input" in payload:
-            return "openai_responses"
+        found = _answer(payload, "bodies")
+        if found is not None:
+            return found
         messages = payload.get("messages")
         if isinstance(messages, list):
-            system = payload.get("system")
-            if isinstance(system, str):
-                return "anthropic"
-            if isinstance(system, list) and system and _is_bedrock_block(system[0]):
-                return "bedrock"
-            return _guess_messages(messages) or "openai_chat"
+            return _guess_messages(messages) or _default()
         return None
     if isinstance(payload, list):
         return _guess_messages(payload)
@@ -81,39 +127,39 @@ def _guess_messages(items: Sequence[Any]) -> str | None:
     for item in items:
         if not isinstance(item, Mapping):
             return None
-        if item.get("type") in _RESPONSES_ITEMS or ("type" in item and "role" not in item):
-            return "openai_responses"
-        parts = item.get("parts")
-        if isinstance(parts, list):
-            if item.get("role") == "model" or any(
-                isinstance(part, Mapping) and "type" not in part for part in parts
-            ):
-                return "gemini"
+        found = _answer(item, "items")
+        if found is not None:
+            return found
+        if isinstance(item.get("parts"), list):
             return None  # threadline messages
         if "content" not in item:
             continue
-        if "tool_calls" in item or item.get("role") in ("system", "tool", "developer"):
-            return "openai_chat"
+        found = _answer(item, "messages")
+        if found is not None:
+            return found
         content = item["content"]
-        if isinstance(content, list):
-            for block in content:
-                if not isinstance(block, Mapping):
-                    continue
-                kind = block.get("type")
-                if kind in _ANTHROPIC_BLOCKS and (kind != "image" or "source" in block):
-                    return "anthropic"
-                if kind in _OPENAI_CHAT_BLOCKS:
-                    return "openai_chat"
-                if kind is None and _is_bedrock_block(block):
-                    return "bedrock"
-        guess = "openai_chat"
+        for block in content if isinstance(content, list) else ():
+            found = _answer(block, "blocks")
+            if found is not None:
+                return found
+        guess = _default()
     return guess
 
 
-def _is_bedrock_block(block: Any) -> bool:
-    return (
-        isinstance(block, Mapping) and "type" not in block and bool(_BEDROCK_BLOCKS & block.keys())
-    )
+def guess_usage_format(tag: str, usage: Mapping[str, Any], among: Collection[str]) -> str | None:
+    """The codec name, of the formats ``among``, whose messages carry the provider tag ``tag``
+    and whose usage objects ``usage`` looks like: the one format with that tag, else the one
+    whose telltales' ``usage`` match, else the one with no ``usage`` telltales; ``None`` when
+    no format, or more than one, fits."""
+    tagged = [d for name, d in DESCRIPTORS.items() if name in among and d.provider == tag]
+    if len(tagged) <= 1:
+        return tagged[0].name if tagged else None
+    told = [(d.name, d.telltales.usage if d.telltales else ()) for d in tagged]
+    for name, shapes in told:
+        if any(_matches(usage, each) for each in shapes):
+            return name
+    plain = [name for name, shapes in told if not shapes]
+    return plain[0] if len(plain) == 1 else None
 
 
 def format_label(name: str) -> str:

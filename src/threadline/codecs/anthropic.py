@@ -44,6 +44,7 @@ import re
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import Any
 
 from typing_extensions import assert_never
@@ -104,6 +105,10 @@ from threadline.messages import ReasoningPart
 from threadline.messages import TextPart
 from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
+
+if TYPE_CHECKING:
+    from threadline.codecs._caching import CacheState
+    from threadline.codecs._requests import ToolRequest
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
 
@@ -168,19 +173,45 @@ def encode(
         model: ``claude-sonnet-4-5`` and ``claude-sonnet-4-5-20250929`` are one model.
         reasoning: ``auto`` replays Anthropic thinking (to its model).
     """
-    history = prepare_history(
+    body, _ = _encode(
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        system=system,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
         unsupported=unsupported,
         text_files=text_files,
     )
+    return body
+
+
+def encode_cached(
+    messages: Iterable[Message], request: ToolRequest | None, options: dict[str, Any]
+) -> tuple[dict[str, Any], ToolRequest | None, CacheState | None]:
+    """The body ``threadline.encode(..., cache=...)`` sends (``options`` are `encode`'s, with
+    ``cache``), ``request`` as it is, and what `with_breakpoints` needs: the plan and the
+    turns the loop marked (the format's ``cache.encode`` in its descriptor)."""
+    body, state = _encode(messages, **options)
+    return body, request, state
+
+
+def _encode(
+    messages: Iterable[Message], *, system: str | None = None, **settings: Any
+) -> tuple[dict[str, Any], CacheState | None]:
+    history = prepare_history(
+        messages,
+        provider=PROVIDER,
+        capabilities=CAPABILITIES,
+        rule=TOOL_NAMES,
+        is_valid=_valid_id,
+        **settings,
+    )
     prepared, ids = history.messages, history.ids
+    notes = None
+    if history.cache is not None:  # encode(cache=...): the turns given the history's marks
+        from threadline.codecs._caching import TurnNotes
+
+        notes = TurnNotes(history.cache, _CACHE)
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
         system_blocks.append({"type": "text", "text": system})
@@ -222,6 +253,9 @@ def encode(
             merge_into_turns(turns, wire_role, blocks, is_result=_is_result)
         else:  # a turn of its own, as most messages are: no call
             turns.append({"role": wire_role, "content": blocks})
+        if notes is not None:
+            notes.note(parts, len(turns) - 1)
+    count = len(turns)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if len(system_blocks) == 1 and "cache_control" not in system_blocks[0]:
@@ -229,7 +263,7 @@ def encode(
     elif system_blocks:
         payload["system"] = system_blocks
     payload["messages"] = turns
-    return payload
+    return payload, None if notes is None else notes.state(len(turns) - count)
 
 
 def _is_result(block: Mapping[str, Any]) -> bool:

@@ -107,6 +107,7 @@ from threadline.messages import ToolCallPart
 from threadline.messages import ToolResultPart
 
 if TYPE_CHECKING:
+    from threadline.codecs._caching import CacheState
     from threadline.codecs._requests import ToolRequest
 
 __all__ = ["decode", "decode_response", "encode", "normalize_for_round_trip"]
@@ -246,14 +247,24 @@ def encode_request(
     history holds tool blocks): the codec's loop collects them, so the body is not walked
     again for them. Without a request they are declared here, as ``_requests.bedrock`` does.
     """
+    body, request, _ = encode_cached(messages, request, options)
+    return body, request
+
+
+def encode_cached(
+    messages: Iterable[Message], request: ToolRequest | None, options: dict[str, Any]
+) -> tuple[dict[str, Any], ToolRequest | None, CacheState | None]:
+    """`encode_request`, ``options`` holding ``encode``'s ``cache`` too, and what
+    `with_breakpoints` needs: the plan and the turns the loop marked (the format's
+    ``cache.encode`` in its descriptor)."""
     from threadline.codecs import _requests
 
-    body, called = encode_with_calls(messages, **options)
+    body, called, state = _encode(messages, **options)
     if request is not None:
-        return body, dataclasses.replace(request, called=called)
+        return body, dataclasses.replace(request, called=called), state
     if called:
         body["toolConfig"] = {"tools": _requests.bedrock_declared(called)}
-    return body, None
+    return body, None, state
 
 
 def encode_with_calls(
@@ -262,6 +273,13 @@ def encode_with_calls(
     """`encode` (``settings`` are its other options), and the names of the tools the history
     calls (its ``toolUse`` blocks'), each once, in order: what ``toolConfig`` declares when
     no tools are given, so ``threadline.encode`` need not walk the body again for them."""
+    body, called, _ = _encode(messages, system=system, **settings)
+    return body, called
+
+
+def _encode(
+    messages: Iterable[Message], *, system: str | None = None, **settings: Any
+) -> tuple[dict[str, Any], list[str], CacheState | None]:
     history = prepare_history(
         messages,
         provider=PROVIDER,
@@ -271,6 +289,11 @@ def encode_with_calls(
         **settings,
     )
     prepared, ids = history.messages, history.ids
+    notes = None
+    if history.cache is not None:  # encode(cache=...): the turns given the history's marks
+        from threadline.codecs._caching import TurnNotes
+
+        notes = TurnNotes(history.cache, CACHE_POINT)
     names = _DocumentNames()
     system_blocks: list[dict[str, Any]] = []
     if system and not is_blank(system):
@@ -316,14 +339,17 @@ def encode_with_calls(
             merged.append(turns[-1]["content"])
         else:  # a turn of its own, as most messages are: no call
             turns.append({"role": wire_role, "content": blocks})
+        if notes is not None:
+            notes.note(parts, len(turns) - 1)
     for content in merged:  # one message's blocks never hold two cache points in a row
         _collapse_cache_points(content)
+    count = len(turns)
     add_leading_turn(turns, "content", _LEADING_CONTENT)
     payload: dict[str, Any] = {}
     if system_blocks:
         payload["system"] = system_blocks
     payload["messages"] = turns
-    return payload, list(called)
+    return payload, list(called), None if notes is None else notes.state(len(turns) - count)
 
 
 def _is_result(block: Mapping[str, Any]) -> bool:

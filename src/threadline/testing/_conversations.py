@@ -14,6 +14,7 @@ from typing import Any
 
 from threadline._json import EMPTY
 from threadline._json import freeze_json_map
+from threadline.codecs._formats import DESCRIPTORS
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
@@ -57,7 +58,20 @@ _URLS = (
     ("application/pdf", "https://example.com/paper.pdf"),
     ("audio/wav", "https://example.com/sound.wav"),
 )
-_PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+_FIRST_TAGS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+"""The provider tags in the order the conversations of a seed were first drawn with: the tags
+of formats registered since follow them, sorted (a seed's conversations change only when a
+tag is added)."""
+
+
+def _provider_tags() -> tuple[str, ...]:
+    tags = {d.provider for d in DESCRIPTORS.values()}
+    first = [tag for tag in _FIRST_TAGS if tag in tags]
+    return (*first, *sorted(tags.difference(first)))
+
+
+_PROVIDERS = _provider_tags()
+"""The ``provider`` tags of the registered formats: the reasoning of each is in the mix."""
 _MODELS = (None, "model-a", "model-b")
 
 
