@@ -79,6 +79,7 @@ from threadline.stores._files import conversation_id_from_stem
 from threadline.stores._files import conversation_stem
 from threadline.stores._files import fsync_directory
 from threadline.stores._files import temporary_path
+from threadline.stores._jsonl_after import LoadAfter
 from threadline.stores._jsonl_versions import ParentFile
 from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._jsonl_writes import write_all
@@ -113,7 +114,7 @@ _Line = TypeVar("_Line", str, bytes)
 _Value = TypeVar("_Value")
 
 
-class JsonlStore(JsonRows, PollingWatch):
+class JsonlStore(JsonRows, LoadAfter, PollingWatch):
     """Conversations as JSON Lines files in a directory, one file per conversation.
 
     Needs POSIX file locks (Linux, macOS) on a local filesystem. Ids that differ only in case
