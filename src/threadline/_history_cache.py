@@ -47,7 +47,7 @@ class _Cache(Generic[_S]):
         factory: Callable[[], History] = History,
     ) -> None:
         refuse_store_kind(store, asynchronous=self._asynchronous)
-        self.store = store
+        self.store: _S = store
         self.max_histories = _check_bound("max_histories", max_histories)
         self.max_messages = _check_bound("max_messages", max_messages)
         self.on_conflict = check_on_conflict(on_conflict)

@@ -133,7 +133,7 @@ def _bound(history: Any, *, asynchronous: bool) -> Binding:
 
 
 def _whole(loaded: list[Message], version: int | None) -> Appended:
-    from threadline.stores._appended import Appended  # noqa: PLC0415 (stores load on first use)
+    from threadline.stores._appended import Appended
 
     return Appended(version or 0, loaded, replaced=True)
 

@@ -131,7 +131,8 @@ def test_sqlite_keeps_the_last_1000_writes(tmp_path: Path) -> None:
             store.append("c", [tl.user_message(str(i), id=f"m{i}")])
         assert store.load_after("c", 3).replaced, "a write no longer recorded"
         recent = store.load_after("c", 4)
-        assert not recent.replaced and [m.id for m in recent.messages][:1] == ["m4"]
+        assert not recent.replaced
+        assert [m.id for m in recent.messages][:1] == ["m4"]
         assert len(recent.messages) == 999
 
 
@@ -144,7 +145,8 @@ def test_sqlite_rows_an_older_threadline_wrote_come_back_whole(tmp_path: Path) -
         connection.execute("DELETE FROM threadline_writes")
     with SQLiteStore(path) as store:
         result = store.load_after("c", 1)
-        assert result.replaced and result.messages == store.load("c")
+        assert result.replaced
+        assert result.messages == store.load("c")
         assert store.load_after("c", 0) == Appended(2, store.load("c"))
 
 

@@ -16,11 +16,12 @@ from typing import Any
 
 from threadline.stores._appended import Appended
 from threadline.stores._appended import check_load_after
+from threadline.stores._jsonl_lines import decode_file
+from threadline.stores._jsonl_lines import drop_torn_tail
+from threadline.stores._jsonl_lines import tail_start
 from threadline.stores._jsonl_versions import VersionFile
 
 __all__ = ["LoadAfter"]
-
-_CHUNK = 64 * 1024
 
 
 class LoadAfter:
@@ -45,7 +46,6 @@ class LoadAfter:
             threadline.StoreError: the file cannot be read, is damaged, a line holds an
                 invalid message, or a referenced blob is corrupt or unreadable.
         """
-        from threadline.stores import jsonl
 
         after = check_load_after(conversation_id, version, "JsonlStore.load_after")
         store: Any = self
@@ -55,7 +55,7 @@ class LoadAfter:
                 if fd is None:  # nothing is held; a writer that makes a file adds to the version
                     current = VersionFile(path).version(0, None)
                     return Appended(current, [], replaced=after not in (0, current))
-                size = jsonl._drop_torn_tail(fd, path)
+                size = drop_torn_tail(fd, path)
                 lines = store._ids.current(path, fd, size).count
                 inode = os.fstat(fd).st_ino
                 versions = VersionFile(path)
@@ -63,30 +63,8 @@ class LoadAfter:
                 if after == current:
                     return Appended(current)
                 held = versions.lines_at(after, lines, inode) if after < current else None
-                start = 0 if held is None else _tail_start(fd, size, lines - held)
+                start = 0 if held is None else tail_start(fd, size, lines - held)
                 data = os.pread(fd, size - start, start) if size > start else b""
-            messages = jsonl._decode(data, path)
+            messages = decode_file(data, path)
         restored = store._restored(messages, data, conversation_id)
         return Appended(current, restored, replaced=held is None and after != 0)
-
-
-def _tail_start(fd: int, size: int, count: int) -> int:
-    """The offset where the last ``count`` lines of the file (``size`` bytes of whole lines,
-    each ending with a newline) start."""
-    if count <= 0:
-        return size
-    remaining = count + 1  # the last line's own newline, then one before each line
-    position = size
-    while position > 0:
-        low = max(0, position - _CHUNK)
-        chunk = os.pread(fd, position - low, low)
-        end = len(chunk)
-        while True:
-            end = chunk.rfind(b"\n", 0, end)
-            if end < 0:
-                break
-            remaining -= 1
-            if remaining == 0:
-                return low + end + 1
-        position = low
-    return 0
