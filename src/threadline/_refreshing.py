@@ -62,7 +62,7 @@ class Refreshing:
             changed.
 
         Raises:
-            RuntimeError: the history is not bound (see [`bind`][]).
+            RuntimeError: the history is not bound (see [`bind`][threadline.history.History.bind]).
             TypeError: it is bound to an async store (``await history.arefresh()``).
             threadline.StoreError: the store could not be read; the history is unchanged.
             threadline.ConflictError: the version kept moving under the read.
@@ -85,10 +85,10 @@ class Refreshing:
         raise _gave_up(binding)
 
     async def arefresh(self) -> Appended:
-        """The async twin of [`refresh`][], for a history bound with [`abind`][].
+        """The async twin of [`refresh`][], for a history bound with [`abind`][threadline.history.History.abind].
 
         Writes queued and not yet sent stay queued and stay after the stored messages; it
-        waits for a [`flush`][] in progress first.
+        waits for a [`flush`][threadline.history.History.flush] in progress first.
 
         Returns:
             What the store reported, as for [`refresh`][].

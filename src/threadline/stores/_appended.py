@@ -11,12 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from dataclasses import field
 
-from threadline.errors import ErrorDetail
-from threadline.errors import ValidationError
 from threadline.messages import Message
-from threadline.stores.base import validate_conversation_id
 
-__all__ = ["Appended", "check_load_after"]
+__all__ = ["Appended"]
 
 
 @dataclass(frozen=True)
@@ -37,23 +34,3 @@ class Appended:
     """The messages appended after the caller's version, or (``replaced``) all of them."""
     replaced: bool = False
     """``messages`` is the whole conversation, not what was appended."""
-
-
-def check_load_after(conversation_id: object, version: object, where: str) -> int:
-    """``version``, after checking both arguments of a ``load_after`` (``where``, as
-    ``"MyStore.load_after"``).
-
-    Raises:
-        threadline.ValidationError: the id is invalid, or ``version`` is not an ``int`` of
-            at least 0 (a ``bool`` included); the message names the argument.
-    """
-    validate_conversation_id(conversation_id)
-    if type(version) is int and version >= 0:
-        return version
-    detail = ErrorDetail(
-        "version",
-        f"{where} takes the version the caller holds the conversation at: an int >= 0 "
-        f"(what version() or an earlier load_after() returned), not {version!r}",
-        "type",
-    )
-    raise ValidationError(f"invalid version: {detail.message}", [detail])

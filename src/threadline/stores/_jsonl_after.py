@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from threadline.stores._appended import Appended
-from threadline.stores._appended import check_load_after
 from threadline.stores._jsonl_lines import decode_file
 from threadline.stores._jsonl_lines import drop_torn_tail
 from threadline.stores._jsonl_lines import tail_start
 from threadline.stores._jsonl_versions import VersionFile
+from threadline.stores.base import check_load_after
 
 __all__ = ["LoadAfter"]
 

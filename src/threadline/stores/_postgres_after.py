@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from threadline.stores._appended import Appended
-from threadline.stores._appended import check_load_after
 from threadline.stores._postgres_sql import json_array
+from threadline.stores.base import check_load_after
 
 __all__ = ["AsyncPostgresLoadAfter", "PostgresLoadAfter"]
 

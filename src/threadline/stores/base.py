@@ -64,6 +64,7 @@ __all__ = [
     "Store",
     "as_message_list",
     "check_expected_version",
+    "check_load_after",
     "check_version_argument",
     "check_write",
     "conflict",
@@ -419,6 +420,26 @@ def check_version_argument(
 def check_expected_version(expected_version: object, where: str) -> int | None:
     """``expected_version`` checked by `check_version_argument`."""
     return check_version_argument(expected_version, "expected_version", where)
+
+
+def check_load_after(conversation_id: object, version: object, where: str) -> int:
+    """``version``, after checking both arguments of a ``load_after`` (``where``, as
+    ``"MyStore.load_after"``).
+
+    Raises:
+        threadline.ValidationError: the id is invalid, or ``version`` is not an ``int`` of
+            at least 0 (a ``bool`` included); the message names the argument.
+    """
+    validate_conversation_id(conversation_id)
+    if type(version) is int and version >= 0:
+        return version
+    detail = ErrorDetail(
+        "version",
+        f"{where} takes the version the caller holds the conversation at: an int >= 0 "
+        f"(what version() or an earlier load_after() returned), not {version!r}",
+        "type",
+    )
+    raise ValidationError(f"invalid version: {detail.message}", [detail])
 
 
 def check_write(

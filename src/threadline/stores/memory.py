@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from threadline.messages import Message
 from threadline.stores._appended import Appended
-from threadline.stores._appended import check_load_after
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import replayed

@@ -83,7 +83,6 @@ from urllib.parse import urlunsplit
 
 from threadline.messages import Message
 from threadline.stores._appended import Appended
-from threadline.stores._appended import check_load_after
 from threadline.stores._closing import AsyncClosing
 from threadline.stores._closing import Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
@@ -95,6 +94,7 @@ from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch
 from threadline.stores._watch import check_after_version
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import reused_id

@@ -83,12 +83,12 @@ from pathlib import Path
 from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._appended import Appended
-from threadline.stores._appended import check_load_after
 from threadline.stores._closing import Closing
 from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import validate_conversation_id
