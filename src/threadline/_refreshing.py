@@ -85,7 +85,8 @@ class Refreshing:
         raise _gave_up(binding)
 
     async def arefresh(self) -> Appended:
-        """The async twin of [`refresh`][], for a history bound with [`abind`][threadline.history.History.abind].
+        """The async twin of [`refresh`][], for a history bound with
+        [`abind`][threadline.history.History.abind].
 
         Writes queued and not yet sent stay queued and stay after the stored messages; it
         waits for a [`flush`][threadline.history.History.flush] in progress first.

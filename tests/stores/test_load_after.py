@@ -111,16 +111,18 @@ def _writes(path: Path) -> list[tuple[str, int, int]]:
         ).fetchall()
 
 
-def test_sqlite_records_each_write_and_drops_what_a_replace_makes_old(tmp_path: Path) -> None:
+def test_sqlite_records_each_writes_last_seq_and_drops_what_a_replace_makes_old(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "s.db"
     with SQLiteStore(path) as store:
         store.append("c", _messages("a", 2))
         store.append("c", _messages("b", 3))
-        assert _writes(path) == [("c", 1, 2), ("c", 2, 5)]
+        assert _writes(path) == [("c", 1, 1), ("c", 2, 4)]
         store.replace("c", _messages("r", 1))
-        assert _writes(path) == [("c", 3, 1)]
+        assert _writes(path) == [("c", 3, 0)]
         store.delete("c")
-        assert _writes(path) == [("c", 4, 0)]
+        assert _writes(path) == [("c", 4, -1)]
         store.append("c", _messages("d", 1))
         assert store.load_after("c", 4) == Appended(5, _messages("d", 1))
 

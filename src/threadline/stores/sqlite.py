@@ -24,10 +24,10 @@ an application's own database)::
         parent_id       TEXT NOT NULL,
         at              INTEGER NOT NULL            -- the parent's messages it started with
     ) WITHOUT ROWID;
-    CREATE TABLE threadline_writes (         -- load_after(): the conversation's message count
-        conversation_id TEXT NOT NULL,              -- (its next seq) after each of its
-        version         INTEGER NOT NULL,           -- latest writes since its last replace,
-        seq             INTEGER NOT NULL,           -- delete or fork (at most 1,000 of them)
+    CREATE TABLE threadline_writes (         -- load_after(): the conversation's last seq
+        conversation_id TEXT NOT NULL,              -- (-1: none) after each of its latest
+        version         INTEGER NOT NULL,           -- writes since its last replace, delete
+        seq             INTEGER NOT NULL,           -- or fork (at most 1,000 of them)
         PRIMARY KEY (conversation_id, version)
     ) WITHOUT ROWID;
     CREATE TABLE threadline_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -62,10 +62,10 @@ Why it holds up:
   rows, steps the branch's version and adds its ``threadline_parents`` row (a table added on
   first use, so files an older threadline wrote keep working).
 - **``load_after`` reads only what changed.** Every write records, in its transaction, the
-  conversation's message count after it in ``threadline_writes`` (a ``replace``, ``delete`` or
+  conversation's last ``seq`` after it in ``threadline_writes`` (a ``replace``, ``delete`` or
   ``fork`` first drops the conversation's older records). In one read transaction,
-  ``load_after(cid, v)`` reads the version, the record of version ``v`` and the rows from that
-  count on; with no record of every write since ``v`` (a replace since, a caller more than
+  ``load_after(cid, v)`` reads the version, the record of version ``v`` and the rows after that
+  ``seq``; with no record of every write since ``v`` (a replace since, a caller more than
   1,000 writes behind, or writes an older threadline made), it returns the whole conversation
   as ``replaced``.
 - **Load is one query and one validation.** The rows' JSON texts are joined into one JSON array
@@ -130,7 +130,7 @@ _WRITES_SINCE = (
 )
 _ROWS_FROM = (
     "SELECT CAST(message AS BLOB) FROM threadline_messages"
-    " WHERE conversation_id = ? AND seq >= ? ORDER BY seq"
+    " WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
 _MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
 _INSERT = (
@@ -282,14 +282,16 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 current = _version(connection, conversation_id)
                 if after == current:
                     return Appended(current)
-                start = _logged_count(connection, conversation_id, after, current)
-                rows = connection.execute(_ROWS_FROM, (conversation_id, start or 0)).fetchall()
+                last = _logged_seq(connection, conversation_id, after, current)
+                rows = connection.execute(
+                    _ROWS_FROM, (conversation_id, -1 if last is None else last)
+                ).fetchall()
             finally:
                 connection.execute("COMMIT")
             payload = b"[" + b",".join([row[0] for row in rows]) + b"]" if rows else None
             messages = self._messages(payload)
         restored = self._restored(messages, payload, conversation_id)
-        return Appended(current, restored, replaced=start is None)
+        return Appended(current, restored, replaced=last is None)
 
     def append(
         self,
@@ -348,7 +350,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                     (conversation_id,),
                 )
                 connection.execute(_SET_VERSION, (conversation_id, current + 1))
-                _log_write(connection, conversation_id, current + 1, start + len(texts))
+                _log_write(connection, conversation_id, current + 1, start + len(texts) - 1)
 
     def replace(
         self,
@@ -457,7 +459,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                         (new_id,),
                     )
                 connection.execute(_SET_VERSION, (new_id, current + 1))
-                _log_write(connection, new_id, current + 1, len(texts), reset=True)
+                _log_write(connection, new_id, current + 1, len(texts) - 1, reset=True)
                 connection.execute(
                     "INSERT INTO threadline_parents (conversation_id, parent_id, at)"
                     " VALUES (?, ?, ?)",
@@ -501,7 +503,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         if expected is not None and current != expected:
             raise conflict(where, conversation_id, expected, current)
         connection.execute(_SET_VERSION, (conversation_id, current + 1))
-        _log_write(connection, conversation_id, current + 1, held, reset=True)
+        _log_write(connection, conversation_id, current + 1, held - 1, reset=True)
         connection.execute(
             "DELETE FROM threadline_messages WHERE conversation_id = ?", (conversation_id,)
         )
@@ -527,25 +529,26 @@ def _log_write(
     connection: sqlite3.Connection,
     conversation_id: str,
     version: int,
-    count: int,
+    last: int,
     *,
     reset: bool = False,
 ) -> None:
-    """In a write transaction: record that the conversation held ``count`` messages at
-    ``version``, dropping the records ``load_after`` no longer needs (all older ones after a
-    ``reset``: a replace, delete or fork)."""
+    """In a write transaction: record that the conversation's last seq was ``last`` (-1: it
+    holds nothing) at ``version``, dropping the records ``load_after`` no longer needs (all
+    older ones after a ``reset``: a replace, delete or fork)."""
     oldest = version - 1 if reset else version - _LOGGED_WRITES
     connection.execute(_PRUNE_WRITES, (conversation_id, oldest))
-    connection.execute(_LOG_WRITE, (conversation_id, version, count))
+    connection.execute(_LOG_WRITE, (conversation_id, version, last))
 
 
-def _logged_count(
+def _logged_seq(
     connection: sqlite3.Connection, conversation_id: str, after: int, current: int
 ) -> int | None:
-    """In a read transaction: the conversation's message count at version ``after``, when
-    every write from then to ``current`` was an append that recorded itself; else ``None``."""
+    """In a read transaction: the conversation's last seq at version ``after`` (-1: none),
+    when every write from then to ``current`` was an append that recorded itself; else
+    ``None``."""
     if after == 0:
-        return 0  # version 0 holds nothing: all the conversation was written since
+        return -1  # version 0 holds nothing: all the conversation was written since
     if after > current:
         return None
     row = connection.execute(_WRITE_AT, (conversation_id, after)).fetchone()
