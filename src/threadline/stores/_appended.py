@@ -26,6 +26,7 @@ class Appended:
     the conversation was replaced or deleted after ``version``, ``version`` is newer than
     the store's, or the store cannot tell what happened since (it keeps no record of writes
     that old); ``messages`` are then all of the conversation (``[]`` when it was deleted).
+    Version 0 holds nothing, so from it everything is appended (never ``replaced``).
     """
 
     version: int
