@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,5 +131,43 @@ def test_the_async_cache_refreshes_and_keeps_histories_with_unsent_writes() -> N
         await cache.get("b")
         assert "a" not in cache
         assert len(cache) == 1
+
+    asyncio.run(main())
+
+
+@pytest.mark.requires_server
+@pytest.mark.parametrize("kind", ["redis", "postgres"])
+def test_the_async_cache_catches_up_with_another_process_on_a_server(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def main() -> None:
+        if kind == "redis":
+            from threadline.stores import AsyncRedisStore
+
+            url = request.getfixturevalue("redis_url")
+            prefix = request.getfixturevalue("redis_prefix")
+            store: Any = AsyncRedisStore(url, prefix=prefix)
+            other: Any = AsyncRedisStore(url, prefix=prefix)
+        else:
+            from threadline.stores import AsyncPostgresStore
+
+            dsn = request.getfixturevalue("postgres_dsn")
+            prefix = request.getfixturevalue("postgres_prefix")
+            store = AsyncPostgresStore(dsn, table_prefix=prefix)
+            other = AsyncPostgresStore(dsn, table_prefix=prefix)
+        async with store, other:
+            cache = tl.AsyncHistoryCache(store)
+            history = await cache.get("c")
+            history.append(user("a"))
+            await history.flush()
+            await other.append("c", [user("b")])
+            assert await cache.get("c") is history
+            assert ids(history) == ["a", "b"]
+            history.append(user("c"))
+            await history.flush()  # expects the version the refresh read
+            await other.replace("c", [user("r")])
+            await cache.get("c")
+            assert ids(history) == ["r"]
+            assert ids(await other.load("c")) == ["r"]
 
     asyncio.run(main())
