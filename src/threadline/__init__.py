@@ -70,6 +70,8 @@ from threadline.tokens import estimate_tokens
 from threadline.usage import Usage
 
 if _typing.TYPE_CHECKING:
+    from threadline._history_cache import AsyncHistoryCache
+    from threadline._history_cache import HistoryCache
     from threadline._running import arun_tool_calls
     from threadline._running import run_tool_calls
     from threadline.codecs import decode
@@ -80,6 +82,7 @@ if _typing.TYPE_CHECKING:
     from threadline.context import ToolResultMasking
     from threadline.context import Trimmed
     from threadline.context import trim_messages
+    from threadline.stores import Appended
     from threadline.stores import AsyncStore
     from threadline.stores import FileBlobStore
     from threadline.stores import JsonlStore
@@ -112,6 +115,9 @@ _LAZY: dict[str, str] = {
     "ToolResultMasking": "threadline.context",
     "Trimmed": "threadline.context",
     "trim_messages": "threadline.context",
+    "AsyncHistoryCache": "threadline._history_cache",
+    "HistoryCache": "threadline._history_cache",
+    "Appended": "threadline.stores",
     "AsyncStore": "threadline.stores",
     "FileBlobStore": "threadline.stores",
     "JsonlStore": "threadline.stores",
@@ -143,6 +149,8 @@ _LAZY: dict[str, str] = {
 __getattr__, __dir__ = _lazy_attributes("threadline", _LAZY, globals())
 
 __all__ = [
+    "Appended",
+    "AsyncHistoryCache",
     "AsyncStore",
     "AsyncStream",
     "CodecError",
@@ -153,6 +161,7 @@ __all__ = [
     "FilePart",
     "Finish",
     "History",
+    "HistoryCache",
     "HistoryEvent",
     "HookPart",
     "IntegrityError",

@@ -66,6 +66,7 @@ from threadline._log import rebuild_snapshot
 from threadline._log import snapshot_storage
 from threadline._plugins import PluginErrorHandler
 from threadline._plugins import Plugins
+from threadline._refreshing import Refreshing
 from threadline._sequences import Clock
 from threadline._sequences import clock_for
 from threadline._sequences import history_input
@@ -107,7 +108,7 @@ _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before 
 _rebuild_history = rebuild_history  # where pickles of a History from before _forking.py look
 
 
-class History(Branching):
+class History(Branching, Refreshing):
     """A conversation: an ordered, observable, thread-safe container of [`Message`][].
 
     ``len(history)``, iteration, ``history[i]`` and ``history[a:b]`` read the current

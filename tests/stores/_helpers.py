@@ -17,6 +17,7 @@ from threadline import Message
 from threadline import StoreError
 from threadline import ValidationError
 from threadline import user_message
+from threadline.stores import Appended
 from threadline.stores import AsyncStore
 from threadline.stores import FileBlobStore
 from threadline.stores import JsonlStore
@@ -67,6 +68,9 @@ class ThreadedAsyncStore:
 
     async def load(self, conversation_id: str) -> list[Message]:
         return await asyncio.to_thread(self.store.load, conversation_id)
+
+    async def load_after(self, conversation_id: str, version: int) -> Appended:
+        return await asyncio.to_thread(self.store.load_after, conversation_id, version)
 
     async def append(
         self,

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from threadline._lazy import lazy_attributes as _lazy_attributes
+from threadline.stores._appended import Appended
 from threadline.stores._watch import Watch
 from threadline.stores.base import CONVERSATION_ID_PATTERN
 from threadline.stores.base import AsyncStore
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONVERSATION_ID_PATTERN",
+    "Appended",
     "AsyncJsonlStore",
     "AsyncMemoryStore",
     "AsyncPostgresStore",

@@ -54,6 +54,22 @@ class VersionFile:
             return version + lines - then
         return version + lines
 
+    def lines_at(self, version: int, lines: int, inode: int | None) -> int | None:
+        """How many of the file's lines it held at ``version``, when the file now has
+        ``lines`` lines and ``inode`` (``None``: no file) and was only appended to since
+        that version; ``None`` when it was replaced or deleted since (or ``version`` is not
+        one this file had). The caller holds the conversation file's lock.
+        """
+        recorded = self._read()
+        if recorded is None:
+            start, first = 0, 0  # versions count the lines from the first
+        elif inode is not None and inode == recorded[2]:
+            start, first = recorded[0], recorded[1]
+        else:
+            start, first = recorded[0], 0
+        held = first + version - start
+        return held if start <= version and held <= lines else None
+
     def write(self, version: int, lines: int, inode: int) -> None:
         """Record ``version`` for a file of ``lines`` lines with ``inode`` (0: no file).
 

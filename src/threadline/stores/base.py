@@ -12,6 +12,9 @@ conversation id. These operations make a store, the same for [`Store`][] (blocki
 - ``list_conversations()`` — the ids that hold at least one message;
 - ``version(cid)`` — the conversation's version: 0 for one never written, one more after each
   write (an ``append`` that stored something, a ``replace``, a ``delete``), never smaller;
+- ``load_after(cid, version)`` — what was appended after ``version``, with the version now, in
+  one consistent read: an [`Appended`][threadline.Appended] (``replaced`` when the caller must
+  start over from its ``messages``, the whole conversation);
 - ``fork(cid, new_id, at=None)`` — copy the first ``at`` messages (all when ``None``) into the
   new conversation ``new_id`` and record where it came from; ``parent(new_id)`` says
   ``(cid, at)`` (``None`` for a conversation that is no branch). Forking onto an id in use
@@ -38,6 +41,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 from typing import Protocol
@@ -51,12 +55,16 @@ from threadline.errors import StoreError
 from threadline.errors import ValidationError
 from threadline.messages import Message
 
+if TYPE_CHECKING:
+    from threadline.stores._appended import Appended
+
 __all__ = [
     "CONVERSATION_ID_PATTERN",
     "AsyncStore",
     "Store",
     "as_message_list",
     "check_expected_version",
+    "check_load_after",
     "check_version_argument",
     "check_write",
     "conflict",
@@ -112,7 +120,7 @@ class Store(Protocol):
       ``__cause__``.
 
     Note:
-        ``isinstance(x, Store)`` only checks that the eight methods exist; it cannot tell a
+        ``isinstance(x, Store)`` only checks that the nine methods exist; it cannot tell a
         blocking store from an [`AsyncStore`][].
     """
 
@@ -152,6 +160,20 @@ class Store(Protocol):
 
     def version(self, conversation_id: str) -> int:
         """The conversation's version: 0 when never written, one more after each write."""
+        ...
+
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended to the conversation after ``version``, and its version now, read
+        consistently (the version is the version of what was read).
+
+        ``replaced`` is true, and ``messages`` all of the conversation, when it was replaced or
+        deleted after ``version``, ``version`` is newer than the store's, or the store cannot
+        tell; at ``version`` 0 (which holds nothing) everything is appended.
+
+        Raises:
+            threadline.ValidationError: the id is invalid, or ``version`` is not an ``int``
+                of at least 0.
+        """
         ...
 
     def delete(self, conversation_id: str) -> None:
@@ -219,6 +241,10 @@ class AsyncStore(Protocol):
 
     async def version(self, conversation_id: str) -> int:
         """The conversation's version, as for [`Store.version`][]."""
+        ...
+
+    async def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended after ``version``, as for [`Store.load_after`][]."""
         ...
 
     async def delete(self, conversation_id: str) -> None:
@@ -394,6 +420,26 @@ def check_version_argument(
 def check_expected_version(expected_version: object, where: str) -> int | None:
     """``expected_version`` checked by `check_version_argument`."""
     return check_version_argument(expected_version, "expected_version", where)
+
+
+def check_load_after(conversation_id: object, version: object, where: str) -> int:
+    """``version``, after checking both arguments of a ``load_after`` (``where``, as
+    ``"MyStore.load_after"``).
+
+    Raises:
+        threadline.ValidationError: the id is invalid, or ``version`` is not an ``int`` of
+            at least 0 (a ``bool`` included); the message names the argument.
+    """
+    validate_conversation_id(conversation_id)
+    if type(version) is int and version >= 0:
+        return version
+    detail = ErrorDetail(
+        "version",
+        f"{where} takes the version the caller holds the conversation at: an int >= 0 "
+        f"(what version() or an earlier load_after() returned), not {version!r}",
+        "type",
+    )
+    raise ValidationError(f"invalid version: {detail.message}", [detail])
 
 
 def check_write(

@@ -56,22 +56,16 @@ import contextlib
 import os
 import sys
 import threading
-import warnings
 from collections import OrderedDict
-from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
 
-import pydantic
 import pydantic_core
 
-from threadline._validation import translate_errors
 from threadline.errors import StoreError
-from threadline.errors import StoreRecoveryWarning
 from threadline.messages import Message
 from threadline.serialization import messages_from_json
 from threadline.serialization import messages_to_json
@@ -79,6 +73,10 @@ from threadline.stores._files import conversation_id_from_stem
 from threadline.stores._files import conversation_stem
 from threadline.stores._files import fsync_directory
 from threadline.stores._files import temporary_path
+from threadline.stores._jsonl_after import LoadAfter
+from threadline.stores._jsonl_lines import decode_file
+from threadline.stores._jsonl_lines import drop_torn_tail
+from threadline.stores._jsonl_lines import read_batch_lines
 from threadline.stores._jsonl_versions import ParentFile
 from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._jsonl_writes import write_all
@@ -109,11 +107,8 @@ _CHUNK = 64 * 1024
 _INDEXED_FILES = 256  # files whose id index a store keeps (least recently appended dropped)
 _TAIL = 64  # bytes before an index's end that must still match for the index to be reused
 
-_Line = TypeVar("_Line", str, bytes)
-_Value = TypeVar("_Value")
 
-
-class JsonlStore(JsonRows, PollingWatch):
+class JsonlStore(JsonRows, LoadAfter, PollingWatch):
     """Conversations as JSON Lines files in a directory, one file per conversation.
 
     Needs POSIX file locks (Linux, macOS) on a local filesystem. Ids that differ only in case
@@ -173,7 +168,7 @@ class JsonlStore(JsonRows, PollingWatch):
                 if fd is None:
                     return []
                 data = _read_all(fd)
-            messages = _decode(data, path)
+            messages = decode_file(data, path)
         return self._restored(messages, data, conversation_id)
 
     def version(self, conversation_id: str) -> int:
@@ -191,7 +186,7 @@ class JsonlStore(JsonRows, PollingWatch):
         with self._failing(f"read the version of conversation {conversation_id!r}"):
             with self._locked(path, exclusive=True) as fd:
                 if fd is not None:
-                    return self._version(path, fd, _drop_torn_tail(fd, path))
+                    return self._version(path, fd, drop_torn_tail(fd, path))
             # No file: nothing to lock, and a writer that makes one only adds to the version.
             return VersionFile(path).version(0, None)
 
@@ -230,7 +225,7 @@ class JsonlStore(JsonRows, PollingWatch):
             items = self._offloaded(items, conversation_id)
             with self._locked(path, exclusive=True, create=True) as fd:
                 assert fd is not None  # create=True
-                size = _drop_torn_tail(fd, path)
+                size = drop_torn_tail(fd, path)
                 index = self._ids.current(path, fd, size)
                 if expected is not None:
                     current = VersionFile(path).version(index.count, os.fstat(fd).st_ino)
@@ -292,7 +287,7 @@ class JsonlStore(JsonRows, PollingWatch):
             temporary = temporary_path(path)
             with self._locked(path, exclusive=True, create=True) as held:
                 assert held is not None  # create=True
-                current = self._version(path, held, _drop_torn_tail(held, path))
+                current = self._version(path, held, drop_torn_tail(held, path))
                 if expected is not None and current != expected:
                     raise conflict("JsonlStore.replace", conversation_id, expected, current)
                 ParentFile(path).settle(os.fstat(held).st_ino)  # before the file changes
@@ -357,7 +352,7 @@ class JsonlStore(JsonRows, PollingWatch):
             with self._locked(path, exclusive=True, create=True) as held:
                 assert held is not None  # create=True
                 inode = os.fstat(held).st_ino
-                if _drop_torn_tail(held, path) or parent.read(inode) is not None:
+                if drop_torn_tail(held, path) or parent.read(inode) is not None:
                     raise taken(new_id, "JsonlStore.fork")
                 current = self._version(path, held, 0)
                 if not items:  # a branch of no message yet: no file, as after a delete
@@ -406,7 +401,7 @@ class JsonlStore(JsonRows, PollingWatch):
             self._locked(path, True, True) as fd,
         ):
             assert fd is not None  # create=True
-            current = self._version(path, fd, _drop_torn_tail(fd, path))
+            current = self._version(path, fd, drop_torn_tail(fd, path))
             if expected is not None and current != expected:
                 raise conflict(where, conversation_id, expected, current)
             VersionFile(path).write(current + 1, 0, 0)
@@ -447,50 +442,6 @@ class JsonlStore(JsonRows, PollingWatch):
         finally:
             if fd is not None:
                 os.close(fd)  # also releases the lock
-
-
-def read_batch_lines(
-    lines: Sequence[tuple[int, _Line]],
-    parse: Callable[[int, _Line], _Value],
-    *,
-    torn: Callable[[int, _Line], None],
-    damaged: Callable[[int, ValueError], Exception],
-) -> Iterator[tuple[int, _Value]]:
-    """Each line's JSON value, in order, under the rule for a write cut short: only the last
-    line can be torn.
-
-    [`JsonlStore`][] writes a batch as one line, so a crash mid-write can damage the last
-    line only. A line that ``parse`` refuses is therefore a torn write when it is the last of
-    ``lines``: ``torn(number, line)`` is called and reading stops, the batch dropped whole.
-    Anywhere else it is a damaged file: the exception ``damaged(number, error)`` returns is
-    raised, from the parse error. Lines are parsed as the values are asked for, so a caller
-    that validates each value as it comes reports the first problem in the file's order.
-
-    ``JsonlStore.load`` reads its files with it, and so does ``threadline check`` (and the
-    other commands) for JSON Lines input.
-
-    Args:
-        lines: the lines that hold a batch, each with its number in the file (from 1).
-        parse: reads the JSON value of line ``number``; raises ``ValueError`` when the line is
-            not JSON (any other exception goes to the caller as it is).
-        torn: called with a torn last line, before reading stops.
-        damaged: the error for a line that is not JSON and not the last.
-
-    Yields:
-        ``(number, value)`` of each line, up to a torn last one.
-
-    Raises:
-        Exception: what ``damaged`` returns, for a line before the last that is not JSON.
-    """
-    for position, (number, line) in enumerate(lines):
-        try:
-            value = parse(number, line)
-        except ValueError as error:
-            if position == len(lines) - 1:
-                torn(number, line)
-                return
-            raise damaged(number, error) from error
-        yield number, value
 
 
 def _batch_line(messages: list[Message]) -> bytes:
@@ -675,107 +626,3 @@ def _truncate_quietly(fd: int, size: int) -> None:
     # The write's own error is the one to report; if this fails, the next append drops the tail.
     with contextlib.suppress(OSError):
         os.ftruncate(fd, size)
-
-
-def _decode(data: bytes, path: Path) -> list[Message]:
-    """Messages from a file's bytes: one validation for the whole file when it is sound."""
-    lines = data.split(b"\n")
-    torn = lines.pop()  # what follows the last newline: b"" unless a write was cut short
-    if torn:
-        _warn_torn(path, len(lines) + 1, len(torn), stacklevel=4)
-    # A batch line is stripped of its brackets only when it has both: a line whose "]" was
-    # damaged stays whole, which makes the joined array invalid and sends it to the per-line
-    # check (never "[a,b}" read as "a,b" with its last byte dropped).
-    items = [line[1:-1] if line[:1] == b"[" and line[-1:] == b"]" else line for line in lines]
-    try:
-        return messages_from_json(b"[" + b",".join(filter(None, items)) + b"]")
-    except pydantic.ValidationError:
-        return _decode_lines(lines, path)  # find the bad line, and say which
-
-
-def _decode_lines(lines: list[bytes], path: Path) -> list[Message]:
-    messages: list[Message] = []
-    values = read_batch_lines(
-        list(enumerate(lines, start=1)),
-        lambda _, line: pydantic_core.from_json(line),
-        # A last line that is complete, but whose bytes never reached the disk whole. The
-        # warning points at load's caller: _warn_torn, this lambda, read_batch_lines,
-        # _decode_lines, _decode and load come first.
-        torn=lambda number, line: _warn_torn(path, number, len(line), stacklevel=7),
-        damaged=lambda number, error: StoreError(
-            f"{path}:{number}: the line is not JSON ({error}), and it is not the last line, "
-            "so it is not a torn write but a damaged file; restore it from a backup or "
-            "remove the line"
-        ),
-    )
-    for number, value in values:
-        line = lines[number - 1]
-        try:
-            messages.extend(messages_from_json(line if isinstance(value, list) else b"[%s]" % line))
-        except pydantic.ValidationError as error:
-            raise StoreError(
-                f"{path}:{number}: the line holds an invalid message (written by another "
-                "program, or by a newer threadline)"
-            ) from translate_errors(error, f"{path}:{number}: invalid message")
-    return messages
-
-
-def _warn_torn(path: Path, line: int, size: int, *, stacklevel: int) -> None:
-    warnings.warn(
-        f"{path}:{line}: skipped a torn last line ({size} bytes) left by a write that was cut "
-        "short (a crash); the batch it held was never completely written. The next append "
-        "removes it",
-        StoreRecoveryWarning,
-        stacklevel=stacklevel,
-    )
-
-
-def _drop_torn_tail(fd: int, path: Path) -> int:
-    """Truncate a torn last line (with a warning) so a new line never glues onto it.
-
-    Returns:
-        The file's size after repair: where the next line goes.
-    """
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return 0
-    complete = os.pread(fd, 1, size - 1) == b"\n"
-    end = size - 1 if complete else size
-    start = _line_start(fd, end)
-    if complete:
-        try:
-            pydantic_core.from_json(os.pread(fd, end - start, start))
-        except ValueError:
-            pass
-        else:
-            return size
-    line = _count_newlines(fd, start) + 1
-    warnings.warn(
-        f"{path}:{line}: removed a torn last line ({size - start} bytes) left by a write that "
-        "was cut short (a crash) before appending; the batch it held was never completely "
-        "written",
-        StoreRecoveryWarning,
-        stacklevel=3,
-    )
-    os.ftruncate(fd, start)
-    os.fsync(fd)
-    return start
-
-
-def _line_start(fd: int, end: int) -> int:
-    """The offset just after the last newline before ``end`` (0 when there is none)."""
-    position = end
-    while position > 0:
-        low = max(0, position - _CHUNK)
-        found = os.pread(fd, position - low, low).rfind(b"\n")
-        if found >= 0:
-            return low + found + 1
-        position = low
-    return 0
-
-
-def _count_newlines(fd: int, end: int) -> int:
-    count = 0
-    for low in range(0, end, _CHUNK):
-        count += os.pread(fd, min(_CHUNK, end - low), low).count(b"\n")
-    return count

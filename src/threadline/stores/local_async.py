@@ -41,6 +41,7 @@ from typing import TypeVar
 
 from threadline.errors import StoreError
 from threadline.messages import Message
+from threadline.stores._appended import Appended
 from threadline.stores._closing import AsyncClosing
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
 from threadline.stores.blobs import BlobStore
@@ -82,6 +83,16 @@ class _AsyncTwin(AsyncClosing, Generic[_S]):
             threadline.StoreError: as the blocking store's ``version``.
         """
         return await self._call(self._store.version, conversation_id)
+
+    async def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended to the conversation after ``version`` (or, ``replaced``, all of
+        it), as the blocking store's ``load_after`` reads it.
+
+        Raises:
+            threadline.ValidationError: the id or ``version`` is invalid.
+            threadline.StoreError: as the blocking store's ``load_after``.
+        """
+        return await self._call(self._store.load_after, conversation_id, version)
 
     async def append(
         self,

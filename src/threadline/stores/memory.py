@@ -6,7 +6,9 @@ import threading
 from collections.abc import Sequence
 
 from threadline.messages import Message
+from threadline.stores._appended import Appended
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import replayed
@@ -34,6 +36,9 @@ class MemoryStore(PollingWatch):
         # before a delete must not succeed after three new writes).
         self._versions: dict[str, int] = {}
         self._parents: dict[str, tuple[str, int]] = {}
+        # For load_after: the version of the conversation's last replace, delete or fork, and
+        # its length after that write and after each append since (index: version - base).
+        self._lengths: dict[str, tuple[int, list[int]]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -58,6 +63,36 @@ class MemoryStore(PollingWatch):
         validate_conversation_id(conversation_id)
         with self._lock:
             return self._versions.get(conversation_id, 0)
+
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended to the conversation after ``version``, read under the lock.
+
+        Cost follows what changed: the store keeps each write's length since the last
+        ``replace`` or ``delete``.
+
+        Args:
+            conversation_id: the conversation.
+            version: the version the caller holds it at.
+
+        Returns:
+            The messages appended since and the version now; or, ``replaced``, all of the
+            conversation (it was replaced or deleted since, or ``version`` is newer).
+
+        Raises:
+            threadline.ValidationError: the id or ``version`` is invalid.
+        """
+        after = check_load_after(conversation_id, version, "MemoryStore.load_after")
+        with self._lock:
+            current = self._versions.get(conversation_id, 0)
+            messages = self._conversations.get(conversation_id, [])
+            if after == current:
+                return Appended(current)
+            base, lengths = self._lengths.get(conversation_id, (0, [0]))
+            if after == 0:  # version 0 holds nothing: all of it was written since
+                return Appended(current, list(messages))
+            if base <= after < current:
+                return Appended(current, messages[lengths[after - base] :])
+            return Appended(current, list(messages), replaced=True)
 
     def append(
         self,
@@ -96,6 +131,9 @@ class MemoryStore(PollingWatch):
             self._conversations.setdefault(conversation_id, []).extend(fresh)
             self._by_id.setdefault(conversation_id, by_id).update((m.id, m) for m in fresh)
             self._bump(conversation_id)
+            self._lengths.setdefault(conversation_id, (0, [0]))[1].append(
+                len(self._conversations[conversation_id])
+            )
 
     def replace(
         self,
@@ -131,6 +169,7 @@ class MemoryStore(PollingWatch):
                 self._by_id[conversation_id] = {m.id: m for m in items}
             else:
                 self._drop(conversation_id)
+            self._reset(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation, and step its version (even when it does not exist).
@@ -142,6 +181,7 @@ class MemoryStore(PollingWatch):
         with self._lock:
             self._bump(conversation_id)
             self._drop(conversation_id)
+            self._reset(conversation_id)
 
     def list_conversations(self) -> list[str]:
         """The ids of the conversations that hold at least one message, sorted."""
@@ -167,6 +207,7 @@ class MemoryStore(PollingWatch):
                 self._conversations[new_id] = list(items)
                 self._by_id[new_id] = {m.id: m for m in items}
             self._parents[new_id] = (conversation_id, point)
+            self._reset(new_id)
 
     def parent(self, conversation_id: str) -> tuple[str, int] | None:
         """``(parent id, at)`` of a conversation made by [`fork`][]; ``None`` otherwise.
@@ -177,6 +218,12 @@ class MemoryStore(PollingWatch):
         validate_conversation_id(conversation_id)
         with self._lock:
             return self._parents.get(conversation_id)
+
+    def _reset(self, conversation_id: str) -> None:
+        """Under the lock, after a replace, delete or fork (version bumped): what
+        ``load_after`` can tell starts here."""
+        held = len(self._conversations.get(conversation_id, ()))
+        self._lengths[conversation_id] = (self._versions[conversation_id], [held])
 
     def _drop(self, conversation_id: str) -> None:
         """Under the lock: forget the conversation's messages and parent."""

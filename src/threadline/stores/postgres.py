@@ -115,6 +115,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # The machinery, after the check above: these modules import the driver too.
+from threadline.stores._postgres_after import AsyncPostgresLoadAfter
+from threadline.stores._postgres_after import PostgresLoadAfter
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_pool import AsyncPool
 from threadline.stores._postgres_pool import Connection
@@ -286,7 +288,7 @@ class _PostgresStoreBase(JsonRows):
         return conflict(f"{self._NAME}.append", conversation_id, expected or 0, int(row[0]))
 
 
-class PostgresStore(_PostgresStoreBase, Closing):
+class PostgresStore(PostgresLoadAfter, _PostgresStoreBase, Closing):
     """Conversations in PostgreSQL, one row per message; for many workers on many machines.
 
     Safe to share between threads (each call takes a connection from the store's own small
@@ -529,7 +531,7 @@ class PostgresStore(_PostgresStoreBase, Closing):
             yield connection
 
 
-class AsyncPostgresStore(_PostgresStoreBase, AsyncClosing):
+class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosing):
     """The async twin of [`PostgresStore`][] (``psycopg.AsyncConnection``): same tables, same
     guarantees, the same arguments.
 

@@ -82,6 +82,7 @@ from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
 
 from threadline.messages import Message
+from threadline.stores._appended import Appended
 from threadline.stores._closing import AsyncClosing
 from threadline.stores._closing import Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
@@ -93,6 +94,7 @@ from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import Watch
 from threadline.stores._watch import check_after_version
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import reused_id
@@ -183,6 +185,15 @@ class _RedisStoreBase(JsonRows):
         self._version = client.register_script(VERSION)
         self._fork = client.register_script(FORK_SCRIPT)
         self._since = client.register_script(SINCE)
+
+    def _after(self, reply: list[Any], after: int) -> tuple[int, bytes | None, bool]:
+        """The version, the rows (as one JSON array) and ``replaced`` of a ``SINCE`` reply."""
+        version = int(reply[0])
+        if len(reply) == 1:
+            return version, None, False
+        writes = int(reply[1])
+        rows = reply[2:] if writes < 0 else reply[2 + writes :]
+        return version, joined(rows), writes < 0 and after != 0
 
     def _fork_args(
         self, conversation_id: str, new_id: str, point: int, items: list[Message], texts: list[str]
@@ -300,6 +311,34 @@ class RedisStore(_RedisStoreBase, Closing):
         validate_conversation_id(conversation_id)
         with self._failing(f"read the version of conversation {conversation_id!r}"):
             return int(self._version(keys=self._keys(conversation_id)))
+
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended to the conversation after ``version``, read in one Lua script.
+
+        Cost follows what changed: the script reads the conversation's log of writes after
+        ``version`` and only the list's last elements those appends added.
+
+        Args:
+            conversation_id: the conversation.
+            version: the version the caller holds it at.
+
+        Returns:
+            The messages appended since and the version now; or, ``replaced``, all of the
+            conversation (replaced or deleted since, ``version`` newer than the store's, or
+            older than the log's last ~``LOG_LENGTH`` writes).
+
+        Raises:
+            threadline.ValidationError: the id or ``version`` is invalid.
+            threadline.StoreError: the server cannot be reached or refused the script, a
+                stored element is not a valid message, or a referenced blob is corrupt.
+        """
+        after = check_load_after(conversation_id, version, f"{self._NAME}.load_after")
+        with self._failing(f"load conversation {conversation_id!r} after a version", ValueError):
+            reply = self._since(keys=self._keys(conversation_id), args=[after])
+            current, payload, replaced = self._after(reply, after)
+            messages = self._messages(payload)
+        restored = self._restored(messages, payload, conversation_id)
+        return Appended(current, restored, replaced)
 
     def append(
         self,
@@ -465,6 +504,21 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
         validate_conversation_id(conversation_id)
         with self._failing(f"read the version of conversation {conversation_id!r}"):
             return int(await self._version(keys=self._keys(conversation_id)))
+
+    async def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended after ``version``, as for [`RedisStore.load_after`][].
+
+        Raises:
+            threadline.ValidationError: the id or ``version`` is invalid.
+            threadline.StoreError: as for [`RedisStore.load_after`][].
+        """
+        after = check_load_after(conversation_id, version, f"{self._NAME}.load_after")
+        with self._failing(f"load conversation {conversation_id!r} after a version", ValueError):
+            reply = await self._since(keys=self._keys(conversation_id), args=[after])
+            current, payload, replaced = self._after(reply, after)
+            messages = self._messages(payload)
+        restored = await self._restored_async(messages, payload, conversation_id)
+        return Appended(current, restored, replaced)
 
     async def append(
         self,

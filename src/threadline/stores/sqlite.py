@@ -24,6 +24,12 @@ an application's own database)::
         parent_id       TEXT NOT NULL,
         at              INTEGER NOT NULL            -- the parent's messages it started with
     ) WITHOUT ROWID;
+    CREATE TABLE threadline_writes (         -- load_after(): the conversation's last seq
+        conversation_id TEXT NOT NULL,              -- (-1: none) after each of its latest
+        version         INTEGER NOT NULL,           -- writes since its last replace, delete
+        seq             INTEGER NOT NULL,           -- or fork (at most 1,000 of them)
+        PRIMARY KEY (conversation_id, version)
+    ) WITHOUT ROWID;
     CREATE TABLE threadline_meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
     -- ('schema_version', '1')
 
@@ -55,6 +61,13 @@ Why it holds up:
   transaction, checks that the new id holds no message and no parent row, inserts the copied
   rows, steps the branch's version and adds its ``threadline_parents`` row (a table added on
   first use, so files an older threadline wrote keep working).
+- **``load_after`` reads only what changed.** Every write records, in its transaction, the
+  conversation's last ``seq`` after it in ``threadline_writes`` (a ``replace``, ``delete`` or
+  ``fork`` first drops the conversation's older records). In one read transaction,
+  ``load_after(cid, v)`` reads the version, the record of version ``v`` and the rows after that
+  ``seq``; with no record of every write since ``v`` (a replace since, a caller more than
+  1,000 writes behind, or writes an older threadline made), it returns the whole conversation
+  as ``replaced``.
 - **Load is one query and one validation.** The rows' JSON texts are joined into one JSON array
   and validated in a single pydantic call, which costs about what ``load_json`` does.
 """
@@ -69,11 +82,13 @@ from pathlib import Path
 
 from threadline.errors import StoreError
 from threadline.messages import Message
+from threadline.stores._appended import Appended
 from threadline.stores._closing import Closing
 from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import validate_conversation_id
@@ -99,6 +114,23 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS threadline_parents ("
     " conversation_id TEXT PRIMARY KEY NOT NULL, parent_id TEXT NOT NULL,"
     " at INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS threadline_writes ("
+    " conversation_id TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " PRIMARY KEY (conversation_id, version)) WITHOUT ROWID",
+)
+_LOGGED_WRITES = 1000  # the latest writes of a conversation that load_after can tell apart
+_LOG_WRITE = (
+    "INSERT OR REPLACE INTO threadline_writes (conversation_id, version, seq) VALUES (?, ?, ?)"
+)
+_PRUNE_WRITES = "DELETE FROM threadline_writes WHERE conversation_id = ? AND version <= ?"
+_WRITE_AT = "SELECT seq FROM threadline_writes WHERE conversation_id = ? AND version = ?"
+_WRITES_SINCE = (
+    "SELECT count(*) FROM threadline_writes"
+    " WHERE conversation_id = ? AND version > ? AND version <= ?"
+)
+_ROWS_FROM = (
+    "SELECT CAST(message AS BLOB) FROM threadline_messages"
+    " WHERE conversation_id = ? AND seq > ? ORDER BY seq"
 )
 _MAX_SEQ = 2**63 - 1  # SQLite's largest INTEGER
 _INSERT = (
@@ -222,6 +254,45 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
             finally:
                 connection.execute("COMMIT")
 
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        """What was appended to the conversation after ``version``, in one read transaction.
+
+        Cost follows what changed: the rows after the count recorded for ``version`` (see
+        ``threadline_writes`` in this module's layout).
+
+        Args:
+            conversation_id: the conversation.
+            version: the version the caller holds it at.
+
+        Returns:
+            The messages appended since and the version now; or, ``replaced``, all of the
+            conversation (replaced or deleted since, ``version`` newer than the store's, or
+            more than 1,000 writes ago).
+
+        Raises:
+            threadline.ValidationError: the id or ``version`` is invalid.
+            threadline.StoreError: the database cannot be read, a row is not a valid message,
+                or a referenced blob is corrupt or unreadable.
+        """
+        after = check_load_after(conversation_id, version, "SQLiteStore.load_after")
+        with self._failing(f"load conversation {conversation_id!r} after a version", ValueError):
+            connection = self._db.connection()
+            connection.execute("BEGIN")  # one snapshot: the version and the rows agree
+            try:
+                current = _version(connection, conversation_id)
+                if after == current:
+                    return Appended(current)
+                last = _logged_seq(connection, conversation_id, after, current)
+                rows = connection.execute(
+                    _ROWS_FROM, (conversation_id, -1 if last is None else last)
+                ).fetchall()
+            finally:
+                connection.execute("COMMIT")
+            payload = b"[" + b",".join([row[0] for row in rows]) + b"]" if rows else None
+            messages = self._messages(payload)
+        restored = self._restored(messages, payload, conversation_id)
+        return Appended(current, restored, replaced=last is None)
+
     def append(
         self,
         conversation_id: str,
@@ -279,6 +350,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                     (conversation_id,),
                 )
                 connection.execute(_SET_VERSION, (conversation_id, current + 1))
+                _log_write(connection, conversation_id, current + 1, start + len(texts) - 1)
 
     def replace(
         self,
@@ -314,7 +386,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
             ids, texts = batch.without_replays({})
             with self._db.transaction() as connection:
                 self._delete(
-                    connection, conversation_id, expected, "SQLiteStore.replace", bool(texts)
+                    connection, conversation_id, expected, "SQLiteStore.replace", len(texts)
                 )
                 if texts:
                     rows = zip(ids, texts, strict=True)
@@ -387,6 +459,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                         (new_id,),
                     )
                 connection.execute(_SET_VERSION, (new_id, current + 1))
+                _log_write(connection, new_id, current + 1, len(texts) - 1, reset=True)
                 connection.execute(
                     "INSERT INTO threadline_parents (conversation_id, parent_id, at)"
                     " VALUES (?, ?, ?)",
@@ -422,21 +495,22 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         conversation_id: str,
         expected: int | None = None,
         where: str = "SQLiteStore.delete",
-        keep_parent: bool = False,
+        held: int = 0,
     ) -> None:
         """In a write transaction: check ``expected``, step the version, remove the rows
-        (and the parent row, unless ``keep_parent``: a replace with messages keeps it)."""
+        (and the parent row, unless a replace writes ``held`` messages: it keeps it)."""
         current = _version(connection, conversation_id)
         if expected is not None and current != expected:
             raise conflict(where, conversation_id, expected, current)
         connection.execute(_SET_VERSION, (conversation_id, current + 1))
+        _log_write(connection, conversation_id, current + 1, held - 1, reset=True)
         connection.execute(
             "DELETE FROM threadline_messages WHERE conversation_id = ?", (conversation_id,)
         )
         connection.execute(
             "DELETE FROM threadline_conversations WHERE conversation_id = ?", (conversation_id,)
         )
-        if not keep_parent:
+        if not held:
             connection.execute(
                 "DELETE FROM threadline_parents WHERE conversation_id = ?", (conversation_id,)
             )
@@ -449,6 +523,39 @@ def _version(connection: sqlite3.Connection, conversation_id: str) -> int:
         return int(row[0])
     (last,) = connection.execute(_LAST_SEQ, (conversation_id,)).fetchone()
     return _legacy_version(last)
+
+
+def _log_write(
+    connection: sqlite3.Connection,
+    conversation_id: str,
+    version: int,
+    last: int,
+    *,
+    reset: bool = False,
+) -> None:
+    """In a write transaction: record that the conversation's last seq was ``last`` (-1: it
+    holds nothing) at ``version``, dropping the records ``load_after`` no longer needs (all
+    older ones after a ``reset``: a replace, delete or fork)."""
+    oldest = version - 1 if reset else version - _LOGGED_WRITES
+    connection.execute(_PRUNE_WRITES, (conversation_id, oldest))
+    connection.execute(_LOG_WRITE, (conversation_id, version, last))
+
+
+def _logged_seq(
+    connection: sqlite3.Connection, conversation_id: str, after: int, current: int
+) -> int | None:
+    """In a read transaction: the conversation's last seq at version ``after`` (-1: none),
+    when every write from then to ``current`` was an append that recorded itself; else
+    ``None``."""
+    if after == 0:
+        return -1  # version 0 holds nothing: all the conversation was written since
+    if after > current:
+        return None
+    row = connection.execute(_WRITE_AT, (conversation_id, after)).fetchone()
+    if row is None:
+        return None
+    (logged,) = connection.execute(_WRITES_SINCE, (conversation_id, after, current)).fetchone()
+    return int(row[0]) if logged == current - after else None
 
 
 def _legacy_version(last: object) -> int:

@@ -45,6 +45,8 @@ from threadline.messages import tool_result_part
 from threadline.messages import user_message
 from threadline.stores.base import AsyncStore
 from threadline.stores.base import Store
+from threadline.testing._store_kit_after import async_after_checks
+from threadline.testing._store_kit_after import sync_after_checks
 from threadline.testing._store_kit_forks import async_fork_checks
 from threadline.testing._store_kit_forks import sync_fork_checks
 from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS
@@ -116,7 +118,9 @@ def check_store(store_factory: Callable[[], Store]) -> None:
     included) into a new conversation that ``parent`` names with its fork point, independent
     of later writes to either; a fork of an empty conversation, past its end or onto an id in
     use raises ``ValidationError`` and writes nothing; ``delete`` drops the parent record; of
-    forks racing onto one id, exactly one succeeds.
+    forks racing onto one id, exactly one succeeds. ``load_after`` answers agree with ``load``
+    and ``version`` after appends, a replace and a delete (see `Appended`), file bytes
+    included, and while a writer appends.
 
     Args:
         store_factory: returns a new, empty store each time it is called (for example on a new
@@ -563,6 +567,7 @@ _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     _check_concurrent_replays,
     *SYNC_VERSION_CHECKS,
     *sync_fork_checks(sample_conversation),
+    *sync_after_checks(sample_conversation),
 )
 
 
@@ -773,4 +778,5 @@ _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     _acheck_concurrent_replays,
     *ASYNC_VERSION_CHECKS,
     *async_fork_checks(sample_conversation),
+    *async_after_checks(sample_conversation),
 )
