@@ -116,6 +116,14 @@ class FormatDescriptor:
     ``encode`` when ``threadline.encode`` writes a request: a format whose body depends on
     the request (Bedrock declares the tools its history calls) says so here, so the registry
     branches on no format's name."""
+    turns: str | None = None
+    """The body's field holding the wire turns in order (``"messages"``): the format is
+    encoded incrementally by `History.encode` (``threadline.codecs._incremental``) when it
+    has one and no ``encode_request``; ``None``: each step encodes the whole history."""
+    segment_check: Ref[Any] | None = None
+    """``(messages) -> bool``: whether a segment of a history that starts at a turn boundary
+    is encoded alone as it is in place, beyond what every format shares (ids and names the
+    format takes as they are, no call answered across the boundary); ``None``: always."""
 
     @property
     def round_trip(self) -> Ref[Any]:
@@ -150,6 +158,7 @@ ANTHROPIC = FormatDescriptor(
         MappingProxyType({"type": "ephemeral"}),
         Ref("threadline.codecs._caching:AnthropicMarks"),
     ),
+    turns="messages",
 )
 BEDROCK = FormatDescriptor(
     name="bedrock",
@@ -169,6 +178,8 @@ BEDROCK = FormatDescriptor(
         Ref("threadline.codecs._caching:BedrockMarks"),
     ),
     encode_request=Ref("threadline.codecs.bedrock:encode_request"),
+    turns="messages",
+    segment_check=Ref("threadline.codecs.bedrock:segment_alone"),
 )
 GEMINI = FormatDescriptor(
     name="gemini",
@@ -182,6 +193,7 @@ GEMINI = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_gemini"),
     stream_builder=Ref("threadline.codecs._stream_gemini:GeminiBuilder"),
     sniffs_as="gemini",
+    turns="contents",
 )
 OPENAI_CHAT = FormatDescriptor(
     name="openai_chat",
@@ -195,6 +207,7 @@ OPENAI_CHAT = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_openai_chat"),
     stream_builder=Ref("threadline.codecs._stream_chat:openai_chat_builder"),
     sniffs_as="openai_chat",
+    turns="messages",
 )
 MISTRAL = dataclasses.replace(
     OPENAI_CHAT,
@@ -218,6 +231,7 @@ OPENAI_RESPONSES = FormatDescriptor(
     usage_reader=Ref(f"{_READERS}:_openai_responses"),
     stream_builder=Ref("threadline.codecs._stream_responses:ResponsesBuilder"),
     sniffs_as="openai_responses",
+    turns="input",
 )
 
 _DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)
