@@ -182,9 +182,8 @@ def run(database: str) -> None:
 
     print("\n== the same history and tools for two providers")
     for provider in ("openai_chat", "anthropic"):
-        payload = tl.encode(
-            history.messages_for_model(), provider=provider, tools=TOOLS, tool_choice="auto"
-        )
+        # tl.encode(history.messages_for_model(), ...), encoding only what changed
+        payload = history.encode(provider, tools=TOOLS, tool_choice="auto")
         tools = payload.pop("tools")
         print(f"-- {provider}:")
         print(json.dumps(payload, indent=1, ensure_ascii=False))

@@ -21,8 +21,8 @@ from typing import NoReturn
 __all__ = ["SharedDict", "SharedList", "share"]
 
 _HINT = (
-    "tool schemas in an encoded body are shared by every request and read-only; copy it "
-    "first: copy.deepcopy(...) gives plain dicts and lists you may change"
+    "tool schemas and the turns History.encode keeps are shared by every request and "
+    "read-only; copy it first: copy.deepcopy(...) gives plain dicts and lists you may change"
 )
 
 

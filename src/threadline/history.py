@@ -239,6 +239,19 @@ class History(Branching, Refreshing):
         messages = self._plugins.transform(self, list(self.snapshot()))
         return prepare_messages(messages, mode, pending=pending)
 
+    def encode(self, provider: str, **options: Any) -> dict[str, Any]:
+        """``encode(self.messages_for_model(), provider=provider, **options)``, encoding only
+        the turns after the last turn boundary: the turns before it are kept per format and
+        options, shared read-only between bodies (``copy.deepcopy`` one to change it). See
+        ``docs/performance.md`` ("The agent step") for when it encodes the whole history.
+
+        Raises:
+            What [`encode`][threadline.encode] and `messages_for_model` raise.
+        """
+        from threadline._history_encoding import encode_history
+
+        return encode_history(self, provider, options)
+
     def pending_calls(self) -> list[ToolCallPart]:
         """The tool calls in flight or crashed at the end of the history ([`pending_calls`][])."""
         return pending_calls(self.snapshot())

@@ -31,6 +31,8 @@ from threadline.codecs._sniff import format_label
 from threadline.codecs._stream_base import Builder
 from threadline.codecs._structured import NativeOutput
 from threadline.codecs._tool_names import ToolNameRule
+from threadline.messages import Message
+from threadline.messages import TextPart
 
 SRC = Path(tl.__file__).parent
 
@@ -116,6 +118,16 @@ def _encode_request(d: FormatDescriptor) -> None:
         assert len(inspect.signature(d.encode_request.load()).parameters) == 3
 
 
+def _incremental(d: FormatDescriptor) -> None:
+    """A format encoded incrementally names the body field holding its turns; a segment
+    check takes a message list."""
+    if d.turns is not None:
+        body = d.codec().encode([Message(role="user", parts=(TextPart(text="Hi."),))])
+        assert isinstance(body.get(d.turns), list), f"encode's body has no {d.turns!r} list"
+    if d.segment_check is not None:
+        assert d.segment_check.load()([]) is True
+
+
 PIECES: dict[str, Callable[[FormatDescriptor], None]] = {
     "codec functions": _codec_functions,
     "label": _label,
@@ -130,6 +142,7 @@ PIECES: dict[str, Callable[[FormatDescriptor], None]] = {
     "declared losses": _declared_losses,
     "encode_request hook": _encode_request,
     "cache marks": _cache_marks,
+    "incremental encoding": _incremental,
 }
 
 
@@ -154,6 +167,8 @@ def test_the_descriptor_checks_cover_every_field() -> None:
         "telltales",
         "encode_request",
         "cache",
+        "turns",
+        "segment_check",
     }
     assert {field.name for field in dataclasses.fields(FormatDescriptor)} == plain | checked
 

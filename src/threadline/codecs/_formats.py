@@ -201,6 +201,14 @@ class FormatDescriptor:
     ``encode`` when ``threadline.encode`` writes a request: a format whose body depends on
     the request (Bedrock declares the tools its history calls) says so here, so the registry
     branches on no format's name."""
+    turns: str | None = None
+    """The body's field holding the wire turns in order (``"messages"``): the format is
+    encoded incrementally by `History.encode` (``threadline.codecs._incremental``) when it
+    has one and no ``encode_request``; ``None``: each step encodes the whole history."""
+    segment_check: Ref[Any] | None = None
+    """``(messages) -> bool``: whether a segment of a history that starts at a turn boundary
+    is encoded alone as it is in place, beyond what every format shares (ids and names the
+    format takes as they are, no call answered across the boundary); ``None``: always."""
 
     @property
     def round_trip(self) -> Ref[Any]:
@@ -257,6 +265,7 @@ ANTHROPIC = FormatDescriptor(
         Ref("threadline.codecs._caching:AnthropicMarks"),
         Ref("threadline.codecs.anthropic:encode_cached"),
     ),
+    turns="messages",
 )
 BEDROCK = FormatDescriptor(
     name="bedrock",
@@ -283,6 +292,8 @@ BEDROCK = FormatDescriptor(
         Ref("threadline.codecs.bedrock:encode_cached"),
     ),
     encode_request=Ref("threadline.codecs.bedrock:encode_request"),
+    turns="messages",
+    segment_check=Ref("threadline.codecs.bedrock:segment_alone"),
 )
 GEMINI = FormatDescriptor(
     name="gemini",
@@ -305,6 +316,7 @@ GEMINI = FormatDescriptor(
             shape(parts=Is("some", (shape(type=ABSENT),))),  # threadline's parts have a type
         ),
     ),
+    turns="contents",
 )
 OPENAI_CHAT = FormatDescriptor(
     name="openai_chat",
@@ -331,6 +343,7 @@ OPENAI_CHAT = FormatDescriptor(
         default=True,
         usage=(shape(prompt_tokens=PRESENT),),
     ),
+    turns="messages",
 )
 MISTRAL = dataclasses.replace(
     OPENAI_CHAT,
@@ -377,6 +390,7 @@ OPENAI_RESPONSES = FormatDescriptor(
             shape(type=PRESENT, role=ABSENT),
         ),
     ),
+    turns="input",
 )
 
 _DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import TypeAlias
@@ -196,7 +197,7 @@ def encode(
             write: EncodeRequest = described.encode_request.load()
             body, request = write(messages, request, options)
         else:
-            body = codec.encode(messages, **options)
+            body = _codec_body(codec, messages, options)
     # The request fields go on in prompt order: tools, then the structured output (a forced
     # tool joins the tools), then the breakpoints that may mark them.
     if request is not None:
@@ -210,6 +211,21 @@ def encode(
 
         body = with_breakpoints(body, provider, state)
     return body
+
+
+HISTORY_BODY: ContextVar[tuple[object, Callable[[], dict[str, Any]]] | None] = ContextVar(
+    "threadline_history_body", default=None
+)
+"""``(messages, body)`` while `History.encode` runs ``encode``: when the codec is to encode
+exactly those ``messages`` (no tool renamed them, no cache mark copied them), ``body()`` gives
+the same body incrementally (``threadline.codecs._incremental``)."""
+
+
+def _codec_body(codec: Codec, messages: Iterable[Message], options: dict[str, Any]) -> Any:
+    incremental = HISTORY_BODY.get()
+    if incremental is not None and messages is incremental[0]:
+        return incremental[1]()
+    return codec.encode(messages, **options)
 
 
 def decode(

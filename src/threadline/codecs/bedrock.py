@@ -1066,3 +1066,21 @@ ROUND_TRIP = RoundTrip(
     leading_turn=True,
 )
 """Converse's round trip: `normalize_for_round_trip` is `read_back` of it."""
+
+
+def segment_alone(messages: Sequence[Message]) -> bool:
+    """Whether a segment of a history that starts at a turn boundary is encoded alone as it
+    is in place (the descriptor's ``segment_check``): not when it holds a file that may go as
+    a document, whose Converse ``name`` must differ from every other document's in the
+    request."""
+    for message in messages:
+        for part in message.parts:
+            files = part.content if isinstance(part, ToolResultPart) else (part,)
+            if isinstance(files, str):
+                continue
+            for file in files:
+                if isinstance(file, FilePart) and not file.media_type.startswith(
+                    ("image/", "video/", "audio/")
+                ):
+                    return False
+    return True
