@@ -69,7 +69,7 @@ def test_the_noted_turns_hold_every_breakpoint_of_the_body(
 ) -> None:
     module, key, writer = FORMATS[name]
     history, integrity = data.draw(marked_histories(key))
-    options = {
+    options: dict[str, Any] = {
         "model": None,
         "integrity": integrity,
         "reasoning": reasoning,

@@ -187,6 +187,9 @@ class LostReply:
     def parent(self, conversation_id: str) -> tuple[str, int] | None:
         return self.store.parent(conversation_id)
 
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        return self.store.load_after(conversation_id, version)
+
 
 class AsyncLostReply:
     """An async store whose ``append`` is applied, then, while ``lose`` is set, raises
@@ -233,3 +236,6 @@ class AsyncLostReply:
 
     async def parent(self, conversation_id: str) -> tuple[str, int] | None:
         return await self.store.parent(conversation_id)
+
+    async def load_after(self, conversation_id: str, version: int) -> Appended:
+        return await self.store.load_after(conversation_id, version)

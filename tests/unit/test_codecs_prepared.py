@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -202,7 +204,7 @@ def test_the_plan_holds_the_renamed_parts_of_a_message_with_nothing_to_resolve()
     _check(history, STANDARD, anthropic.CAPABILITIES, options)
 
 
-def _prepare_for_anthropic(messages: list[Message], **settings: object) -> PreparedHistory:
+def _prepare_for_anthropic(messages: list[Message], **settings: Any) -> PreparedHistory:
     return prepare_history(
         messages,
         provider="anthropic",

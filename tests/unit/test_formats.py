@@ -215,7 +215,7 @@ def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> N
     table again."""
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
     names = {*DESCRIPTORS, *(d.provider for d in DESCRIPTORS.values())}  # and provider tags
-    named = []
+    named: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         operands: list[ast.AST] = []
         if isinstance(node, ast.Compare):
@@ -225,7 +225,8 @@ def test_dispatching_modules_name_no_format_outside_their_docs(module: str) -> N
         elif isinstance(node, ast.MatchValue):
             operands = [node.value]
         for operand in operands:
-            named.extend((node.lineno, value) for value in _constants(operand) if value in names)
+            line = getattr(node, "lineno", 0)
+            named.extend((line, value) for value in _constants(operand) if value in names)
     # _sniff's guesses return format names, but never branch on one
     assert named == []
 

@@ -117,6 +117,9 @@ class AsyncRecording:
     async def parent(self, conversation_id: str) -> tuple[str, int] | None:
         return self.inner.parent(conversation_id)
 
+    async def load_after(self, conversation_id: str, version: int) -> tl.Appended:
+        return self.inner.load_after(conversation_id, version)
+
 
 @pytest.fixture(params=["memory", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
