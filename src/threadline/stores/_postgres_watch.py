@@ -1,12 +1,13 @@
-"""``AsyncPostgresStore.watch``: ``LISTEN`` on a connection of its own, read what changed in one
-snapshot.
+"""``AsyncPostgresStore.watch``: woken by the store's one ``LISTEN`` connection, read what
+changed in one snapshot.
 
-Every write notifies the store's channel (``<table_prefix>changes``) with the conversation's id,
-inside its transaction, so listeners hear of it once it commits. A notification is only a
-wake-up: the watch reads, in one ``REPEATABLE READ`` transaction, the version, the message count,
-a digest of the messages it knows and the messages after them, so a notification lost with a
-dropped connection costs nothing but time. A replace or delete since is told apart from appends
-by the digest of the messages the watch knows (they no longer start the conversation).
+Every write notifies the store's channel (``<table_prefix>changes``) with the conversation's id;
+the store's `threadline.stores._postgres_listen.Listener` wakes the watches of that conversation
+only. A notification is only a wake-up: the watch reads, on a connection of the store's pool, in
+one ``REPEATABLE READ`` transaction, the version, the message count, a digest of the messages it
+knows and the messages after them, so a notification lost with a dropped connection costs
+nothing but time. A replace or delete since is told apart from appends by the digest of the
+messages the watch knows (they no longer start the conversation).
 
 Only `threadline.stores.postgres` imports this module, after checking that the driver is
 installed.
@@ -14,23 +15,19 @@ installed.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable
-from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
 from threadline.messages import Message
-from threadline.stores._postgres_pool import AsyncConnection
+from threadline.stores._postgres_listen import WAIT_SECONDS
+from threadline.stores._postgres_listen import Listeners
+from threadline.stores._postgres_listen import Subscription
 from threadline.stores._postgres_sql import json_array
 from threadline.stores._watch import UNLOGGED
 from threadline.stores._watch import Since
 
 __all__ = ["WAIT_SECONDS", "PostgresSource"]
-
-WAIT_SECONDS = 5.0
-"""How long one wait for a notification lasts before the watcher reads again anyway."""
 
 _UNKNOWN = 2**62  # a message count no conversation reaches: "read no messages yet"
 
@@ -40,40 +37,30 @@ class PostgresSource:
 
     transient: tuple[type[BaseException], ...] = (psycopg.OperationalError,)
 
-    def __init__(
-        self, store: Any, conversation_id: str, connect: Callable[[], Awaitable[AsyncConnection]]
-    ) -> None:
+    def __init__(self, store: Any, conversation_id: str, listeners: Listeners) -> None:
         self._store = store
         self._conversation_id = conversation_id
-        self._connect = connect
-        self._connection: AsyncConnection | None = None
+        self._listeners = listeners
+        self._subscription: Subscription | None = None
         self._known: tuple[int, int, str | None] | None = None  # version, count, digest
 
-    async def _listening(self) -> AsyncConnection:
-        connection = self._connection
-        if connection is not None and not connection.closed and not connection.broken:
-            return connection
+    async def _subscribed(self) -> Subscription:
+        subscription = self._subscription
+        if subscription is not None and not subscription.lost:
+            return subscription
         await self.close()
-        async with self._store._connection():
-            pass  # the tables exist (or are created) before the first read
-        connection = await self._connect()
-        try:
-            await connection.execute(f"LISTEN {self._store._sql.channel}")
-        except BaseException:  # killed between connecting and listening: not left open
-            with contextlib.suppress(psycopg.Error):
-                await connection.close()
-            raise
-        self._connection = connection
-        return connection
+        listener = self._listeners.current()
+        self._subscription = await listener.subscribe(self._conversation_id)
+        return self._subscription
 
     async def read(self, after: int | None) -> Since:
-        connection = await self._listening()  # listening before reading: nothing falls between
+        await self._subscribed()  # listening before reading: nothing falls between
         known = self._known
         sql = self._store._sql
         params = {"cid": self._conversation_id, "n": known[1] if known else _UNKNOWN}
         tail: str | None = None  # the messages appended since ``known``, as JSON rows
         payload: str | None = None  # the whole conversation, when it was not only appended to
-        async with connection.transaction():
+        async with self._store._connection() as connection, connection.transaction():
             await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor = await connection.execute(sql.since, params)
             row = await cursor.fetchone()
@@ -114,15 +101,15 @@ class PostgresSource:
         return restored
 
     async def wait(self) -> None:
-        # Notifications that came while the connection was reading are yielded first
-        # (psycopg keeps them), so none falls between a read and the next wait.
-        connection = await self._listening()
-        async for notify in connection.notifies(timeout=WAIT_SECONDS):
-            if notify.payload == self._conversation_id:
-                break
+        # A write that committed while the watch was reading has woken the subscription
+        # already, so none falls between a read and the next wait. A lost listening
+        # connection raises the transient error: the watch reads again once reconnected.
+        subscription = self._subscription
+        if subscription is None:  # closed since the read: it may have missed a write
+            raise psycopg.OperationalError("the watch stopped listening; read again")
+        await subscription.wait()
 
     async def close(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            with contextlib.suppress(psycopg.Error):
-                await connection.close()
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.listener.unsubscribe(subscription)
