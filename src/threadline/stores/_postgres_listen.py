@@ -214,6 +214,8 @@ class Listeners:
         self._connect = connect
         self._channel = channel
         self._refusal = refusal
+        self.connections = 0
+        """How many listening connections this store has opened, in every event loop."""
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Listener] = (
             weakref.WeakKeyDictionary()
         )
@@ -233,9 +235,13 @@ class Listeners:
         loop = asyncio.get_running_loop()
         listener = self._by_loop.get(loop)
         if listener is None:
-            listener = Listener(self._connect, self._channel, self._forget)
+            listener = Listener(self._counted, self._channel, self._forget)
             self._by_loop[loop] = listener
         return listener
+
+    async def _counted(self) -> AsyncConnection:
+        self.connections += 1
+        return await self._connect()
 
     def _forget(self, listener: Listener) -> None:
         for loop, held in list(self._by_loop.items()):
