@@ -18,6 +18,7 @@ import pytest
 
 import threadline as tl
 from tests.support import require_module
+from threadline.stores import Watch
 
 try:
     import psycopg
@@ -53,7 +54,7 @@ def listener_of(store: Any) -> Listener:
     return listener
 
 
-async def started(watch: Any) -> asyncio.Future[list[tl.Message]]:
+async def started(watch: Watch) -> asyncio.Future[list[tl.Message]]:
     """The watch's next batch as a task, once the watch has read (so a write now is after its
     version and wakes it)."""
     task = asyncio.ensure_future(watch.__anext__())
@@ -137,7 +138,7 @@ def test_two_watches_of_one_conversation_each_get_every_write_once(
             seen: tuple[list[str], list[str]] = ([], [])
             tasks = [
                 asyncio.ensure_future(follow(watch, await started(watch), into, 6))
-                for watch, into in zip((first, second), seen)
+                for watch, into in zip((first, second), seen, strict=True)
             ]
             for k in range(6):
                 await store.append("c", [tl.user_message(f"m{k}", id=f"m{k}")])

@@ -115,6 +115,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # The machinery, after the check above: these modules import the driver too.
+from threadline.stores._postgres_listen import store_listeners
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_pool import AsyncPool
 from threadline.stores._postgres_pool import Connection
@@ -129,7 +130,6 @@ from threadline.stores._postgres_sql import driver_errors
 from threadline.stores._postgres_sql import ensure_schema
 from threadline.stores._postgres_sql import json_array
 from threadline.stores._postgres_sql import schema_statements
-from threadline.stores._postgres_listen import store_listeners
 from threadline.stores._postgres_watch import PostgresSource
 
 __all__ = [
