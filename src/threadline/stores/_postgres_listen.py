@@ -7,7 +7,7 @@ store in one event loop, and a task that reads its notifications and wakes, by t
 watches of that conversation only: a write to one conversation costs the other watches nothing.
 
 The channel name is the table prefix (at most 40 characters) and ``changes``, within
-PostgreSQL's 63; the payload is a conversation id (at most 255 characters of a restricted set,
+PostgreSQL's 63; the payload is a conversation id (at most 200 ASCII characters of a restricted set,
 far under the 8,000-byte limit), never formatted into SQL. A payload that names no watched
 conversation is dropped without a wake-up.
 

@@ -69,7 +69,8 @@ Connections: each store keeps a small pool of its own (at most ``max_connections
 ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
 noticed before use and replaced, so a restart between calls raises nothing; a call in flight
 when the server goes away raises [`StoreError`][] and changes nothing (its
-transaction rolls back). After ``fork()`` the child opens its own connections.
+transaction rolls back). After ``fork()`` the child opens its own connections. The async
+store's watches share one ``LISTEN`` connection (`threadline.stores._postgres_listen`).
 
 The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
 which ``threadline.stores`` loads only when one of these stores is first used.
