@@ -232,3 +232,47 @@ def test_listen_arguments_are_checked() -> None:
             make(dsn, pgbouncer="yes")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="prepare_threshold=5: drop one of them"):
             make(dsn, pgbouncer=True, connect_kwargs={"prepare_threshold": 5})
+
+
+def test_a_blocking_store_s_watches_share_one_listener_and_read_on_its_pool(
+    postgres_dsn: str, postgres_prefix: str
+) -> None:
+    # The source a blocking PostgresStore's watch uses: its reads run in a worker thread on
+    # the store's own pool, its wake-ups come from the store's one listener.
+    from threadline.stores._postgres_watch import PostgresSource
+
+    store = PostgresStore(postgres_dsn, table_prefix=postgres_prefix)
+
+    async def main() -> dict[str, list[str]]:
+        listener = listener_of(store)
+        watches = {
+            cid: Watch(PostgresSource(store, cid, store._listeners), cid, 0) for cid in "abc"
+        }
+        seen: dict[str, list[str]] = {cid: [] for cid in watches}
+        tasks = [
+            asyncio.ensure_future(follow(watch, await started(watch), seen[cid], 3))
+            for cid, watch in watches.items()
+        ]
+        for k in range(3):
+            for cid in ("a", "b"):
+                await asyncio.to_thread(
+                    store.append, cid, [tl.user_message(f"{cid}{k}", id=f"m{k}")]
+                )
+        await asyncio.wait_for(asyncio.gather(*tasks[:2]), GUARD)
+        assert not tasks[2].done()
+        assert set(listener.wakeups) == {"a", "b"}
+        assert store._listeners.connections == 1
+        for task in tasks[2:]:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for watch in watches.values():
+            await watch.aclose()
+        assert not listener.open
+        return seen
+
+    try:
+        seen = asyncio.run(main())
+    finally:
+        store.close()
+    assert seen == {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"], "c": []}
