@@ -15,8 +15,14 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 import threadline as tl
+from tests.strategies import extreme_conversation_ids
+from tests.support import examples
 from tests.support import require_module
 from threadline.stores import Watch
 
@@ -276,3 +282,66 @@ def test_a_blocking_store_s_watches_share_one_listener_and_read_on_its_pool(
     finally:
         store.close()
     assert seen == {"a": ["a0", "a1", "a2"], "b": ["b0", "b1", "b2"], "c": []}
+
+
+@st.composite
+def plans(draw: st.DrawFn) -> tuple[list[str], list[int], list[int]]:
+    """Conversation ids (hostile: long, every punctuation mark the rule allows), how many
+    watches each has (0 to 2), and the writes, as indexes of the id each goes to."""
+    ids = draw(st.lists(extreme_conversation_ids(), min_size=1, max_size=4, unique=True))
+    watching = draw(st.lists(st.integers(0, 2), min_size=len(ids), max_size=len(ids)))
+    writes = draw(st.lists(st.integers(0, len(ids) - 1), max_size=8))
+    return ids, watching, writes
+
+
+def test_each_write_wakes_each_watch_of_its_conversation_once_and_no_other(
+    postgres_dsn: str, postgres_prefix: str
+) -> None:
+    async def run(ids: list[str], watching: list[int], writes: list[int]) -> None:
+        async with AsyncPostgresStore(postgres_dsn, table_prefix=postgres_prefix) as store:
+            listener = listener_of(store)
+            sentinel = f"sentinel-{uuid.uuid4().hex}"  # no drawn id has lower-case letters
+            follows = [
+                (cid, store.watch(cid))
+                for cid, n in zip(ids, watching, strict=True)
+                for _ in range(n)
+            ]
+            follows.append((sentinel, store.watch(sentinel)))
+            expected = {
+                cid: [f"w{k}" for k, i in enumerate(writes) if ids[i] == cid] for cid in ids
+            }
+            expected[sentinel] = ["end"]
+            seen: list[list[str]] = [[] for _ in follows]
+            tasks = [
+                asyncio.ensure_future(follow(watch, await started(watch), into, len(expected[cid])))
+                for (cid, watch), into in zip(follows, seen, strict=True)
+                if expected[cid]
+            ]
+            run_tag = uuid.uuid4().hex  # message ids of this example only (not replays)
+            for k, index in enumerate(writes):
+                message = tl.user_message(f"w{k}", id=f"w{k}-{run_tag}")
+                await store.append(ids[index], [message])
+            # Notifications come in commit order on the one connection: once the sentinel's
+            # watch has its write, every earlier notification has been dispatched.
+            await store.append(sentinel, [tl.user_message("end", id="end")])
+            await asyncio.wait_for(asyncio.gather(*tasks), GUARD)
+            for (cid, _), into in zip(follows, seen, strict=True):
+                assert into == expected[cid], cid
+            wanted = {
+                cid: len(expected[cid]) * sum(1 for other, _ in follows if other == cid)
+                for cid in expected
+            }
+            assert dict(listener.wakeups) == {cid: n for cid, n in wanted.items() if n}
+            for _, watch in follows:
+                await watch.aclose()
+            assert not listener.open
+            assert store._listeners.connections == 1
+
+    @settings(
+        max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    @given(plans())
+    def check(plan: tuple[list[str], list[int], list[int]]) -> None:
+        asyncio.run(run(*plan))
+
+    check()
