@@ -238,6 +238,10 @@ def test_listen_arguments_are_checked() -> None:
             make(dsn, pgbouncer="yes")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="prepare_threshold=5: drop one of them"):
             make(dsn, pgbouncer=True, connect_kwargs={"prepare_threshold": 5})
+    # Behind a pooler without a direct connection, watch refuses at once (nothing connects).
+    with pytest.raises(tl.StoreError, match=r"AsyncPostgresStore\.watch: .*listen_dsn="):
+        AsyncPostgresStore(dsn, pgbouncer=True).watch("c")
+    assert AsyncPostgresStore(dsn, pgbouncer=True, listen_dsn=dsn).watch("c").version is None
 
 
 def test_a_blocking_store_s_watches_share_one_listener_and_read_on_its_pool(

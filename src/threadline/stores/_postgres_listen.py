@@ -19,7 +19,7 @@ again from its own last version once the next read has reconnected and ``LISTEN`
 falls between. A subscription registers before its watch reads, so a write that commits after
 the read always wakes it.
 
-Only `threadline.stores.postgres` (through `threadline.stores._postgres_watch`) imports this
+Only `threadline.stores.postgres` and `threadline.stores._postgres_watch` import this
 module, after checking that the driver is installed.
 """
 
