@@ -231,6 +231,8 @@ class History(Branching):
         raises is skipped (its input passes through) and the error goes to ``on_plugin_error``.
         ``pending`` is [`prepare_messages`][]'s: ``"answer"`` (the default, right for a model
         request) answers [`pending_calls`][] as interrupted; ``"keep"`` leaves calls in flight.
+        ``encode(history.messages_for_model(), provider=...)`` runs the integrity pass once:
+        ``encode`` trusts the list returned while it is unchanged (see [`prepare_messages`][]).
 
         Raises:
             threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
