@@ -256,8 +256,18 @@ class History(Branching):
     @property
     def size(self) -> int:
         """Characters of content over all messages (see
-        [`content_chars`][threadline.history.content_chars]); O(1)."""
-        return self._log.size
+        [`content_chars`][threadline.history.content_chars]).
+
+        Kept incrementally, as [`total_tokens`][threadline.History.total_tokens] is: without a
+        window, nothing is measured when messages are loaded or appended, and this read counts
+        the messages appended since the last one; with a window, messages are measured as they
+        arrive (the window needs it) and this read is O(1).
+        """
+        log = self._log
+        if log.window is None and log.sized < len(log.items):
+            with self._lock:
+                log.count_size()
+        return log.size
 
     @property
     def total_tokens(self) -> int:
@@ -339,11 +349,10 @@ class History(Branching):
         events = self._events
         window = log.window
         if window is None:
-            chars = content_chars(message)
             with self._lock:
                 if self._binding is not None:
                     self._binding.appended((message,))
-                log.add(message, chars)
+                log.add(message)
                 events.publish("append", (message,), log)
         else:
             chars, tokens = log.measure(message)
