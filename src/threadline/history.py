@@ -258,7 +258,7 @@ class History(Branching):
         """Characters of content over all messages (see
         [`content_chars`][threadline.history.content_chars]).
 
-        Kept incrementally, as [`total_tokens`][threadline.History.total_tokens] is: without a
+        Kept incrementally, as ``total_tokens`` is: without a
         window, nothing is measured when messages are loaded or appended, and this read counts
         the messages appended since the last one; with a window, messages are measured as they
         arrive (the window needs it) and this read is O(1).

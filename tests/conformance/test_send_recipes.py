@@ -285,3 +285,25 @@ def test_the_walk_finds_an_alias_where_there_is_one() -> None:
     walk = annotated_property_infos(namespace["Outer"], transform.PropertyInfo)
     path, info = next(walk)
     assert (path, info.alias) == ("Outer.cards[].card_id", "cardID")
+
+
+def test_gemini_rest_post_sends_the_body_the_sdk_would_spell_otherwise() -> None:
+    httpx2 = require_module("httpx2")
+    from tests.conformance.capture_more import GEMINI_REPLY
+    from tests.conformance.capture_more import canonical_gemini
+    from tests.conformance.capture_more import capture_gemini
+
+    body = body_for("gemini")
+    wire = Wire(GEMINI_REPLY)
+    response = wire.client.post(
+        NOWHERE + "/v1/models/gemini-capture:generateContent",
+        headers={"x-goog-api-key": "capture"},
+        json=body,
+    )
+    recipe = wire.sent()
+    same_json(recipe.content, body)
+    sdk = capture_gemini(body)
+    assert httpx2.URL(sdk["url"]).path == recipe.url.path
+    # The SDK sends the same history in its own spelling (snake_case, URL-safe base64).
+    assert canonical_gemini(sdk["json"]) == canonical_gemini(body)
+    assert tl.decode_response(response.json(), provider="gemini").text == "ok"
