@@ -264,19 +264,24 @@ _compact_json: Callable[[Any], str] = json.JSONEncoder(
 ).encode
 
 
-def compact_text(value: Mapping[str, Any]) -> str:
+def compact_text(value: Mapping[str, Any], *, keep: bool = True) -> str:
     """``value`` as compact JSON text (no spaces, non-ASCII as is), as OpenAI-style APIs send
     tool-call arguments and the token estimate counts them.
 
-    A `FrozenJsonMap` keeps its text once computed: a tool call's arguments are written once per
-    process, not once per ``encode`` (or per measurement). Any other mapping is written anew.
+    A `FrozenJsonMap` keeps its text once computed (``keep``): a tool call's arguments are
+    written once per process, not once per ``encode``. ``keep=False`` (a measurement, done
+    once per message anyway) uses a kept text but keeps none, so a history that is never
+    encoded for such an API holds no second copy of its arguments. Any other mapping is
+    written anew.
     """
     if type(value) is not FrozenJsonMap:
         return _compact_json(value)
     try:
         return value._compact
     except AttributeError:
-        text = value._compact = _compact_json(value)
+        text = _compact_json(value)
+        if keep:
+            value._compact = text
         return text
 
 

@@ -208,4 +208,4 @@ def _arguments_text(part: ToolCallPart) -> str:
         return part.raw_arguments
     if not part.arguments:
         return "{}"
-    return compact_text(part.arguments)
+    return compact_text(part.arguments, keep=False)

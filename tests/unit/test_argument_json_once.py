@@ -71,11 +71,15 @@ def test_each_call_is_written_once_over_many_encodes(provider: str, written: lis
     assert len(written) == 1
 
 
-def test_the_size_and_the_encode_share_the_text(written: list[Any]) -> None:
+def test_the_size_reads_the_kept_text_and_keeps_none(written: list[Any]) -> None:
     history = conversation()
-    _ = history.size
-    encode(history.messages_for_model(), provider="openai_chat")
+    _ = History(list(history)).size  # a measurement: writes the text, keeps nothing
     assert len(written) == 1
+    encode(history.messages_for_model(), provider="openai_chat")  # writes and keeps it
+    assert len(written) == 2
+    _ = history.size  # reads the kept text
+    _ = history.total_tokens
+    assert len(written) == 2
 
 
 @settings(max_examples=examples(200))
