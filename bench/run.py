@@ -62,6 +62,7 @@ import hostile  # noqa: E402
 import peers  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
+import stores_watch  # noqa: E402
 from timing import Clock  # noqa: E402
 from timing import CpuSample  # noqa: E402
 from timing import Stat  # noqa: E402
@@ -1210,6 +1211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("stores_servers"):
         progress("Redis/PostgreSQL appends per second, 8 processes")
         stores_servers.bench_stores_servers(report, Row, 8, 1.0 if args.quick else 3.0)
+    if wanted("stores_watch"):
+        progress("AsyncPostgresStore watch at 1, 100 and 1,000 watched conversations")
+        stores_watch.bench_stores_watch(report, Row, 30 if args.quick else 200)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")

@@ -69,7 +69,8 @@ Connections: each store keeps a small pool of its own (at most ``max_connections
 ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
 noticed before use and replaced, so a restart between calls raises nothing; a call in flight
 when the server goes away raises [`StoreError`][] and changes nothing (its
-transaction rolls back). After ``fork()`` the child opens its own connections.
+transaction rolls back). After ``fork()`` the child opens its own connections. The async
+store's watches share one ``LISTEN`` connection (`threadline.stores._postgres_listen`).
 
 The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
 which ``threadline.stores`` loads only when one of these stores is first used.
@@ -117,6 +118,7 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
 # The machinery, after the check above: these modules import the driver too.
 from threadline.stores._postgres_after import AsyncPostgresLoadAfter
 from threadline.stores._postgres_after import PostgresLoadAfter
+from threadline.stores._postgres_listen import store_listeners
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_pool import AsyncPool
 from threadline.stores._postgres_pool import Connection
@@ -124,7 +126,6 @@ from threadline.stores._postgres_pool import Pool
 from threadline.stores._postgres_pool import check_size
 from threadline.stores._postgres_pool import connect_options
 from threadline.stores._postgres_pool import describe
-from threadline.stores._postgres_pool import watch_options
 from threadline.stores._postgres_sql import Append
 from threadline.stores._postgres_sql import Queries
 from threadline.stores._postgres_sql import aensure_schema
@@ -196,6 +197,8 @@ class _PostgresStoreBase(JsonRows):
         max_connections: int = 10,
         timeout: float = 30.0,
         connect_kwargs: Mapping[str, Any] | None = None,
+        pgbouncer: bool = False,
+        listen_dsn: str | None = None,
     ) -> None:
         self.table_prefix = _check_prefix(table_prefix)
         self.blobs = blobs
@@ -204,7 +207,9 @@ class _PostgresStoreBase(JsonRows):
         self._where = describe(dsn)
         self._sql = Queries(table_prefix)
         self._schema_ready = False
-        options = connect_options(dsn, connect_kwargs)
+        options = connect_options(dsn, connect_kwargs, pgbouncer)
+        channel = self._sql.channel
+        self._listeners = store_listeners(dsn, listen_dsn, options, pgbouncer, channel)
         self._open_pool(dsn, options, check_size(max_connections), timeout)
 
     def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
@@ -310,13 +315,19 @@ class PostgresStore(PostgresLoadAfter, _PostgresStoreBase, Closing):
             free one when all are busy.
         timeout: seconds a call waits for a free connection before raising
             [`StoreError`][].
-        connect_kwargs: extra arguments for ``psycopg.connect`` (for example
-            ``{"prepare_threshold": None}`` behind PgBouncer in transaction mode). The store
-            always uses ``autocommit=True`` and writes in explicit transactions.
+        connect_kwargs: extra arguments for ``psycopg.connect``. The store always uses
+            ``autocommit=True`` and writes in explicit transactions.
+        pgbouncer: the dsn points at PgBouncer (or another pooler) in transaction mode: turn
+            off psycopg's automatic prepared statements (``prepare_threshold=None``).
+        listen_dsn: a direct connection to the server for ``watch``'s one ``LISTEN``
+            connection (``LISTEN`` does not work through a transaction pooler); by default
+            the store listens on ``dsn``, and with ``pgbouncer=True`` and no ``listen_dsn``
+            ``watch`` raises [`StoreError`][] saying so.
 
     Raises:
-        ValueError: ``dsn`` is not a connection string, ``table_prefix`` is not usable, or
-            ``max_connections`` is less than 1.
+        ValueError: ``dsn`` or ``listen_dsn`` is not a connection string, ``table_prefix`` is
+            not usable, ``max_connections`` is less than 1, or ``pgbouncer=True`` comes with
+            a ``prepare_threshold`` in ``connect_kwargs``.
     """
 
     _NAME = "PostgresStore"
@@ -549,19 +560,16 @@ class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosin
         self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
-        listening = watch_options(dsn, options)
-        self._listener = lambda: psycopg.AsyncConnection.connect(dsn, **listening)
 
     def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
         """An async iterator of the batches appended to the conversation after
         ``after_version`` (see [`Watch`][threadline.stores.Watch]).
 
-        Pushed: every write notifies (``pg_notify`` in its transaction) and the watch
-        ``LISTEN``s on a connection of its own (outside ``max_connections``), then reads what
-        changed in one snapshot. Each read starts from the watch's last version, so a dropped
-        connection (a restart, ``pg_terminate_backend``) only delays it: it reconnects
-        (waiting at most a second between tries) and catches up without skipping or repeating
-        a message; the writes made meanwhile come as one batch.
+        Pushed: every write notifies (``pg_notify`` in its transaction); the store's one
+        ``LISTEN`` connection (outside ``max_connections``) wakes the watches of that
+        conversation only, which read what changed in one snapshot on a pooled connection. A
+        dropped connection (a restart, ``pg_terminate_backend``) only delays them: they
+        reconnect and catch up from their own last version, never skipping or repeating.
 
         Args:
             conversation_id: the conversation to watch.
@@ -573,10 +581,12 @@ class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosin
 
         Raises:
             threadline.ValidationError: the id or ``after_version`` is invalid.
+            threadline.StoreError: ``pgbouncer=True`` without a ``listen_dsn``.
         """
         validate_conversation_id(conversation_id)
         after = check_after_version(after_version, f"{self._NAME}.watch")
-        source = PostgresSource(self, conversation_id, self._listener)
+        self._listeners.check(f"{self._NAME}.watch")
+        source = PostgresSource(self, conversation_id, self._listeners)
         return Watch(source, conversation_id, after)
 
     async def load(self, conversation_id: str) -> list[Message]:
@@ -752,6 +762,7 @@ class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosin
 
     async def aclose(self) -> None:
         """Close this store's connections; the store cannot be used after."""
+        await self._listeners.aclose()
         await self._pool.aclose()
 
     @asynccontextmanager
