@@ -19,6 +19,7 @@ from threadline import ValidationError
 from threadline import user_message
 from threadline.stores import Appended
 from threadline.stores import AsyncStore
+from threadline.stores import ConversationInfo
 from threadline.stores import FileBlobStore
 from threadline.stores import JsonlStore
 from threadline.stores import MemoryStore
@@ -106,8 +107,13 @@ class ThreadedAsyncStore:
     async def delete(self, conversation_id: str) -> None:
         await asyncio.to_thread(self.store.delete, conversation_id)
 
-    async def list_conversations(self) -> list[str]:
-        return await asyncio.to_thread(self.store.list_conversations)
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        return await asyncio.to_thread(self.store.list_conversations, limit, after)
+
+    async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        return await asyncio.to_thread(self.store.conversation_info, conversation_id)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         await asyncio.to_thread(self.store.fork, conversation_id, new_id, at)
