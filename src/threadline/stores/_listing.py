@@ -13,13 +13,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import cast
 
-from threadline.errors import ErrorDetail
-from threadline.errors import ValidationError
-from threadline.stores.base import validate_conversation_id
-
-__all__ = ["ConversationInfo", "check_page", "page_of"]
+__all__ = ["ConversationInfo", "page_of"]
 
 
 @dataclass(frozen=True)
@@ -43,43 +38,6 @@ class ConversationInfo:
     """When its first message was written (UTC); ``None`` where the store keeps no times."""
     updated_at: datetime | None = None
     """When it was last written (UTC); ``None`` where the store keeps no times."""
-
-
-def check_page(limit: object, after: object, where: str) -> tuple[int | None, str | None]:
-    """``(limit, after)``, the arguments of a ``list_conversations`` (``where``, as
-    ``"MyStore.list_conversations"``), after checking them.
-
-    Args:
-        limit: ``None`` (every id) or the most ids to return, an ``int`` of at least 1.
-        after: ``None`` (from the first id) or the last id of the page before: the page holds
-            the ids after it in code point order. It must be a valid conversation id, but need
-            not name a stored conversation.
-
-    Raises:
-        threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1 (a ``bool``
-            included), or ``after`` is not ``None`` or a valid conversation id; the message
-            names the argument.
-    """
-    if limit is not None and not (type(limit) is int and limit >= 1):
-        detail = ErrorDetail(
-            "limit",
-            f"{where} takes None (every id) or the most ids to return, an int >= 1, not {limit!r}",
-            "type",
-        )
-        raise ValidationError(f"invalid limit: {detail.message}", [detail])
-    if after is not None:
-        try:
-            validate_conversation_id(after)
-        except ValidationError:
-            shown = after if not isinstance(after, str) or len(after) <= 60 else after[:57] + "..."
-            detail = ErrorDetail(
-                "after",
-                f"{where} takes None (from the first id) or the last id of the page before, "
-                f"a conversation id, not {shown!r}",
-                "type",
-            )
-            raise ValidationError(f"invalid after: {detail.message}", [detail]) from None
-    return limit, cast("str | None", after)
 
 
 def page_of(ids: Sequence[str], limit: int | None, after: str | None) -> list[str]:

@@ -17,8 +17,8 @@ from typing import Any
 from typing import ClassVar
 
 from threadline.stores._listing import ConversationInfo
-from threadline.stores._listing import check_page
 from threadline.stores._postgres_sql import Queries
+from threadline.stores.base import check_list_page
 from threadline.stores.base import validate_conversation_id
 
 __all__ = ["AsyncPostgresListing", "PostgresListing"]
@@ -64,7 +64,7 @@ class PostgresListing:
                 ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the server cannot be reached or refused the query.
         """
-        limit, after = check_page(limit, after, f"{self._NAME}.list_conversations")
+        limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
         with self._failing("list conversations"), self._connection() as connection:
             rows = connection.execute(self._sql.page, _page(limit, after)).fetchall()
         return [row[0] for row in rows]
@@ -108,7 +108,7 @@ class AsyncPostgresListing:
             threadline.ValidationError: ``limit`` or ``after`` is invalid.
             threadline.StoreError: the server cannot be reached or refused the query.
         """
-        limit, after = check_page(limit, after, f"{self._NAME}.list_conversations")
+        limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
         with self._failing("list conversations"):
             async with self._connection() as connection:
                 cursor = await connection.execute(self._sql.page, _page(limit, after))

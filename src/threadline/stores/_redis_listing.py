@@ -17,8 +17,8 @@ from typing import Any
 from typing import ClassVar
 
 from threadline.stores._listing import ConversationInfo
-from threadline.stores._listing import check_page
 from threadline.stores._redis_scripts import CURRENT
+from threadline.stores.base import check_list_page
 from threadline.stores.base import validate_conversation_id
 from threadline.stores.forks import decode_parent
 
@@ -84,7 +84,7 @@ class RedisListing:
                 ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        limit, after = check_page(limit, after, f"{self._NAME}.list_conversations")
+        limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
         with self._failing("list conversations"):
             found = self._client.zrangebylex(self._index, **page_arguments(limit, after))
         return [_text(item) for item in found]
@@ -128,7 +128,7 @@ class AsyncRedisListing:
             threadline.ValidationError: ``limit`` or ``after`` is invalid.
             threadline.StoreError: the server cannot be reached or refused the command.
         """
-        limit, after = check_page(limit, after, f"{self._NAME}.list_conversations")
+        limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
         with self._failing("list conversations"):
             found = await self._client.zrangebylex(self._index, **page_arguments(limit, after))
         return [_text(item) for item in found]

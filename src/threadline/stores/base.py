@@ -69,6 +69,7 @@ __all__ = [
     "Store",
     "as_message_list",
     "check_expected_version",
+    "check_list_page",
     "check_load_after",
     "check_version_argument",
     "check_write",
@@ -467,6 +468,43 @@ def check_load_after(conversation_id: object, version: object, where: str) -> in
         "type",
     )
     raise ValidationError(f"invalid version: {detail.message}", [detail])
+
+
+def check_list_page(limit: object, after: object, where: str) -> tuple[int | None, str | None]:
+    """``(limit, after)``, the arguments of a ``list_conversations`` (``where``, as
+    ``"MyStore.list_conversations"``), after checking them.
+
+    Args:
+        limit: ``None`` (every id) or the most ids to return, an ``int`` of at least 1.
+        after: ``None`` (from the first id) or the last id of the page before: the page holds
+            the ids after it in code point order. It must be a valid conversation id, but need
+            not name a stored conversation.
+
+    Raises:
+        threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1 (a ``bool``
+            included), or ``after`` is not ``None`` or a valid conversation id; the message
+            names the argument.
+    """
+    if limit is not None and not (type(limit) is int and limit >= 1):
+        detail = ErrorDetail(
+            "limit",
+            f"{where} takes None (every id) or the most ids to return, an int >= 1, not {limit!r}",
+            "type",
+        )
+        raise ValidationError(f"invalid limit: {detail.message}", [detail])
+    if after is not None:
+        try:
+            validate_conversation_id(after)
+        except ValidationError:
+            shown = after if not isinstance(after, str) or len(after) <= 60 else after[:57] + "..."
+            detail = ErrorDetail(
+                "after",
+                f"{where} takes None (from the first id) or the last id of the page before, "
+                f"a conversation id, not {shown!r}",
+                "type",
+            )
+            raise ValidationError(f"invalid after: {detail.message}", [detail]) from None
+    return limit, after if after is None else str(after)
 
 
 def check_write(

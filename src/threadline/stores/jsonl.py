@@ -85,10 +85,10 @@ from threadline.stores._jsonl_writes import write_all
 from threadline.stores._jsonl_writes import write_branch
 from threadline.stores._jsonl_writes import write_new_file
 from threadline.stores._listing import ConversationInfo
-from threadline.stores._listing import check_page
 from threadline.stores._listing import page_of
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import replayed
@@ -332,7 +332,7 @@ class JsonlStore(JsonRows, LoadAfter, PollingWatch):
                 ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the directory cannot be read.
         """
-        limit, after = check_page(limit, after, "JsonlStore.list_conversations")
+        limit, after = check_list_page(limit, after, "JsonlStore.list_conversations")
         ids = []
         with self._failing("list conversations"):
             for entry in os.scandir(self.directory):

@@ -10,9 +10,9 @@ from datetime import timezone
 from threadline.messages import Message
 from threadline.stores._appended import Appended
 from threadline.stores._listing import ConversationInfo
-from threadline.stores._listing import check_page
 from threadline.stores._listing import page_of
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
@@ -204,7 +204,7 @@ class MemoryStore(PollingWatch):
             threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
                 ``after`` is not ``None`` or a conversation id.
         """
-        limit, after = check_page(limit, after, "MemoryStore.list_conversations")
+        limit, after = check_list_page(limit, after, "MemoryStore.list_conversations")
         with self._lock:
             ids = sorted(self._conversations)
         return page_of(ids, limit, after)

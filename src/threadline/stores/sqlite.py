@@ -85,11 +85,11 @@ from threadline.messages import Message
 from threadline.stores._appended import Appended
 from threadline.stores._closing import Closing
 from threadline.stores._listing import ConversationInfo
-from threadline.stores._listing import check_page
 from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
@@ -447,7 +447,7 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
                 ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the database cannot be read.
         """
-        limit, after = check_page(limit, after, "SQLiteStore.list_conversations")
+        limit, after = check_list_page(limit, after, "SQLiteStore.list_conversations")
         with self._failing("list conversations"):
             rows = (
                 self._db.connection()
