@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import threadline as tl
 from tests.support import delete_redis_prefix
 from tests.support import drop_postgres_tables
 from tests.support import new_postgres_prefix
@@ -160,3 +161,48 @@ def test_blocking_postgres_watch_behind_pgbouncer_says_what_to_configure(
             store.watch("c1")
     finally:
         store.close()
+
+
+@pytest.mark.requires_server
+@pytest.mark.parametrize("kind", ["redis", "postgres"])
+def test_a_history_bound_to_a_blocking_server_store_follows_it(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
+    stores: list[Any] = []
+    if kind == "redis":
+        require_module("redis", 'pip install "threadline[redis]"')
+        from threadline.stores.redis import RedisStore
+
+        url = request.getfixturevalue("redis_url")
+        prefix = new_redis_prefix()
+        stores = [RedisStore(url, prefix=prefix) for _ in range(2)]
+    else:
+        require_module("psycopg", 'pip install "threadline[postgres]"')
+        from threadline.stores.postgres import PostgresStore
+
+        dsn = request.getfixturevalue("postgres_dsn")
+        prefix = new_postgres_prefix()
+        stores = [PostgresStore(dsn, table_prefix=prefix) for _ in range(2)]
+    store, other = stores
+
+    async def main() -> list[str]:
+        live = tl.History().bind(store, "c1", follow=True)
+        await asyncio.to_thread(other.append, "c1", [user_message("theirs", id="u1")])
+
+        async def heard() -> None:
+            while len(live) < 1:
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(heard(), 60)  # a guard against a hang only
+        await live.unfollow()
+        return [m.id for m in live]
+
+    try:
+        assert asyncio.run(main()) == ["u1"]
+    finally:
+        for each in stores:
+            each.close()
+        if kind == "redis":
+            delete_redis_prefix(request.getfixturevalue("redis_url"), prefix)
+        else:
+            drop_postgres_tables(request.getfixturevalue("postgres_dsn"), [prefix])

@@ -222,9 +222,9 @@ class _PostgresStoreBase(JsonRows):
         ``LISTEN`` connection (outside ``max_connections``; one per event loop) wakes the
         watches of that conversation only, which read what changed in one snapshot on a pooled
         connection (in a worker thread, for the blocking ``PostgresStore``: iterate its watch
-        in async code, and close it before its event loop ends). A
-        dropped connection (a restart, ``pg_terminate_backend``) only delays them: they
-        reconnect and catch up from their own last version, never skipping or repeating.
+        in async code, and close it before its event loop ends). A dropped connection (a
+        restart, ``pg_terminate_backend``) only delays them: they reconnect and catch up from
+        their own last version, never skipping or repeating.
 
         Args:
             conversation_id: the conversation to watch.

@@ -46,7 +46,7 @@ Why it holds up:
   id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
   version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
 - **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
-  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  log stream, in the same atomic step. ``watch`` (on both twins) blocks on that stream
   (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
   version and the messages they appended: so after a dropped connection or a server restart
   the watcher catches up from its last version, write by write, as long as the log still
