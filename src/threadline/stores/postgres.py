@@ -69,8 +69,11 @@ Connections: each store keeps a small pool of its own (at most ``max_connections
 ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
 noticed before use and replaced, so a restart between calls raises nothing; a call in flight
 when the server goes away raises [`StoreError`][] and changes nothing (its
-transaction rolls back). After ``fork()`` the child opens its own connections. The async
-store's watches share one ``LISTEN`` connection (`threadline.stores._postgres_listen`).
+transaction rolls back). After ``fork()`` the child opens its own connections. A store's
+watches share one ``LISTEN`` connection per event loop (`threadline.stores._postgres_listen`);
+the blocking store's watch is the async one's, its reads run in worker threads. A page of
+``list_conversations`` is an index range scan of the conversations table's primary key (in
+``"C"`` order, which is code point order).
 
 The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
 which ``threadline.stores`` loads only when one of these stores is first used.
