@@ -46,7 +46,7 @@ Why it holds up:
   id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
   version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
 - **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
-  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  log stream, in the same atomic step. ``watch`` (on both twins) blocks on that stream
   (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
   version and the messages they appended: so after a dropped connection or a server restart
   the watcher catches up from its last version, write by write, as long as the log still
@@ -121,6 +121,9 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
     ) from error
 
 # After the check above: it imports the driver too.
+from threadline.stores._redis_listing import INFO
+from threadline.stores._redis_listing import AsyncRedisListing
+from threadline.stores._redis_listing import RedisListing
 from threadline.stores._redis_watch import SINCE
 from threadline.stores._redis_watch import RedisSource
 from threadline.stores._redis_watch import joined
@@ -185,6 +188,7 @@ class _RedisStoreBase(JsonRows):
         self._version = client.register_script(VERSION)
         self._fork = client.register_script(FORK_SCRIPT)
         self._since = client.register_script(SINCE)
+        self._info_script = client.register_script(INFO)
 
     def _after(self, reply: list[Any], after: int) -> tuple[int, bytes | None, bool]:
         """The version, the rows (as one JSON array) and ``replaced`` of a ``SINCE`` reply."""
@@ -243,7 +247,7 @@ class _RedisStoreBase(JsonRows):
         return _make_key(self.prefix, "index", "conversations")
 
 
-class RedisStore(_RedisStoreBase, Closing):
+class RedisStore(RedisListing, _RedisStoreBase, Closing):
     """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -404,15 +408,6 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"delete conversation {conversation_id!r}"):
             self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            return _ids(self._client.zrange(self._index, 0, -1))
-
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation
         ``new_id`` and record its parent, in one Lua script.
@@ -438,13 +433,28 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
             return decode_parent(self._client.get(self._parent_key(conversation_id)))
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version``, one per write, as [`AsyncRedisStore.watch`][] yields them.
+
+        It blocks on the conversation's log stream (``XREAD``) and runs its reads, on the
+        store's client, in a worker thread each (an ``XREAD`` blocks at most a second, so a
+        closed watch frees its thread soon). Iterate it in async code (``async for``).
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        return Watch(RedisSource(self, conversation_id), conversation_id, after)
+
     def close(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
             self._client.close()
 
 
-class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
+class AsyncRedisStore(AsyncRedisListing, _RedisStoreBase, AsyncClosing):
     """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -574,15 +584,6 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
         validate_conversation_id(conversation_id)
         with self._failing(f"delete conversation {conversation_id!r}"):
             await self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
-
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            return _ids(await self._client.zrange(self._index, 0, -1))
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages into ``new_id``, as [`RedisStore.fork`][] does.
@@ -743,7 +744,3 @@ def _redacted(url: str) -> str:
         return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
     except ValueError:
         return "<unparsable url>"
-
-
-def _ids(raw: list[Any]) -> list[str]:
-    return [item.decode() if isinstance(item, bytes) else item for item in raw]
