@@ -84,9 +84,13 @@ def clustered(name: str, client: object, cluster: object, prefix: str) -> bool:
     return clustered
 
 
-def describe(name: str, url: str | None, client: object, prefix: str) -> str:
-    where = repr(redacted(url)) if url is not None else f"client={client!r}"
-    return f"{name}({where}, prefix={prefix!r})"
+def describe(name: str, url: str | None, client: object, prefix: str, cluster: bool) -> str:
+    """The store's repr: its URL (password hidden) or its client, its prefix, and
+    ``cluster=True`` for a cluster store built from a URL."""
+    if url is None:
+        return f"{name}(client={client!r}, prefix={prefix!r})"
+    flag = ", cluster=True" if cluster else ""
+    return f"{name}({redacted(url)!r}, prefix={prefix!r}{flag})"
 
 
 def redacted(url: str) -> str:

@@ -161,7 +161,8 @@ class _RedisStoreBase(JsonRows):
         self._layout = Layout(prefix, self._clustered)
 
     def __repr__(self) -> str:
-        return describe(self._NAME, self._url, self._client, self.prefix)
+        client = self._client if self._url is None else None
+        return describe(self._NAME, self._url, client, self.prefix, self._clustered)
 
     def _checked(
         self,
@@ -266,16 +267,25 @@ class RedisStore(_RedisStoreBase, Closing):
             ``<prefix>index:conversations``), so several applications or tenants can share a
             database: empty, or ending with ``:``. Stores with different prefixes never see
             each other's conversations, even when one prefix starts with another.
-        client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), used
-            instead of ``url``. The store never closes it, and it keeps its own retry policy:
-            a client that retries ``EXEC`` may store a batch twice when a connection drops.
+        client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), or a
+            ``redis.cluster.RedisCluster`` for a Redis Cluster, used instead of ``url``. The
+            store never closes it, and it keeps its own retry policy: a client that retries a
+            command after its connection dropped may apply a ``replace`` twice.
         blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
             message JSON; ``None`` keeps them inline.
         blob_threshold: file bytes longer than this go to ``blobs``.
+        cluster: ``url`` names a node of a Redis Cluster (Valkey cluster, ElastiCache or
+            MemoryStore in cluster mode): the store builds a ``RedisCluster`` client and keeps
+            each conversation's keys in one hash slot (see ``docs/stores.md``). A cluster
+            ``client`` implies it.
 
     Raises:
         ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
+            Redis URL, ``prefix`` is not a string ending with ``:`` (or empty) or, on a
+            cluster, holds ``{`` or ``}``, or ``cluster=True`` came with a single-server
+            client.
+        threadline.StoreError: ``cluster=True`` and no node at ``url`` answered (the cluster
+            client learns the slots when it is built).
     """
 
     _NAME = "RedisStore"
@@ -292,8 +302,9 @@ class RedisStore(_RedisStoreBase, Closing):
     ) -> None:
         super().__init__(url, prefix, client, blobs, blob_threshold, cluster)
         if client is None:
-            if self._clustered:
-                client = redis.cluster.RedisCluster.from_url(cast(str, url), **CLIENT_OPTIONS)
+            if self._clustered:  # connects at once, to learn which node serves which slots
+                with self._failing("reach the cluster"):
+                    client = redis.cluster.RedisCluster.from_url(cast(str, url), **CLIENT_OPTIONS)
             else:
                 client = redis.Redis.from_url(cast(str, url), **CLIENT_OPTIONS)
         self._client: redis.Redis | redis.cluster.RedisCluster = client
@@ -470,11 +481,14 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
     Args:
         url: the server, as for [`RedisStore`][]. Leave it out when passing ``client``.
         prefix: the start of every key this store writes: empty, or ending with ``:``.
-        client: a ``redis.asyncio.Redis`` you configured yourself, used instead of ``url``;
-            the store never closes it.
+        client: a ``redis.asyncio.Redis`` you configured yourself, or a
+            ``redis.asyncio.cluster.RedisCluster``, used instead of ``url``; the store never
+            closes it.
         blobs: where to keep file bytes longer than ``blob_threshold``; its blocking
             ``put`` and ``get`` run in a worker thread.
         blob_threshold: file bytes longer than this go to ``blobs``.
+        cluster: ``url`` names a node of a Redis Cluster, as for [`RedisStore`][] (the async
+            cluster client connects at its first command).
 
     Raises:
         ValueError: as for [`RedisStore`][].
