@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 from urllib.parse import urlunsplit
@@ -141,3 +142,25 @@ def failing(action: str, single: bool, *errors: type[Exception]) -> Iterator[Non
                 "redis.cluster.RedisCluster client)"
             )
         raise StoreError(text) from error
+    except AttributeError as error:
+        # redis.asyncio's cluster client, when a node drops, disconnects the node's connections
+        # while other tasks are still handshaking on them: the driver then fails inside its own
+        # code with "'NoneType' object has no attribute 'writelines'" (redis 8.1). The command
+        # was not sent whole, so this is a dropped connection like any other. An
+        # AttributeError raised anywhere else is a bug, and goes up as it is.
+        if not _raised_by_driver(error):
+            raise
+        raise StoreError(f"{action}: connection lost: {type(error).__name__}: {error}") from error
+
+
+def _raised_by_driver(error: BaseException) -> bool:
+    """Whether ``error`` was raised by a line of the ``redis`` package."""
+    trace = error.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return Path(trace.tb_frame.f_code.co_filename).is_relative_to(_DRIVER_DIRECTORY)
+
+
+_DRIVER_DIRECTORY = Path(redis.__file__).parent
