@@ -76,8 +76,11 @@ class Servers:
                     except redis.RedisError:
                         time.sleep(0.05)
         subprocess.run(
-            ["redis-cli", "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.cluster)]
-            + ["--cluster-replicas", "0", "--cluster-yes"],
+            [
+                *("redis-cli", "--cluster", "create"),
+                *(f"127.0.0.1:{p}" for p in self.cluster),
+                *("--cluster-replicas", "0", "--cluster-yes"),
+            ],
             check=True,
             capture_output=True,
             timeout=120,
@@ -191,8 +194,9 @@ def _keys_per_shard(servers: Servers, conversations: int) -> list[int]:
     return counts
 
 
-def _writer(url: str, clustered: bool, prefix: str, conversation: str, seconds: float,
-            start: Any, out: Any) -> None:  # fmt: skip
+def _writer(
+    url: str, clustered: bool, prefix: str, conversation: str, seconds: float, start: Any, out: Any
+) -> None:
     import threadline as tl
     from threadline.stores import RedisStore
 
@@ -243,7 +247,7 @@ def measure(quick: bool) -> dict[str, Any]:
     """Every measurement, on private servers started and stopped here."""
     if not (shutil.which("redis-server") and shutil.which("redis-cli")):
         raise RuntimeError("redis-server and redis-cli are needed (apt-get install redis-server)")
-    calls, seconds = (300, 1.0) if quick else (2000, 3.0)
+    calls, seconds = (300, 2.0) if quick else (2000, 3.0)
     with tempfile.TemporaryDirectory() as root:
         servers = Servers(Path(root))
         try:
@@ -308,17 +312,21 @@ def bench_redis_cluster(report: Any, row: Any, quick: bool) -> None:
         for name, (wall, client, server, commands) in operations.items():
             stat = Stat(client, client, [client], 1, "cpu", [wall])
             note = f"server CPU {server * 1e6:,.0f} µs, {commands:.1f} commands per call"
-            report.rows.append(row(f"RedisStore {name}, {where}", 1, "threadline",
-                                   {"threadline": stat}, note=note))  # fmt: skip
+            label = f"RedisStore {name}, {where}"
+            report.rows.append(row(label, 1, "threadline", {"threadline": stat}, note=note))
     for (where, shared), (done, conflicts, stored) in results["writers"].items():
         per_second = done / results["seconds"]
         stat = Stat(1 / per_second if per_second else float("inf"), 0.0, [], done)
         stat.min = stat.median
         layout = "1 conversation" if shared else "8 conversations"
-        note = f"{per_second:,.0f} appends/s, {conflicts:,} conflicts, {done:,} acked, {stored:,} stored"
-        report.rows.append(row(f"RedisStore appends, 8 processes, {layout}, {where}", 8,
-                               "threadline", {"threadline": stat}, note=note))  # fmt: skip
-    report.notes.append(f"redis_cluster: keys per shard for 10,000 conversations: {results['shards']}")
+        note = (
+            f"{per_second:,.0f} appends/s, {conflicts:,} conflicts, {done:,} acknowledged, "
+            f"{stored:,} stored"
+        )
+        name = f"RedisStore appends, 8 processes, {layout}, {where}"
+        report.rows.append(row(name, 8, "threadline", {"threadline": stat}, note=note))
+    shards = results["shards"]
+    report.notes.append(f"redis_cluster: keys per shard for 10,000 conversations: {shards}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -156,6 +156,7 @@ class PrivateRedisCluster:
                 assert time.monotonic() < deadline, f"redis-server did not start: {self.logs()}"
                 time.sleep(0.05)
 
+
 def _healthy(redis: Any, port: int) -> bool:
     """The node at ``port`` serves every slot and sees no node failing."""
     try:

@@ -128,9 +128,7 @@ def test_async_writers_through_a_killed_primary(
                 try:
                     while not stop.is_set():
                         try:
-                            await store.append(
-                                conversation_of(writer), batch(writer, number, SIZE)
-                            )
+                            await store.append(conversation_of(writer), batch(writer, number, SIZE))
                         except tl.StoreError:
                             outcome.failures[writer] += 1
                             await asyncio.sleep(0.05)  # down: send the same batch again

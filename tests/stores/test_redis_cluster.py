@@ -124,7 +124,7 @@ def test_cluster_true_with_a_single_server_client_is_refused() -> None:
 
 
 def test_an_unreachable_cluster_raises_store_error() -> None:
-    with pytest.raises(tl.StoreError, match="could not reach the cluster.*RedisClusterException"):
+    with pytest.raises(tl.StoreError, match=r"could not reach the cluster.*RedisClusterException"):
         RedisStore(NOWHERE, cluster=True)
 
     async def run() -> None:
@@ -138,6 +138,7 @@ def test_an_unreachable_cluster_raises_store_error() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # On the shared cluster
+
 
 @pytest.fixture
 def prefixes(redis_cluster_url: str) -> Iterator[list[str]]:
@@ -185,9 +186,7 @@ def test_cluster_stores_keep_the_contract_with_blobs(
     blobs = FileBlobStore(tmp_path / "blobs")
     options = {"blobs": blobs, "blob_threshold": SMALL_THRESHOLD}
     check_store(factory(redis_cluster_url, prefixes, RedisStore, **options))
-    asyncio.run(
-        check_async_store(factory(redis_cluster_url, prefixes, AsyncRedisStore, **options))
-    )
+    asyncio.run(check_async_store(factory(redis_cluster_url, prefixes, AsyncRedisStore, **options)))
     assert any((tmp_path / "blobs").rglob("*")), "no file bytes went to the blob store"
 
 
@@ -236,18 +235,20 @@ def test_conversations_spread_over_every_primary_and_list_in_order(
             store.append(cid, batch(cid, 1))
         assert store.list_conversations() == sorted(ids)
         counts = []
-        for node in store._client.get_primaries():
+        client = store._client
+        assert isinstance(client, redis.cluster.RedisCluster)
+        for node in client.get_primaries():
             with redis.Redis(host=node.host, port=node.port) as direct:
                 counts.append(len(list(direct.scan_iter(match=f"{prefix}conv:*"))))
-        assert len(counts) == 3 and min(counts) > 0 and sum(counts) == len(ids), counts
+        assert len(counts) == 3, counts
+        assert min(counts) > 0, counts
+        assert sum(counts) == len(ids), counts
         store.delete("c1")
         assert "c1" not in store.list_conversations()
 
 
 @pytest.mark.requires_server
-def test_a_fork_is_written_whole_under_the_branch_slot(
-    redis_cluster_url: str, prefix: str
-) -> None:
+def test_a_fork_is_written_whole_under_the_branch_slot(redis_cluster_url: str, prefix: str) -> None:
     with RedisStore(redis_cluster_url, prefix=prefix, cluster=True) as store:
         store.append("parent", batch("p", 3))
         layout = store._layout
@@ -290,9 +291,11 @@ def test_a_fork_cut_before_its_script_leaves_no_branch(
 def test_a_single_server_store_on_a_cluster_says_how_to_use_it(
     redis_cluster_url: str, prefix: str
 ) -> None:
-    with RedisStore(redis_cluster_url, prefix=prefix) as store:
-        with pytest.raises(tl.StoreError, match=r"conversation 'c1'.*pass cluster=True"):
-            store.append("c1", batch("a"))  # its keys are in several slots: CROSSSLOT
+    with (
+        RedisStore(redis_cluster_url, prefix=prefix) as store,
+        pytest.raises(tl.StoreError, match=r"conversation 'c1'.*pass cluster=True"),
+    ):
+        store.append("c1", batch("a"))  # its keys are in several slots: CROSSSLOT
 
 
 @pytest.mark.requires_server
