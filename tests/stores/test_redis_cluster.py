@@ -237,7 +237,7 @@ def test_conversations_spread_over_every_primary_and_list_in_order(
         counts = []
         client = store._client
         assert isinstance(client, redis.cluster.RedisCluster)
-        for node in client.get_primaries():
+        for node in client.get_primaries():  # type: ignore[no-untyped-call]
             with redis.Redis(host=node.host, port=node.port) as direct:
                 counts.append(len(list(direct.scan_iter(match=f"{prefix}conv:*"))))
         assert len(counts) == 3, counts
@@ -308,3 +308,27 @@ def test_a_driver_error_on_a_cluster_names_the_conversation(
             store.append("c1", batch("a"))
         with pytest.raises(tl.StoreError, match=r"load conversation 'c1'.*WRONGTYPE"):
             store.load("c1")
+
+
+def test_only_the_drivers_attribute_errors_become_store_errors() -> None:
+    """redis-py 8.1's async cluster client, when a node drops under concurrent tasks, fails in
+    its own code on a connection another task closed: that is a lost connection. An
+    AttributeError from anywhere else is a bug and goes up as it is."""
+    from threadline.stores._redis_client import failing
+
+    async def closed_connection() -> None:
+        connection = redis.asyncio.connection.Connection(port=1)  # never connected: no writer
+        await connection._send_packed_command([b"PING"])
+
+    with (
+        pytest.raises(tl.StoreError, match=r"load conversation 'c1': connection lost") as caught,
+        failing("S could not load conversation 'c1'", False),
+    ):
+        asyncio.run(closed_connection())
+    assert isinstance(caught.value.__cause__, AttributeError)
+
+    with (
+        pytest.raises(AttributeError, match="no attribute 'nope'"),
+        failing("S could not load conversation 'c1'", False),
+    ):
+        object().nope  # type: ignore[attr-defined]  # noqa: B018

@@ -33,6 +33,7 @@ __all__ = [
     "failing",
     "ids",
     "merged",
+    "raised_by_driver",
 ]
 
 # A client this module builds never retries a command: retrying an EXEC whose reply was lost
@@ -148,12 +149,12 @@ def failing(action: str, single: bool, *errors: type[Exception]) -> Iterator[Non
         # code with "'NoneType' object has no attribute 'writelines'" (redis 8.1). The command
         # was not sent whole, so this is a dropped connection like any other. An
         # AttributeError raised anywhere else is a bug, and goes up as it is.
-        if not _raised_by_driver(error):
+        if not raised_by_driver(error):
             raise
         raise StoreError(f"{action}: connection lost: {type(error).__name__}: {error}") from error
 
 
-def _raised_by_driver(error: BaseException) -> bool:
+def raised_by_driver(error: BaseException) -> bool:
     """Whether ``error`` was raised by a line of the ``redis`` package."""
     trace = error.__traceback__
     if trace is None:
