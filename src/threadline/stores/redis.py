@@ -17,6 +17,12 @@ Layout, for the default ``prefix="threadline:"``::
                                               replace or delete) and ``n`` (messages); the
                                               last ~1,000 are kept, for ``watch``
 
+On a Redis Cluster (``cluster=True``, or a cluster client) every key above carries its
+conversation's bucket's hash tag (``threadline:conv:{460}<id>``) and each of the 256 buckets
+keeps its own index (``threadline:index:{460}conversations``), so every script's keys share one
+slot; see `threadline.stores._redis_keys` and ``docs/stores.md``. Listing reads every bucket's
+index. Everything below holds on a cluster too.
+
 Why it holds up:
 
 - **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or ends
