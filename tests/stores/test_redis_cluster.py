@@ -24,6 +24,7 @@ import threadline as tl
 from tests.stores._helpers import SMALL_THRESHOLD
 from tests.stores._names import conversation_ids
 from tests.stores._names import redis_prefixes
+from tests.stores._names import small_names
 from tests.support import delete_redis_cluster_prefix
 from tests.support import examples
 from tests.support import new_redis_prefix
@@ -80,6 +81,36 @@ def test_cluster_keys_of_two_conversations_never_meet(prefix: str, cid1: str, ci
     shared = set(layout.keys(cid1)) & set(layout.keys(cid2))
     if cid1 != cid2:  # at most their bucket's index, when both are in one bucket
         assert shared <= {layout.index_for(cid1)} & {layout.index_for(cid2)}
+
+
+def cluster_keys_of(prefix: str, cid: str) -> dict[str, tuple[str, ...]]:
+    """Every key a cluster store with ``prefix`` touches for ``cid``, and what it holds."""
+    layout = Layout(prefix, clustered=True)
+    kinds = ["conversation", "ids", "index", "version", "parent", "log"]
+    return {
+        key: (prefix, kind) if kind == "index" else (prefix, kind, cid)
+        for key, kind in zip(layout.keys(cid), kinds, strict=True)
+    } | dict.fromkeys(layout.indexes(), (prefix, "index"))
+
+
+@settings(max_examples=examples(200))
+@given(redis_prefixes, conversation_ids, redis_prefixes, conversation_ids)
+def test_no_two_prefix_and_id_pairs_share_a_cluster_key(
+    prefix1: str, cid1: str, prefix2: str, cid2: str
+) -> None:
+    one, two = cluster_keys_of(prefix1, cid1), cluster_keys_of(prefix2, cid2)
+    for key in one.keys() & two.keys():
+        assert one[key] == two[key], f"{one[key]} and {two[key]} both use the key {key!r}"
+
+
+def test_cluster_keys_in_a_small_space_searched_exhaustively() -> None:
+    words = ["a", "conv", "conversations", "ids", "index", "Q"]
+    prefixes = ["", *(name + ":" for name in small_names(words, 2))]
+    seen: dict[str, tuple[str, ...]] = {}
+    for prefix in prefixes:
+        for cid in small_names(words, 2):
+            for key, owner in cluster_keys_of(prefix, cid).items():
+                assert seen.setdefault(key, owner) == owner, f"{seen[key]}, {owner} share {key!r}"
 
 
 def test_the_buckets_are_spread_evenly_over_the_slots() -> None:
