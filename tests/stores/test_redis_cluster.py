@@ -87,10 +87,10 @@ def cluster_keys_of(prefix: str, cid: str) -> dict[str, tuple[str, ...]]:
     """Every key a cluster store with ``prefix`` touches for ``cid``, and what it holds."""
     layout = Layout(prefix, clustered=True)
     kinds = ["conversation", "ids", "index", "version", "parent", "log"]
-    return {
-        key: (prefix, kind) if kind == "index" else (prefix, kind, cid)
-        for key, kind in zip(layout.keys(cid), kinds, strict=True)
-    } | dict.fromkeys(layout.indexes(), (prefix, "index"))
+    owners: dict[str, tuple[str, ...]] = dict.fromkeys(layout.indexes(), (prefix, "index"))
+    for key, kind in zip(layout.keys(cid), kinds, strict=True):
+        owners[key] = (prefix, kind) if kind == "index" else (prefix, kind, cid)
+    return owners
 
 
 @settings(max_examples=examples(200))
