@@ -17,6 +17,15 @@ if ! command -v redis-server >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/p
   apt-get install -y -qq redis-server postgresql >&2
 fi
 
+# PgBouncer in transaction mode in front of the test PostgreSQL (the store behind a pooler).
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+  log "installing pgbouncer from Debian packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq pgbouncer >&2
+fi
+PGBOUNCER=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
+
 # The browser the docs tests look at the built site with (tests/examples/test_docs_browser.py).
 if ! command -v chromium >/dev/null 2>&1; then
   log "installing chromium from Debian packages"
@@ -95,6 +104,43 @@ if ! su postgres -c "psql -p $PG_PORT -qAtc \"select 1 from pg_database where da
   su postgres -c "createdb -p $PG_PORT -O threadline threadline" >&2
 fi
 
+# PgBouncer (transaction pooling, as production runs it in front of many workers) on loopback,
+# run as the postgres user (it refuses root), its files under /tmp.
+PGBOUNCER_PORT="${THREADLINE_PGBOUNCER_PORT:-6432}"
+PGBOUNCER_DIR=/tmp/threadline-pgbouncer
+if ! PGPASSWORD=threadline psql -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U threadline -qAtc 'select 1' \
+    threadline >/dev/null 2>&1 </dev/null; then
+  log "starting pgbouncer (transaction mode) on 127.0.0.1:$PGBOUNCER_PORT"
+  mkdir -p "$PGBOUNCER_DIR"
+  cat >"$PGBOUNCER_DIR/pgbouncer.ini" <<INI
+[databases]
+threadline = host=127.0.0.1 port=$PG_PORT dbname=threadline
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $PGBOUNCER_PORT
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $PGBOUNCER_DIR/userlist.txt
+pool_mode = transaction
+max_client_conn = 1000
+default_pool_size = 20
+logfile = $PGBOUNCER_DIR/pgbouncer.log
+pidfile = $PGBOUNCER_DIR/pgbouncer.pid
+INI
+  echo '"threadline" "threadline"' >"$PGBOUNCER_DIR/userlist.txt"
+  chown -R postgres "$PGBOUNCER_DIR"
+  chmod 700 "$PGBOUNCER_DIR"
+  su postgres -c "$PGBOUNCER -d $PGBOUNCER_DIR/pgbouncer.ini" >&2
+fi
+for _ in $(seq 1 50); do
+  PGPASSWORD=threadline psql -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U threadline -qAtc 'select 1' \
+    threadline >/dev/null 2>&1 && break
+  sleep 0.2
+done
+PGPASSWORD=threadline psql -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U threadline -qAtc 'select 1' \
+  threadline >/dev/null
+
 echo "export THREADLINE_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
 echo "export THREADLINE_REDIS_CLUSTER_URL=redis://127.0.0.1:$FIRST_PORT/0"
 echo "export THREADLINE_POSTGRES_DSN=postgresql://threadline:threadline@127.0.0.1:$PG_PORT/threadline"
+echo "export THREADLINE_PGBOUNCER_URL=postgresql://threadline:threadline@127.0.0.1:$PGBOUNCER_PORT/threadline"

@@ -63,6 +63,7 @@ import peers  # noqa: E402
 import redis_cluster  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
+import stores_watch  # noqa: E402
 from timing import Clock  # noqa: E402
 from timing import CpuSample  # noqa: E402
 from timing import Stat  # noqa: E402
@@ -1214,6 +1215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("redis_cluster"):
         progress("RedisStore on a private 3-master cluster against one node (issue 40)")
         redis_cluster.bench_redis_cluster(report, Row, args.quick)
+    if wanted("stores_watch"):
+        progress("AsyncPostgresStore watch at 1, 100 and 1,000 watched conversations")
+        stores_watch.bench_stores_watch(report, Row, 30 if args.quick else 200)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")

@@ -150,6 +150,21 @@ def postgres_server_dsn() -> str:
     return dsn
 
 
+def pgbouncer_server_url() -> str:
+    """``THREADLINE_PGBOUNCER_URL`` (PgBouncer in transaction mode in front of the test
+    PostgreSQL), checked to answer a query; unavailable when unset or down."""
+    psycopg = require_module("psycopg", 'pip install "threadline[postgres]"')
+    url = os.environ.get("THREADLINE_PGBOUNCER_URL")
+    if not url:
+        unavailable('THREADLINE_PGBOUNCER_URL is not set (eval "$(bash .ci/services.sh)")')
+    try:
+        with psycopg.connect(url, connect_timeout=5, prepare_threshold=None) as connection:
+            connection.execute("SELECT 1")
+    except psycopg.Error as error:
+        unavailable(f"no PgBouncer at {url}: {error}")
+    return url
+
+
 def new_postgres_prefix() -> str:
     """A table prefix no other test uses."""
     return f"tltest_{uuid.uuid4().hex[:16]}_"

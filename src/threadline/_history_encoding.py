@@ -22,12 +22,13 @@ from collections.abc import Hashable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 if TYPE_CHECKING:
     from threadline.codecs._incremental import SplicedEncoder
     from threadline.history import History
 
-__all__ = ["encode_history"]
+__all__ = ["Encoding", "encode_history"]
 
 _CODEC_OPTIONS = ("system", "model", "reasoning", "unsupported", "text_files")
 """The ``encode`` options the codec's body depends on (``integrity`` does not change the
@@ -42,11 +43,32 @@ _ENCODERS: weakref.WeakKeyDictionary[History, dict[Hashable, SplicedEncoder]] = 
 _LOCK = threading.Lock()
 
 
+class Encoding:
+    """`History.encode`, for the History class (its mixin, beside ``Branching``)."""
+
+    __slots__ = ()
+
+    def encode(self, provider: str, **options: Any) -> dict[str, Any]:
+        """``encode(self.messages_for_model(), provider=provider, **options)``, encoding only
+        the turns after the last turn boundary: the turns before it are kept per format and
+        options, shared read-only between bodies (``copy.deepcopy`` one to change it). See
+        ``docs/performance.md`` ("The agent step") for when it encodes the whole history.
+
+        Raises:
+            threadline.ThreadlineError: what [`encode`][threadline.encode] and
+                `messages_for_model` raise for this history and these options (an
+                ``IntegrityError``, ``UnsupportedContentError``, ``UnknownProviderError``...).
+            ValueError: an option has a value outside its documented choices.
+        """
+        return encode_history(cast("History", self), provider, options)
+
+
 def encode_history(history: History, provider: str, options: Mapping[str, Any]) -> dict[str, Any]:
     """``encode(history.messages_for_model(), provider=provider, **options)``, incrementally.
 
     Raises:
-        What that call raises.
+        threadline.ThreadlineError: what that call raises.
+        ValueError: an option has a value outside its documented choices.
     """
     from threadline.codecs._registry import HISTORY_BODY
     from threadline.codecs._registry import encode

@@ -10,6 +10,7 @@ Values read from JSON are JSON by construction, so the check runs only for Pytho
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -34,6 +35,7 @@ __all__ = [
     "FrozenJsonMap",
     "JsonValue",
     "check_json_value",
+    "compact_text",
     "find_in_value",
     "find_not_unicode_in_text",
     "freeze_json_map",
@@ -203,10 +205,14 @@ class FrozenJsonMap(dict[str, Any]):
 
     A ``dict`` subclass so that pydantic-core serializes it natively (no Python call per part) and
     ``json.dumps`` takes it as is; every mutating method raises ``TypeError``. Read-only is
-    shallow: nested lists and mappings are plain JSON containers.
+    shallow: nested lists and mappings are plain JSON containers (copies nobody else holds
+    when the map was validated), read-only by contract, which is what lets `compact_text`
+    keep the map's JSON text in its one slot.
     """
 
-    __slots__ = ()
+    __slots__ = ("_compact",)
+
+    _compact: str
 
     __setitem__ = _readonly
     __delitem__ = _readonly
@@ -251,6 +257,32 @@ class FrozenJsonMap(dict[str, Any]):
         cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
         return {"type": "object", "additionalProperties": True}
+
+
+_compact_json: Callable[[Any], str] = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":")
+).encode
+
+
+def compact_text(value: Mapping[str, Any], *, keep: bool = True) -> str:
+    """``value`` as compact JSON text (no spaces, non-ASCII as is), as OpenAI-style APIs send
+    tool-call arguments and the token estimate counts them.
+
+    A `FrozenJsonMap` keeps its text once computed (``keep``): a tool call's arguments are
+    written once per process, not once per ``encode``. ``keep=False`` (a measurement, done
+    once per message anyway) uses a kept text but keeps none, so a history that is never
+    encoded for such an API holds no second copy of its arguments. Any other mapping is
+    written anew.
+    """
+    if type(value) is not FrozenJsonMap:
+        return _compact_json(value)
+    try:
+        return value._compact
+    except AttributeError:
+        text = _compact_json(value)
+        if keep:
+            value._compact = text
+        return text
 
 
 EMPTY: FrozenJsonMap = FrozenJsonMap()

@@ -349,6 +349,11 @@ class Log:
     # keeps its characters so a trim subtracts them without measuring again; without a window,
     # counting is deferred to `count_pending`, which counts only what arrived since
     # (appends stay lean).
+    #
+    # Characters. With a window, ``size`` is kept as messages arrive and leave (``sizes``).
+    # Without one nothing ever leaves, and ``size`` counts only ``items[:sized]``: nothing is
+    # measured on a load or an append, and `count_size` adds what arrived since, on the first
+    # read of ``History.size``.
     __slots__ = (
         "counter",
         "head",
@@ -358,6 +363,7 @@ class Log:
         "offset",
         "results",
         "size",
+        "sized",
         "sizes",
         "snapshot",
         "start",
@@ -377,7 +383,10 @@ class Log:
     snapshot: Snapshot | None
     """The snapshot of the current state once one was asked for (`current`)."""
     size: int
-    """Characters of content over the live messages."""
+    """Characters of content over the live messages (without a window, over ``items[:sized]``:
+    call `count_size` first)."""
+    sized: int
+    """Without a window, how many of ``items`` ``size`` counts."""
     sizes: array[int]
     results: dict[str, ToolResultPart]
     """Tool call id -> the last live result for it."""
@@ -449,12 +458,13 @@ class Log:
         return content_chars(message), self.counter(message)
 
     def measure_all(self, items: Sequence[Message]) -> tuple[list[int], list[int]]:
-        """Characters of each of ``items``, and with a window their token counts (else ``[]``).
+        """With a window, the characters and token counts of each of ``items``; without one
+        ``([], [])``: both are counted when first read (`count_size`, `count_pending`).
 
         Done before taking the lock, so a slow token counter never blocks other threads.
         """
         if self.window is None:
-            return list(map(content_chars, items)), []
+            return [], []
         measured = list(map(self.measure, items))
         return [chars for chars, _ in measured], [tokens for _, tokens in measured]
 
@@ -473,13 +483,14 @@ class Log:
         self.offset = 0
         self.version = version
         self.snapshot = None
-        self.size = 0
+        self.size = sum(sizes)
+        self.sized = 0
         self.results = {}
         self.system_at = ()
-        for position, (message, chars) in enumerate(zip(items, sizes, strict=True)):
-            self._track(message, chars, position)
+        for position, message in enumerate(items):
+            self._track(message, position)
         window = self.window
-        self.sizes = array("q", sizes if window is not None else ())
+        self.sizes = array("q", sizes)
         self.tokens = array("q", counts)
         self.token_total = sum(counts)
         if window is not None:
@@ -487,14 +498,13 @@ class Log:
             for position, message in enumerate(items):
                 self._note(window, message, position)
 
-    def add(self, message: Message, chars: int) -> None:
-        """Append ``message`` (of ``chars`` characters) as one mutation; without a window only."""
+    def add(self, message: Message) -> None:
+        """Append ``message`` as one mutation; without a window only."""
         items = self.items
         items.append(message)
         self.version += 1
         self.snapshot = None
         # _track, inlined: this is the hot path, and a call costs ~5% of an append.
-        self.size += chars
         role = message.role
         if role == "tool":
             for part in message.parts:
@@ -511,7 +521,8 @@ class Log:
         self.version += 1
         self.snapshot = None
         position = self.offset + len(items) - 1
-        self._track(message, chars, position)
+        self._track(message, position)
+        self.size += chars
         self.sizes.append(chars)
         self.tokens.append(tokens)
         self.token_total += tokens
@@ -524,15 +535,23 @@ class Log:
         self.items.extend(items)
         self.version += 1
         self.snapshot = None
-        for index, (message, chars) in enumerate(zip(items, sizes, strict=True)):
-            self._track(message, chars, position + index)
+        for index, message in enumerate(items):
+            self._track(message, position + index)
         window = self.window
         if window is not None:
+            self.size += sum(sizes)
             self.sizes.extend(sizes)
             self.tokens.extend(counts)
             self.token_total += sum(counts)
             for index, message in enumerate(items):
                 self._note(window, message, position + index)
+
+    def count_size(self) -> None:
+        """Add the characters of the messages ``size`` does not count yet (only without a
+        window)."""
+        items = self.items
+        self.size += sum(map(content_chars, items[self.sized :]))
+        self.sized = len(items)
 
     def count_pending(self) -> None:
         """Count the tokens of the messages not counted yet (only without a window)."""
@@ -672,10 +691,9 @@ class Log:
 
     # -- bookkeeping -----------------------------------------------------------------------
 
-    def _track(self, message: Message, chars: int, position: int) -> None:
-        """Account for a message that joined the storage at absolute ``position``: size, result
+    def _track(self, message: Message, position: int) -> None:
+        """Account for a message that joined the storage at absolute ``position``: result
         index, system positions (the system messages not pinned ahead of a window)."""
-        self.size += chars
         role = message.role
         if role == "tool":
             for part in message.parts:

@@ -60,6 +60,7 @@ from threadline._events import ListenerErrorHandler
 from threadline._following import stop_following
 from threadline._forking import Branching
 from threadline._forking import rebuild_history
+from threadline._history_encoding import Encoding
 from threadline._log import Log
 from threadline._log import Snapshot
 from threadline._log import rebuild_snapshot
@@ -108,7 +109,7 @@ _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before 
 _rebuild_history = rebuild_history  # where pickles of a History from before _forking.py look
 
 
-class History(Branching, Refreshing):
+class History(Branching, Refreshing, Encoding):
     """A conversation: an ordered, observable, thread-safe container of [`Message`][].
 
     ``len(history)``, iteration, ``history[i]`` and ``history[a:b]`` read the current
@@ -232,25 +233,14 @@ class History(Branching, Refreshing):
         raises is skipped (its input passes through) and the error goes to ``on_plugin_error``.
         ``pending`` is [`prepare_messages`][]'s: ``"answer"`` (the default, right for a model
         request) answers [`pending_calls`][] as interrupted; ``"keep"`` leaves calls in flight.
+        ``encode(history.messages_for_model(), provider=...)`` runs the integrity pass once:
+        ``encode`` trusts the list returned while it is unchanged (see [`prepare_messages`][]).
 
         Raises:
             threadline.IntegrityError: a defect repair may not fix, or any defect in ``strict``.
         """
         messages = self._plugins.transform(self, list(self.snapshot()))
         return prepare_messages(messages, mode, pending=pending)
-
-    def encode(self, provider: str, **options: Any) -> dict[str, Any]:
-        """``encode(self.messages_for_model(), provider=provider, **options)``, encoding only
-        the turns after the last turn boundary: the turns before it are kept per format and
-        options, shared read-only between bodies (``copy.deepcopy`` one to change it). See
-        ``docs/performance.md`` ("The agent step") for when it encodes the whole history.
-
-        Raises:
-            What [`encode`][threadline.encode] and `messages_for_model` raise.
-        """
-        from threadline._history_encoding import encode_history
-
-        return encode_history(self, provider, options)
 
     def pending_calls(self) -> list[ToolCallPart]:
         """The tool calls in flight or crashed at the end of the history ([`pending_calls`][])."""
@@ -268,8 +258,18 @@ class History(Branching, Refreshing):
     @property
     def size(self) -> int:
         """Characters of content over all messages (see
-        [`content_chars`][threadline.history.content_chars]); O(1)."""
-        return self._log.size
+        [`content_chars`][threadline.history.content_chars]).
+
+        Kept incrementally, as ``total_tokens`` is: without a
+        window, nothing is measured when messages are loaded or appended, and this read counts
+        the messages appended since the last one; with a window, messages are measured as they
+        arrive (the window needs it) and this read is O(1).
+        """
+        log = self._log
+        if log.window is None and log.sized < len(log.items):
+            with self._lock:
+                log.count_size()
+        return log.size
 
     @property
     def total_tokens(self) -> int:
@@ -351,11 +351,10 @@ class History(Branching, Refreshing):
         events = self._events
         window = log.window
         if window is None:
-            chars = content_chars(message)
             with self._lock:
                 if self._binding is not None:
                     self._binding.appended((message,))
-                log.add(message, chars)
+                log.add(message)
                 events.publish("append", (message,), log)
         else:
             chars, tokens = log.measure(message)

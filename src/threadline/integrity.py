@@ -82,6 +82,7 @@ from typing import TypeAlias
 from typing import get_args
 
 import threadline._repair as _repair
+from threadline._checked import checked
 from threadline._sanitize import Untrusted
 from threadline._sanitize import sanitized
 from threadline._sequences import read_messages
@@ -364,6 +365,11 @@ def prepare_messages(
     refuses while a call has no result; a reader of a live history (a UI, a watcher) that
     must not mistake a call in flight for a crash passes ``pending="keep"``.
 
+    With ``pending="answer"``, ``encode`` does not run its integrity pass again on the list
+    returned, as long as that list still holds exactly the messages it was returned with (so
+    ``encode(prepare_messages(m), provider=...)`` checks once); a list changed in any way is
+    checked in full.
+
     Args:
         messages: the history: [`Message`][] objects or mappings.
         mode: ``"auto"`` or ``"strict"``.
@@ -378,7 +384,9 @@ def prepare_messages(
     _check_mode(mode)
     _check_pending(pending)
     items = read_messages(messages, "prepare_messages", sequence=True)
-    return _repaired(items, mode, rename=False, pending=pending).messages
+    prepared = _repaired(items, mode, rename=False, pending=pending).messages
+    # Marked as checked, so that ``encode`` does not run the pass again while it is unchanged.
+    return checked(prepared) if pending == "answer" else prepared
 
 
 def sanitize_untrusted(

@@ -24,13 +24,13 @@ one built on ``tiktoken``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Final
 from typing import Protocol
 
 from typing_extensions import assert_never
 
+from threadline._json import compact_text
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
@@ -203,13 +203,9 @@ def measure(message: Message) -> tuple[int, int]:
     return chars, files
 
 
-# One encoder for every call: json.dumps with non-default options builds a new one each time.
-_COMPACT_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
 def _arguments_text(part: ToolCallPart) -> str:
     if part.raw_arguments is not None:
         return part.raw_arguments
     if not part.arguments:
         return "{}"
-    return _COMPACT_JSON.encode(part.arguments)
+    return compact_text(part.arguments, keep=False)

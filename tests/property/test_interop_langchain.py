@@ -222,13 +222,23 @@ def native_histories(draw: st.DrawFn) -> list[BaseMessage]:
 
 
 def expected_native(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """``messages`` up to the documented losses: one plain text block reads as a string."""
+    """``messages`` up to the documented losses: one plain text block reads as a string, except
+    an empty one beside tool calls (``""`` there reads as no text at all, so the block stays)."""
     out = []
     for message in messages:
         blocks = message.content
         if not isinstance(message, ToolMessage) and isinstance(blocks, list) and len(blocks) == 1:
             only = blocks[0]
-            if isinstance(only, dict) and set(only) == {"type", "text"} and only["type"] == "text":
+            beside_calls = bool(getattr(message, "tool_calls", None)) and only == {
+                "type": "text",
+                "text": "",
+            }
+            if (
+                isinstance(only, dict)
+                and set(only) == {"type", "text"}
+                and only["type"] == "text"
+                and not beside_calls
+            ):
                 message = message.model_copy(update={"content": only["text"]})
         out.append(message)
     return out

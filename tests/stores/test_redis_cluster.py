@@ -31,6 +31,7 @@ from tests.support import new_redis_prefix
 from tests.support import require_module
 from threadline.stores import FileBlobStore
 from threadline.testing import check_async_watch
+from threadline.testing import check_watch
 from threadline.testing._store_kit import check_async_store
 from threadline.testing._store_kit import check_store
 
@@ -233,6 +234,35 @@ def test_async_cluster_store_keeps_the_watch_contract(
         return AsyncRedisStore(redis_cluster_url, prefix=store.prefix, cluster=True)
 
     asyncio.run(check_async_watch(make, reopen))
+
+
+@pytest.mark.requires_server
+def test_blocking_cluster_store_keeps_the_watch_contract(
+    redis_cluster_url: str, prefixes: list[str]
+) -> None:
+    def make() -> RedisStore:
+        prefixes.append(new_redis_prefix())
+        return RedisStore(redis_cluster_url, prefix=prefixes[-1], cluster=True)
+
+    def reopen(store: Any) -> RedisStore:
+        return RedisStore(redis_cluster_url, prefix=store.prefix, cluster=True)
+
+    check_watch(make, reopen)
+
+
+@pytest.mark.requires_server
+def test_pages_merge_the_buckets_in_code_point_order(redis_cluster_url: str, prefix: str) -> None:
+    ids = [f"c{n:03d}" for n in range(40)] + ["Z", "a:b", "a.b", "0-x"]
+    with RedisStore(redis_cluster_url, prefix=prefix, cluster=True) as store:
+        for cid in ids:
+            store.append(cid, batch(cid, 1))
+        pages: list[str] = []
+        after = None
+        while page := store.list_conversations(limit=7, after=after):
+            assert len(page) <= 7
+            pages += page
+            after = page[-1]
+        assert pages == sorted(ids) == store.list_conversations()
 
 
 @pytest.mark.requires_server

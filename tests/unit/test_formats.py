@@ -186,6 +186,7 @@ def test_the_registry_is_the_descriptor_table() -> None:
 DISPATCHING = (
     "_usage_readers.py",
     "codecs/_caching.py",
+    "codecs/_incremental.py",
     "codecs/_prepared.py",
     "codecs/_reading.py",
     "codecs/_registry.py",

@@ -22,6 +22,7 @@ import pydantic
 
 from threadline._json import EMPTY
 from threadline._json import FrozenJsonMap
+from threadline._json import compact_text
 from threadline._json import freeze_json_map
 from threadline._validation import translate_errors
 from threadline.codecs._reading import Reader
@@ -159,7 +160,7 @@ def arguments_json(part: ToolCallPart) -> str:
     or what the model emitted, verbatim, when that was not a JSON object."""
     if part.raw_arguments is not None:
         return part.raw_arguments
-    return compact_json(part.arguments)
+    return compact_text(part.arguments)
 
 
 def call_from_json(

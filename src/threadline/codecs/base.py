@@ -35,6 +35,7 @@ from typing import Protocol
 from typing import TypeAlias
 from typing import cast
 
+from threadline._checked import unchanged
 from threadline._sequences import read_messages
 from threadline.limits import Limits
 from threadline.messages import Message
@@ -158,7 +159,9 @@ def prepare_for_encoding(
     if model is not None and not isinstance(model, str):
         raise TypeError(f"model must be a str or None, not {type(model).__name__}")
     source = read_messages(messages, "encode")
-    if integrity == "off":
+    if integrity == "off" or unchanged(messages):
+        # An unchanged `prepare_messages` result (``History.messages_for_model``) is already
+        # what the pass would return, in either mode: see threadline._checked.
         prepared = source
     else:
         from threadline.integrity import prepare_messages

@@ -67,8 +67,21 @@ def describe(dsn: object) -> str:
     return f"postgresql://{user}{host}{port}{dbname}"
 
 
-def connect_options(dsn: str, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+def connect_options(
+    dsn: str, extra: Mapping[str, Any] | None, pgbouncer: bool = False
+) -> dict[str, Any]:
+    """The arguments of ``psycopg.connect`` for a store: ``extra`` (``connect_kwargs``), a
+    default ``application_name``, ``autocommit``; behind a transaction pooler (``pgbouncer``),
+    no automatic prepared statements (``prepare_threshold=None``: a statement prepared on one
+    server connection is unknown on the next one the pooler hands out)."""
     options: dict[str, Any] = dict(extra or {})
+    if pgbouncer is True:
+        if options.get("prepare_threshold") is not None:
+            raise ValueError(
+                "pgbouncer=True turns psycopg's prepared statements off, but connect_kwargs "
+                f"sets prepare_threshold={options['prepare_threshold']!r}: drop one of them"
+            )
+        options["prepare_threshold"] = None
     if "application_name" not in options and "application_name" not in conninfo_to_dict(dsn):
         options["application_name"] = "threadline"  # so operators can tell these sessions apart
     options["autocommit"] = True  # transactions are exactly the blocks written in this module

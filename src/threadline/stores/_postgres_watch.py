@@ -1,12 +1,13 @@
-"""``AsyncPostgresStore.watch``: ``LISTEN`` on a connection of its own, read what changed in one
-snapshot.
+"""``AsyncPostgresStore.watch``: woken by the store's one ``LISTEN`` connection, read what
+changed in one snapshot.
 
-Every write notifies the store's channel (``<table_prefix>changes``) with the conversation's id,
-inside its transaction, so listeners hear of it once it commits. A notification is only a
-wake-up: the watch reads, in one ``REPEATABLE READ`` transaction, the version, the message count,
-a digest of the messages it knows and the messages after them, so a notification lost with a
-dropped connection costs nothing but time. A replace or delete since is told apart from appends
-by the digest of the messages the watch knows (they no longer start the conversation).
+Every write notifies the store's channel (``<table_prefix>changes``) with the conversation's id;
+the store's `threadline.stores._postgres_listen.Listener` wakes the watches of that conversation
+only. A notification is only a wake-up: the watch reads, on a connection of the store's pool, in
+one ``REPEATABLE READ`` transaction, the version, the message count, a digest of the messages it
+knows and the messages after them, so a notification lost with a dropped connection costs
+nothing but time. A replace or delete since is told apart from appends by the digest of the
+messages the watch knows (they no longer start the conversation).
 
 Only `threadline.stores.postgres` imports this module, after checking that the driver is
 installed.
@@ -14,93 +15,115 @@ installed.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Awaitable
-from collections.abc import Callable
+import asyncio
+import inspect
 from typing import Any
 
 import psycopg
 
 from threadline.messages import Message
-from threadline.stores._postgres_pool import AsyncConnection
+from threadline.stores._postgres_listen import WAIT_SECONDS
+from threadline.stores._postgres_listen import Listeners
+from threadline.stores._postgres_listen import Subscription
 from threadline.stores._postgres_sql import json_array
 from threadline.stores._watch import UNLOGGED
 from threadline.stores._watch import Since
 
 __all__ = ["WAIT_SECONDS", "PostgresSource"]
 
-WAIT_SECONDS = 5.0
-"""How long one wait for a notification lasts before the watcher reads again anyway."""
-
 _UNKNOWN = 2**62  # a message count no conversation reaches: "read no messages yet"
+
+_Known = tuple[int, int, "str | None"]  # the version, message count and digest last read
+_Snapshot = tuple[int, int, "str | None", str, "str | None"]  # as _Known, the kind, the rows
 
 
 class PostgresSource:
-    """A watch's reads and waits on PostgreSQL (see `threadline.stores._watch.Source`)."""
+    """A watch's reads and waits on PostgreSQL (see `threadline.stores._watch.Source`), for an
+    `AsyncPostgresStore` or a blocking `PostgresStore` (whose reads run in a worker thread)."""
 
     transient: tuple[type[BaseException], ...] = (psycopg.OperationalError,)
 
-    def __init__(
-        self, store: Any, conversation_id: str, connect: Callable[[], Awaitable[AsyncConnection]]
-    ) -> None:
+    def __init__(self, store: Any, conversation_id: str, listeners: Listeners) -> None:
         self._store = store
         self._conversation_id = conversation_id
-        self._connect = connect
-        self._connection: AsyncConnection | None = None
-        self._known: tuple[int, int, str | None] | None = None  # version, count, digest
+        self._listeners = listeners
+        self._subscription: Subscription | None = None
+        self._known: _Known | None = None
+        self._blocking = not inspect.iscoroutinefunction(store.load)
 
-    async def _listening(self) -> AsyncConnection:
-        connection = self._connection
-        if connection is not None and not connection.closed and not connection.broken:
-            return connection
+    async def _subscribed(self) -> Subscription:
+        subscription = self._subscription
+        if subscription is not None and not subscription.lost:
+            return subscription
         await self.close()
-        async with self._store._connection():
-            pass  # the tables exist (or are created) before the first read
-        connection = await self._connect()
-        try:
-            await connection.execute(f"LISTEN {self._store._sql.channel}")
-        except BaseException:  # killed between connecting and listening: not left open
-            with contextlib.suppress(psycopg.Error):
-                await connection.close()
-            raise
-        self._connection = connection
-        return connection
+        listener = self._listeners.current()
+        self._subscription = await listener.subscribe(self._conversation_id)
+        return self._subscription
 
     async def read(self, after: int | None) -> Since:
-        connection = await self._listening()  # listening before reading: nothing falls between
+        await self._subscribed()  # listening before reading: nothing falls between
         known = self._known
-        sql = self._store._sql
-        params = {"cid": self._conversation_id, "n": known[1] if known else _UNKNOWN}
-        tail: str | None = None  # the messages appended since ``known``, as JSON rows
-        payload: str | None = None  # the whole conversation, when it was not only appended to
-        async with connection.transaction():
-            await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            cursor = await connection.execute(sql.since, params)
-            row = await cursor.fetchone()
-            assert row is not None  # an aggregate always returns one row
-            version, count, head, whole = int(row[0]), int(row[1]), row[2], row[3]
-            if known is not None and version == known[0]:
-                return Since(version)
-            appended = known is not None and count >= known[1] and head == known[2]
-            rewritten = not appended and (known is not None or after not in (None, version))
-            if appended:
-                tail = row[4]
-            elif rewritten:
-                cursor = await connection.execute(sql.load, (self._conversation_id,))
-                payload = json_array(await cursor.fetchone())
+        if self._blocking:
+            snapshot = await asyncio.to_thread(self._snapshot_blocking, known, after)
+        else:
+            snapshot = await self._snapshot(known, after)
+        version, count, whole, kind, rows = snapshot
         # The watch moves on only once the whole read succeeded: when the connection dies in
         # the middle (a kill landing on the commit), the next read starts from the same place,
         # so the batch this one lost comes then, not never.
-        if appended:
-            since = Since(version, [(version, await self._messages(f"[{tail}]", tail))])
-        elif rewritten:
+        if kind == "same":
+            return Since(version)
+        if kind == "appended":
+            since = Since(version, [(version, await self._messages(f"[{rows}]", rows))])
+        elif kind == "rewritten":
             # Without a known start, what changed since ``after`` is unknown.
             cause = UNLOGGED if known is None else None
-            since = Since(version, whole=await self._messages(payload, payload), cause=cause)
+            since = Since(version, whole=await self._messages(rows, rows), cause=cause)
         else:
             since = Since(version)
         self._known = (version, count, whole)
         return since
+
+    def _params(self, known: _Known | None) -> dict[str, object]:
+        return {"cid": self._conversation_id, "n": known[1] if known else _UNKNOWN}
+
+    @staticmethod
+    def _kind(row: Any, known: _Known | None, after: int | None) -> _Snapshot:
+        """What the snapshot's first row says: the conversation unchanged (``same``),
+        ``appended`` to (with the rows after ``known``), ``rewritten`` (its rows are to be
+        read), or at a first version to start from (``moved``)."""
+        assert row is not None  # an aggregate always returns one row
+        version, count, head, whole = int(row[0]), int(row[1]), row[2], row[3]
+        if known is not None and version == known[0]:
+            return version, count, whole, "same", None
+        if known is not None and count >= known[1] and head == known[2]:
+            return version, count, whole, "appended", row[4]
+        if known is not None or after not in (None, version):
+            return version, count, whole, "rewritten", None
+        return version, count, whole, "moved", None
+
+    async def _snapshot(self, known: _Known | None, after: int | None) -> _Snapshot:
+        sql = self._store._sql
+        async with self._store._connection() as connection, connection.transaction():
+            await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor = await connection.execute(sql.since, self._params(known))
+            snapshot = self._kind(await cursor.fetchone(), known, after)
+            if snapshot[3] == "rewritten":
+                cursor = await connection.execute(sql.load, (self._conversation_id,))
+                snapshot = (*snapshot[:4], json_array(await cursor.fetchone()))
+        return snapshot
+
+    def _snapshot_blocking(self, known: _Known | None, after: int | None) -> _Snapshot:
+        """`_snapshot` on a blocking store's pool (run in a worker thread)."""
+        sql = self._store._sql
+        with self._store._connection() as connection, connection.transaction():
+            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor = connection.execute(sql.since, self._params(known))
+            snapshot = self._kind(cursor.fetchone(), known, after)
+            if snapshot[3] == "rewritten":
+                cursor = connection.execute(sql.load, (self._conversation_id,))
+                snapshot = (*snapshot[:4], json_array(cursor.fetchone()))
+        return snapshot
 
     async def _messages(self, payload: str | None, rows: str | None) -> list[Message]:
         store = self._store
@@ -114,15 +137,15 @@ class PostgresSource:
         return restored
 
     async def wait(self) -> None:
-        # Notifications that came while the connection was reading are yielded first
-        # (psycopg keeps them), so none falls between a read and the next wait.
-        connection = await self._listening()
-        async for notify in connection.notifies(timeout=WAIT_SECONDS):
-            if notify.payload == self._conversation_id:
-                break
+        # A write that committed while the watch was reading has woken the subscription
+        # already, so none falls between a read and the next wait. A lost listening
+        # connection raises the transient error: the watch reads again once reconnected.
+        subscription = self._subscription
+        if subscription is None:  # closed since the read: it may have missed a write
+            raise psycopg.OperationalError("the watch stopped listening; read again")
+        await subscription.wait()
 
     async def close(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            with contextlib.suppress(psycopg.Error):
-                await connection.close()
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            await subscription.listener.unsubscribe(subscription)

@@ -31,8 +31,6 @@ __all__ = [
     "clustered",
     "describe",
     "failing",
-    "ids",
-    "merged",
     "raised_by_driver",
 ]
 
@@ -106,17 +104,6 @@ def redacted(url: str) -> str:
         return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
     except ValueError:
         return "<unparsable url>"
-
-
-def ids(raw: list[Any]) -> list[str]:
-    return [item.decode() if isinstance(item, bytes) else item for item in raw]
-
-
-def merged(replies: list[list[Any]]) -> list[str]:
-    """The ids of every bucket's index, sorted as one index would list them (by their UTF-8
-    bytes, which is code point order)."""
-    every = [item for reply in replies for item in ids(reply)]
-    return sorted(every, key=lambda item: item.encode())
 
 
 # The driver's errors: a cluster client raises RedisClusterException (no RedisError) when, for

@@ -52,7 +52,7 @@ Why it holds up:
   id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
   version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
 - **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
-  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  log stream, in the same atomic step. ``watch`` (on both twins) blocks on that stream
   (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
   version and the messages they appended: so after a dropped connection or a server restart
   the watcher catches up from its last version, write by write, as long as the log still
@@ -129,8 +129,9 @@ from threadline.stores._redis_client import check_arguments
 from threadline.stores._redis_client import clustered
 from threadline.stores._redis_client import describe
 from threadline.stores._redis_client import failing
-from threadline.stores._redis_client import ids
-from threadline.stores._redis_client import merged
+from threadline.stores._redis_listing import INFO
+from threadline.stores._redis_listing import AsyncRedisListing
+from threadline.stores._redis_listing import RedisListing
 from threadline.stores._redis_watch import SINCE
 from threadline.stores._redis_watch import RedisSource
 from threadline.stores._redis_watch import joined
@@ -200,6 +201,7 @@ class _RedisStoreBase(JsonRows):
         self._version = client.register_script(VERSION)
         self._fork = client.register_script(FORK_SCRIPT)
         self._since = client.register_script(SINCE)
+        self._info_script = client.register_script(INFO)
 
     def _after(self, reply: list[Any], after: int) -> tuple[int, bytes | None, bool]:
         """The version, the rows (as one JSON array) and ``replaced`` of a ``SINCE`` reply."""
@@ -251,15 +253,8 @@ class _RedisStoreBase(JsonRows):
         """The index of a single server (a cluster keeps one per bucket: `Layout.indexes`)."""
         return self._layout.indexes()[0]
 
-    def _listing(self, pipeline: Any) -> Any:
-        """``pipeline`` with one ``ZRANGE`` per index queued (one index on a single server,
-        one per bucket on a cluster, where the client sends them node by node)."""
-        for index in self._layout.indexes():
-            pipeline.zrange(index, 0, -1)
-        return pipeline
 
-
-class RedisStore(_RedisStoreBase, Closing):
+class RedisStore(RedisListing, _RedisStoreBase, Closing):
     """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -434,18 +429,6 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"delete conversation {conversation_id!r}"):
             self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            if not self._clustered:
-                return ids(self._client.zrange(self._index, 0, -1))
-            replies = self._listing(self._client.pipeline(transaction=False)).execute()
-        return merged(replies)
-
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation
         ``new_id`` and record its parent, in one Lua script.
@@ -471,13 +454,28 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
             return decode_parent(self._client.get(self._parent_key(conversation_id)))
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version``, one per write, as [`AsyncRedisStore.watch`][] yields them.
+
+        It blocks on the conversation's log stream (``XREAD``) and runs its reads, on the
+        store's client, in a worker thread each (an ``XREAD`` blocks at most a second, so a
+        closed watch frees its thread soon). Iterate it in async code (``async for``).
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        return Watch(RedisSource(self, conversation_id), conversation_id, after)
+
     def close(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
             self._client.close()
 
 
-class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
+class AsyncRedisStore(AsyncRedisListing, _RedisStoreBase, AsyncClosing):
     """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -615,18 +613,6 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
         validate_conversation_id(conversation_id)
         with self._failing(f"delete conversation {conversation_id!r}"):
             await self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
-
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            if not self._clustered:
-                return ids(await self._client.zrange(self._index, 0, -1))
-            replies = await self._listing(self._client.pipeline(transaction=False)).execute()
-        return merged(replies)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages into ``new_id``, as [`RedisStore.fork`][] does.
