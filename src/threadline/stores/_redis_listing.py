@@ -6,6 +6,12 @@ them by the bytes of the member (``memcmp``): for ASCII ids, code point order. A
 for n conversations. The info of a conversation is one Lua script over its keys (the version,
 the list's length, the parent record), so it is read in one atomic step and one round trip.
 
+On a Redis Cluster each of the 256 buckets keeps its own index (``_redis_keys``): a page is one
+``ZRANGEBYLEX`` with the same arguments on every bucket's index (the client pipelines them
+node by node), merged, sorted and cut to ``limit``. Each bucket's first ``limit`` ids after
+``after`` hold the first ``limit`` of all of them, so the page is exact; it costs 256
+commands, O(256 (log n + page)) on the servers.
+
 Only `threadline.stores.redis` imports this module, after checking that the driver is
 installed. Everything that reads the index goes through `page_arguments`.
 """
@@ -17,6 +23,7 @@ from typing import Any
 from typing import ClassVar
 
 from threadline.stores._listing import ConversationInfo
+from threadline.stores._redis_keys import Layout
 from threadline.stores._redis_scripts import CURRENT
 from threadline.stores.base import check_list_page
 from threadline.stores.base import validate_conversation_id
@@ -56,6 +63,13 @@ def _info(conversation_id: str, reply: list[Any]) -> ConversationInfo | None:
     return ConversationInfo(conversation_id, version, held, parent)
 
 
+def _merged(replies: list[list[Any]], limit: int | None) -> list[str]:
+    """The page of a cluster listing: every bucket's page, in code point order (the order of
+    the ids' UTF-8 bytes, as one index lists them), cut to ``limit``."""
+    found = sorted((_text(item) for reply in replies for item in reply), key=str.encode)
+    return found if limit is None else found[:limit]
+
+
 class RedisListing:
     """``list_conversations`` and ``conversation_info`` of `RedisStore`."""
 
@@ -63,6 +77,8 @@ class RedisListing:
     _client: Any
     _info_script: Any
     _index: str
+    _clustered: bool
+    _layout: Layout
 
     if TYPE_CHECKING:  # the store's own
 
@@ -73,7 +89,7 @@ class RedisListing:
         """The ids of the conversations that hold at least one message, in code point order.
 
         One ``ZRANGEBYLEX`` on the index: a page of k ids costs O(log n + k) on the server,
-        for n conversations.
+        for n conversations. On a cluster, one on each of the 256 buckets' indexes, merged.
 
         Args:
             limit: at most this many ids (``None``: all of them).
@@ -85,9 +101,16 @@ class RedisListing:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
         limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
+        arguments = page_arguments(limit, after)
         with self._failing("list conversations"):
-            found = self._client.zrangebylex(self._index, **page_arguments(limit, after))
-        return [_text(item) for item in found]
+            if not self._clustered:
+                found = self._client.zrangebylex(self._index, **arguments)
+                return [_text(item) for item in found]
+            pipeline = self._client.pipeline(transaction=False)
+            for index in self._layout.indexes():
+                pipeline.zrangebylex(index, **arguments)
+            replies = pipeline.execute()
+        return _merged(replies, limit)
 
     def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
         """The conversation's version, message count and parent, in one Lua script (one
@@ -112,6 +135,8 @@ class AsyncRedisListing:
     _client: Any
     _info_script: Any
     _index: str
+    _clustered: bool
+    _layout: Layout
 
     if TYPE_CHECKING:  # the store's own
 
@@ -129,9 +154,16 @@ class AsyncRedisListing:
             threadline.StoreError: the server cannot be reached or refused the command.
         """
         limit, after = check_list_page(limit, after, f"{self._NAME}.list_conversations")
+        arguments = page_arguments(limit, after)
         with self._failing("list conversations"):
-            found = await self._client.zrangebylex(self._index, **page_arguments(limit, after))
-        return [_text(item) for item in found]
+            if not self._clustered:
+                found = await self._client.zrangebylex(self._index, **arguments)
+                return [_text(item) for item in found]
+            pipeline = self._client.pipeline(transaction=False)
+            for index in self._layout.indexes():
+                pipeline.zrangebylex(index, **arguments)
+            replies = await pipeline.execute()
+        return _merged(replies, limit)
 
     async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
         """What [`RedisStore.conversation_info`][] reads, in one round trip; ``None`` when it

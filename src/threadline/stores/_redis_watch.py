@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
+import redis.exceptions
 
 from threadline.messages import Message
+from threadline.stores._redis_client import raised_by_driver
 from threadline.stores._redis_scripts import CURRENT
 from threadline.stores._redis_scripts import LOG_LENGTH
 from threadline.stores._watch import Since
@@ -100,7 +104,13 @@ return reply
 class RedisSource:
     """A watch's reads and waits on Redis (see `threadline.stores._watch.Source`)."""
 
-    transient: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError)
+    # A lost connection, or on a cluster a node down or its slots moving: wait and read again.
+    transient: tuple[type[BaseException], ...] = (
+        redis.ConnectionError,
+        redis.TimeoutError,
+        redis.exceptions.ClusterDownError,
+        redis.exceptions.TryAgainError,
+    )
 
     def __init__(self, store: Any, conversation_id: str) -> None:
         self._store = store
@@ -117,6 +127,10 @@ class RedisSource:
         return await script(**arguments)
 
     async def read(self, after: int | None) -> Since:
+        with _dropped():
+            return await self._read(after)
+
+    async def _read(self, after: int | None) -> Since:
         store = self._store
         known = self._version if self._version is not None else after
         if known is None:
@@ -155,10 +169,23 @@ class RedisSource:
     async def wait(self) -> None:
         streams = {self._log: f"{self._version or 0}-0"}
         block = BLOCKING_BLOCK_MS if self._blocking else BLOCK_MS
-        await self._run(self._store._client.xread, streams=streams, count=1, block=block)
+        with _dropped():
+            await self._run(self._store._client.xread, streams=streams, count=1, block=block)
 
     async def close(self) -> None:
         return None
+
+
+@contextmanager
+def _dropped() -> Iterator[None]:
+    """The ``AttributeError`` redis-py's async cluster client raises from its own code on a
+    connection another task closed (a node dropped) as the lost connection it is."""
+    try:
+        yield
+    except AttributeError as error:
+        if not raised_by_driver(error):
+            raise
+        raise redis.ConnectionError(f"connection lost: {error}") from error
 
 
 def _behind(known: int, kept: int) -> str:
