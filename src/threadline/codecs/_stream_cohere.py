@@ -56,8 +56,9 @@ class CohereBuilder(Builder):
             if item_kind not in ("text", "thinking"):
                 raise CodecError(f"cohere stream: an unknown content item {item_kind!r}")
             self._content[at] = {"type": item_kind, item_kind: ""}
+            ended = self._end_plan()
             index, out = self.start(("content", at), "text" if item_kind == "text" else "reasoning")
-            return out + self._more(at, index, content)
+            return ended + out + self._more(at, index, content)
         if kind == "content-delta":
             at = _index(event)
             open_at = self._open.get(("content", at))
@@ -112,12 +113,19 @@ class CohereBuilder(Builder):
             "function": {"name": function.get("name")},
         }
         self._arguments[at] = ""
+        ended = self._end_plan()
         index, out = self.start(("call", at), "tool_call", call.get("id"), function.get("name"))
         piece = function.get("arguments")
         if isinstance(piece, str) and piece:
             append(self._arguments, at, piece)
             out.append(ToolCallDelta(index, piece))
-        return out
+        return ended + out
+
+    def _end_plan(self) -> list[StreamEvent]:
+        """The plan is whole once a content item or a call starts after it."""
+        if not self.is_open(_PLAN):
+            return []
+        return self.end(_PLAN, {"tool_plan": self._plan.get("tool_plan")})
 
     def _call_delta(self, at: int, call: Mapping[str, Any]) -> list[StreamEvent]:
         index = self._open.get(("call", at))

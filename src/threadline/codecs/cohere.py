@@ -437,9 +437,6 @@ def _assistant_parts(
     model: str | None,
 ) -> list[Part]:
     parts: list[Part] = []
-    plan = reader.optional_str(item, "tool_plan", path)
-    if plan:
-        parts.append(TextPart(text=plan, metadata=_PLAN))
     content = item.get("content")
     if isinstance(content, str):
         if content:
@@ -453,6 +450,9 @@ def _assistant_parts(
                 parts.append(ReasoningPart(text=text, provider=PROVIDER, model=model))
             else:
                 reader.fail(f"{where}.type", f"unknown content item {kind!r} (text or thinking)")
+    plan = reader.optional_str(item, "tool_plan", path)
+    if plan:  # written after the reasoning and before the calls
+        parts.append(TextPart(text=plan, metadata=_PLAN))
     calls = item.get("tool_calls")
     if calls is not None:
         for index, raw in enumerate(reader.expect_list(calls, f"{path}.tool_calls")):
@@ -517,8 +517,8 @@ def decode_response(
     """Read a ``/v2/chat`` response (its ``message``) into an assistant message.
 
     Accepts the JSON dict, JSON text, or the SDK's ``V2ChatResponse``. The ``tool_plan`` is a
-    first text part with ``metadata["cohere.tool_plan"]``; ``thinking`` is reasoning tagged
-    ``cohere``; the message's ``citations`` go to its first text part's
+    text part with ``metadata["cohere.tool_plan"]``, after the content and before the calls;
+    ``thinking`` is reasoning tagged ``cohere``; the message's ``citations`` go to its first text part's
     ``metadata["cohere.citations"]``. The message's metadata holds ``provider``,
     ``response_id``, ``stop_reason`` (``finish_reason``) and ``usage`` (the ``tokens``
     counts, else the ``billed_units``).
@@ -608,7 +608,8 @@ def normalize_for_round_trip(
     - reasoning other than Cohere's own thinking text (``reasoning="text"`` turns it into
       text), its signature and model, and the parts the ``unsupported`` policy replaces or
       drops;
-    - the position of the tool plan (first) and tool calls (last) in an assistant message;
+    - the position of the tool plan (after the content) and tool calls (last) in an
+      assistant message;
       empty assistant texts; an empty result content tuple (read back as ``""``); the media
       type of an image sent by URL (from its extension, else ``image/*``); documents of a
       failed result (sent as text).
@@ -638,10 +639,14 @@ def _text_read_back(part: TextPart, turn: Turn) -> TextPart | None:
     return TextPart(text=part.text) if part.text else None
 
 
-def _plan_first(parts: list[Part], turn: Turn) -> list[Part]:
+def _plan_before_calls(parts: list[Part], turn: Turn) -> list[Part]:
+    """The tool plan reads back after the content, before the calls (its own field)."""
     for index, part in enumerate(parts):
         if isinstance(part, TextPart) and TOOL_PLAN in part.metadata:
-            return [part, *parts[:index], *parts[index + 1 :]]
+            rest = [*parts[:index], *parts[index + 1 :]]
+            calls = next((at for at, p in enumerate(rest) if isinstance(p, ToolCallPart)), None)
+            at = len(rest) if calls is None else calls
+            return [*rest[:at], part, *rest[at:]]
     return parts
 
 
@@ -702,6 +707,6 @@ ROUND_TRIP = RoundTrip(
         reasoning=_reasoning_read_back,
     ),
     calls_last=True,
-    arrange=_plan_first,
+    arrange=_plan_before_calls,
 )
 """Cohere v2 Chat's round trip: `normalize_for_round_trip` is `read_back` of it."""
