@@ -518,8 +518,8 @@ def decode_response(
 
     Accepts the JSON dict, JSON text, or the SDK's ``V2ChatResponse``. The ``tool_plan`` is a
     text part with ``metadata["cohere.tool_plan"]``, after the content and before the calls;
-    ``thinking`` is reasoning tagged ``cohere``; the message's ``citations`` go to its first text part's
-    ``metadata["cohere.citations"]``. The message's metadata holds ``provider``,
+    ``thinking`` is reasoning tagged ``cohere``; the message's ``citations`` go to its first
+    text part's ``metadata["cohere.citations"]``. The message's metadata holds ``provider``,
     ``response_id``, ``stop_reason`` (``finish_reason``) and ``usage`` (the ``tokens``
     counts, else the ``billed_units``).
 
