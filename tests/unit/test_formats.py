@@ -302,6 +302,8 @@ ORACLES: dict[str, Callable[[], Any]] = {
         ("tests.stream_cases", "FINAL"),
         ("tests.stream_cases", "STREAMS"),
         ("tests.stream_recordings", "RECORDED"),
+        ("tests.property.test_stream_errors", "ERRORS"),
+        ("tests.unit.test_streaming_hostile", "AFTER_THE_END"),
         ("tests.conformance._responses", "MODELS"),
         ("tests.conformance._responses", "_BUILDERS"),
         ("tests.conformance.test_cross_provider", "JUDGES"),
