@@ -22,6 +22,12 @@ WEATHER = tl.ToolDefinition(
 )
 
 
+def last_result(messages: list[tl.Message]) -> tl.ToolResultPart:
+    part = messages[-1].parts[0]
+    assert isinstance(part, tl.ToolResultPart)
+    return part
+
+
 def call_history() -> list[tl.Message]:
     return [
         tl.user_message("Weather?"),
@@ -56,7 +62,7 @@ def test_a_tool_loop_is_written_as_cohere_takes_it() -> None:
     decoded = cohere.decode(payload)
     assert [m.role for m in decoded] == ["system", "user", "assistant", "tool"]
     assert decoded[2].parts == call_history()[1].parts
-    assert decoded[3].parts[0].name == "get_weather"  # named after its call
+    assert last_result(decoded).name == "get_weather"  # named after its call
 
 
 def test_a_document_result_goes_as_a_document_and_other_texts_as_text() -> None:
@@ -70,7 +76,7 @@ def test_a_document_result_goes_as_a_document_and_other_texts_as_text() -> None:
         {"type": "text", "text": '{"temp": 18}'},
         {"type": "text", "text": "note"},
     ]
-    read = cohere.decode(cohere.encode(history))[-1].parts[0]
+    read = last_result(cohere.decode(cohere.encode(history)))
     assert read.content[0] == document
     assert read.content[1] == tl.TextPart(text='{"temp": 18}')
 
@@ -81,7 +87,7 @@ def test_a_failed_result_is_text_with_the_error_prefix() -> None:
     history = [*call_history()[:2], tl.tool_message(result)]
     content = cohere.encode(history)["messages"][-1]["content"]
     assert content == [{"type": "text", "text": '[tool error] {"e":1}'}]
-    read = cohere.decode(cohere.encode(history))[-1].parts[0]
+    read = last_result(cohere.decode(cohere.encode(history)))
     assert read.is_error
     assert read.content == (tl.TextPart(text='{"e":1}'),)
 
@@ -93,7 +99,7 @@ def test_a_result_image_moves_to_a_user_message_and_comes_back() -> None:
     messages = cohere.encode(history)["messages"]
     assert messages[-1]["role"] == "user"
     assert messages[-1]["content"][1]["type"] == "image_url"
-    read = cohere.decode(messages)[-1].parts[0]
+    read = last_result(cohere.decode(messages))
     assert read.content == (tl.text_part("chart:"), image)
 
 
