@@ -29,7 +29,7 @@ from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere")
 
 # Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
 SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")
@@ -47,6 +47,9 @@ CODEC_METADATA_KEYS = (
     "gemini.thought_signature",
     "gemini.tool_type",
     "mistral.thinking",
+    "cohere.citations",
+    "cohere.document",
+    "cohere.tool_plan",
     "threadline.blob",
     "threadline.masked",
     "threadline.raw_arguments",

@@ -42,6 +42,7 @@ from tests.conformance._responses import response
 from tests.conformance._responses import sdk_problems
 from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_responses_gemini import judge_gemini
@@ -59,6 +60,7 @@ from threadline.codecs._policies import is_blank
 pytestmark = pytest.mark.requires_sdk
 
 JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
+    "cohere": judge_cohere,
     "anthropic": judge_anthropic,
     "bedrock": judge_bedrock,
     "gemini": judge_gemini,
@@ -67,6 +69,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "openai_responses": judge_openai_responses,
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
+    "cohere": ("cohere",),
     "anthropic": ("anthropic",),
     "bedrock": ("botocore",),
     "gemini": ("google.genai",),
@@ -306,7 +309,8 @@ def test_the_responses_are_what_the_sdks_read(codec: str) -> None:
         assert sdk_problems(codec, built) == []
     history = conversation(codec, [Step((("get_weather", False),), True, True, True, True)])
     state = opaque_state(history)
-    assert bool(state) == (codec != "openai_chat"), "every provider but Chat leaves state"
+    stateless = ("openai_chat", "cohere")  # Cohere's thinking is plain text, nothing opaque
+    assert bool(state) == (codec not in stateless), "every other provider leaves state"
 
 
 PAIRS = list(itertools.permutations(CODECS, 2))

@@ -23,6 +23,10 @@ from threadline import prepare_messages
 from threadline import user_message
 
 ERRORS: dict[str, tuple[dict[str, Any], str]] = {
+    "cohere": (
+        {"type": "message-end", "delta": {"error": "internal server error"}},
+        "internal server error",
+    ),
     "anthropic": (
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         "overloaded_error: Overloaded",

@@ -393,7 +393,29 @@ OPENAI_RESPONSES = FormatDescriptor(
     turns="input",
 )
 
-_DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)
+_COHERE_FIELDS = "threadline.codecs._cohere_fields"
+COHERE = FormatDescriptor(
+    name="cohere",
+    module="threadline.codecs.cohere",
+    label="Cohere v2 Chat",
+    provider="cohere",
+    request_fields=Ref(f"{_COHERE_FIELDS}:request_fields"),
+    strict=False,
+    output_schema=Ref(f"{_COHERE_FIELDS}:output_schema"),
+    forced_tool=None,
+    usage_reader=Ref(f"{_COHERE_FIELDS}:usage_reader"),
+    stream_builder=Ref("threadline.codecs._stream_cohere:CohereBuilder"),
+    sniffs_as="cohere",
+    telltales=Telltales(
+        rank=0,  # asked first: its telltales are its own (OpenAI Chat's tool_calls are too)
+        responses=(shape(finish_reason=PRESENT, message=Is("holds", "role")),),
+        messages=(shape(tool_plan=PRESENT),),
+        blocks=(shape(type=Is("equals", "document"), document=PRESENT),),
+    ),
+    turns="messages",
+)
+
+_DESCRIPTORS = (ANTHROPIC, BEDROCK, COHERE, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)
 
 DESCRIPTORS: Mapping[str, FormatDescriptor] = MappingProxyType(
     {d.name: d for d in sorted(_DESCRIPTORS, key=lambda d: d.name)}
