@@ -393,7 +393,27 @@ OPENAI_RESPONSES = FormatDescriptor(
     turns="input",
 )
 
-_DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)
+OLLAMA = FormatDescriptor(
+    name="ollama",
+    module="threadline.codecs.ollama",
+    label="Ollama chat",
+    provider="ollama",
+    request_fields=Ref(f"{_REQUESTS}:ollama"),
+    strict=False,
+    output_schema=Ref(f"{_STRUCTURED}:ollama_output"),
+    forced_tool=None,
+    usage_reader=Ref(f"{_READERS}:_ollama"),
+    stream_builder=Ref("threadline.codecs._stream_ollama:OllamaBuilder"),
+    sniffs_as="ollama",
+    telltales=Telltales(
+        rank=7,
+        responses=(shape(message=Is("holds", "role"), done=PRESENT),),
+        messages=(shape(images=LIST), shape(tool_name=STR), shape(thinking=STR)),
+    ),
+    turns="messages",
+)
+
+_DESCRIPTORS = (ANTHROPIC, BEDROCK, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES, OLLAMA)
 
 DESCRIPTORS: Mapping[str, FormatDescriptor] = MappingProxyType(
     {d.name: d for d in sorted(_DESCRIPTORS, key=lambda d: d.name)}
