@@ -56,6 +56,18 @@ def _gemini(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str,
     return {"candidates": [candidate], "modelVersion": "gemini-x", "responseId": "r-1"}
 
 
+def _ollama(done: bool = False, **message: Any) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "model": "m-1",
+        "created_at": "2026-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": "", **message},
+        "done": done,
+    }
+    if done:
+        line.update(done_reason="stop", prompt_eval_count=3, eval_count=4)
+    return line
+
+
 def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
     """A reply of one text part, sent in ``pieces``."""
     if provider == "anthropic":
@@ -89,6 +101,8 @@ def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [*(_gemini([{"text": p}]) for p in pieces), _gemini([], "STOP")]
+    if provider == "ollama":
+        return [*(_ollama(content=p) for p in pieces), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         return [
             _chat({"role": "assistant", "content": ""}),
@@ -150,6 +164,9 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [_gemini([{"functionCall": {"name": "f", "args": json.loads(text)}}], "STOP")]
+    if provider == "ollama":  # arguments come as an object, whole
+        call = {"function": {"name": "f", "arguments": json.loads(text)}}
+        return [_ollama(tool_calls=[call]), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         return [
@@ -229,6 +246,9 @@ def many_parts_stream(provider: str, count: int) -> list[dict[str, Any]]:
     if provider == "gemini":
         calls = [{"functionCall": {"name": "f", "args": {"n": at}}} for at in range(count)]
         return [_gemini(calls, "STOP")]
+    if provider == "ollama":
+        calls = [{"function": {"name": "f", "arguments": {"n": at}}} for at in range(count)]
+        return [_ollama(tool_calls=calls), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         calls = [
             _chat(

@@ -47,6 +47,7 @@ DIALECTS = {
     "mistral": "standard",
     "openai_chat": "standard",
     "openai_responses": "standard",
+    "ollama": "standard",
 }
 
 
@@ -73,7 +74,7 @@ def tools_of(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
 def schema_of(tool: dict[str, Any], provider: str) -> dict[str, Any]:
     """One tool's JSON Schema, in the provider's place."""
     schema: dict[str, Any]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", "ollama"):
         schema = tool["function"]["parameters"]
     elif provider == "openai_responses":
         schema = tool["parameters"]

@@ -45,6 +45,13 @@ BEDROCK = {
     "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
     "stopReason": "end_turn",
 }
+OLLAMA = {
+    "model": "llama3.2",
+    "created_at": "2025-10-17T23:14:07.414671Z",
+    "message": {"role": "assistant", "content": "hi"},
+    "done": True,
+    "done_reason": "stop",
+}
 
 RESPONSES_BY_FORMAT = {
     "openai_chat": OPENAI_CHAT,
@@ -53,6 +60,7 @@ RESPONSES_BY_FORMAT = {
     "anthropic": ANTHROPIC,
     "gemini": GEMINI,
     "bedrock": BEDROCK,
+    "ollama": OLLAMA,
 }
 
 

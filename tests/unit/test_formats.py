@@ -360,10 +360,14 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     joins them after the first five, which keep their order (a seed's conversations stay)."""
     from threadline.testing import _conversations
 
-    assert _conversations._PROVIDERS == ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    first = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    assert _conversations._PROVIDERS[:5] == first
+    assert set(_conversations._PROVIDERS) == {d.provider for d in DESCRIPTORS.values()}
     extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
     monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
-    assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
+    tags = _conversations._provider_tags()
+    assert tags[:5] == first
+    assert tags[5:] == tuple(sorted({*_conversations._PROVIDERS[5:], "example"}))
 
 
 def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:

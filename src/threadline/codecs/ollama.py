@@ -320,8 +320,10 @@ class _Pairing:
 
     count: int = 0
     pending: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    seeded = False
+    """Whether `call` hashes the call's name and arguments into the ids it makes."""
 
-    def call(self, given: str | None) -> str:
+    def call(self, given: str | None, seed: str = "") -> str:
         number, self.count = self.count, self.count + 1
         return given if given is not None else call_id(number)
 
@@ -418,15 +420,17 @@ def _decode_call(raw: Any, path: str, reader: Reader, pairing: _Pairing) -> Tool
     name = reader.str_field(function, "name", f"{path}.function")
     arguments = function.get("arguments")
     where = f"{path}.function.arguments"
+    given = reader.optional_str(call, "id", path)
     if arguments is None:
         arguments = {}
     elif isinstance(arguments, str):  # an OpenAI-style client's JSON text
-        wire_id = pairing.call(reader.optional_str(call, "id", path))
+        wire_id = pairing.call(given, f"{name}|{arguments}")
         part = call_from_json(wire_id, name, arguments, path=where)
         pairing.pending.append((part.id, name))
         return part
     arguments = reader.expect_object(arguments, where)
-    wire_id = pairing.call(reader.optional_str(call, "id", path))
+    seed = reader.json_text(arguments, where) if pairing.seeded and given is None else ""
+    wire_id = pairing.call(given, f"{name}|{seed}")
     pairing.pending.append((wire_id, name))
     return reader.part(
         ToolCallPart, call, path, id=wire_id, name=name, arguments=freeze_json_map(arguments)
@@ -523,13 +527,17 @@ class _ResponsePairing(_Pairing):
     """Ids for a response's calls that carry none: hashed from the response's ``created_at``
     and the call's place, so calls of different responses get different ids."""
 
+    seeded = True
+
     def __init__(self, created: str) -> None:
         super().__init__()
         self.created = created
 
-    def call(self, given: str | None) -> str:
+    def call(self, given: str | None, seed: str = "") -> str:
         number, self.count = self.count, self.count + 1
-        return given if given is not None else hashed_id(f"ollama|{self.created}|{number}")
+        if given is not None:
+            return given
+        return hashed_id(f"ollama|{self.created}|{number}|{seed}")
 
 
 def arguments_text(arguments: Mapping[str, Any]) -> str:
