@@ -102,7 +102,8 @@ def ollama_problems(body: Mapping[str, Any]) -> list[str]:
 def judge_ollama(payload: Mapping[str, Any]) -> None:
     """Raise :class:`WireError` unless the ``ollama`` package's types take ``payload`` (what
     ``encode`` returned, perhaps with request fields) as an ``/api/chat`` body."""
-    problems = ollama_problems({"model": "judge-model", **payload})
+    # plain JSON values: the package's models read (and its serializer edits) them in place
+    problems = ollama_problems(json.loads(json.dumps({"model": "judge-model", **payload})))
     if problems:
         raise WireError("Ollama chat", problems)
 
