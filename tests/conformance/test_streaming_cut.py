@@ -18,6 +18,7 @@ from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.stream_cases import STREAMS
@@ -33,6 +34,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    "ollama": judge_ollama,
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
@@ -41,6 +43,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "mistral": ("mistralai", "mistral_common"),
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
+    "ollama": ("ollama",),
 }
 
 
