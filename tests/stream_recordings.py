@@ -425,6 +425,7 @@ OPENAI_RESPONSES: list[dict[str, Any]] = [
 for _number, _event in enumerate(OPENAI_RESPONSES):
     _event["sequence_number"] = _number
 
+
 def ollama_line(**message: Any) -> dict[str, Any]:
     return {
         "model": "qwen3:8b",
@@ -441,9 +442,7 @@ OLLAMA: list[dict[str, Any]] = [
     ollama_line(thinking="the weather."),
     ollama_line(content="Let me "),
     ollama_line(content="check."),
-    ollama_line(
-        tool_calls=[{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}]
-    ),
+    ollama_line(tool_calls=[{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}]),
     {
         **ollama_line(),
         "done": True,

@@ -39,8 +39,11 @@ def _types() -> Any:
 def _unknown(value: Mapping[str, Any], model: Any, path: str) -> list[str]:
     fields = set(model.model_fields)
     aliases = {f.alias for f in model.model_fields.values() if f.alias}
-    return [f"{path}.{key}: not a field of {model.__qualname__}" for key in value
-            if key not in fields | aliases]
+    return [
+        f"{path}.{key}: not a field of {model.__qualname__}"
+        for key in value
+        if key not in fields | aliases
+    ]
 
 
 def _message_problems(message: Any, path: str) -> list[str]:
@@ -68,7 +71,8 @@ def _message_problems(message: Any, path: str) -> list[str]:
     try:
         # as the client sends them: each image through the package's Image (base64 text)
         images = [types.Image(value=image) for image in message.get("images") or ()]
-        validated = types.Message.model_validate({**message, **({"images": images} if images else {})})
+        sent = {**message, "images": images} if images else message
+        validated = types.Message.model_validate(sent)
         validated.model_dump(exclude_none=True)  # Image checks its base64 as it is written
     except Exception as error:  # pydantic's ValidationError, Image's ValueError
         problems.append(f"{path}: {error}")

@@ -43,8 +43,8 @@ from tests.conformance._responses import sdk_problems
 from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
-from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module

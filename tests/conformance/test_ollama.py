@@ -109,9 +109,11 @@ def test_decode_response_reads_what_the_client_returns_and_it_goes_back_out() ->
         provider="ollama",
         model="qwen3:8b",
     )
-    assert isinstance(weather, tl.ToolCallPart) and isinstance(time, tl.ToolCallPart)
+    assert isinstance(weather, tl.ToolCallPart)
+    assert isinstance(time, tl.ToolCallPart)
     assert (weather.name, dict(weather.arguments)) == ("get_weather", {"city": "Tokyo"})
-    assert weather.id != time.id and weather.id.startswith("call_")
+    assert weather.id != time.id
+    assert weather.id.startswith("call_")
     assert message.metadata["stop_reason"] == "stop"
     assert message.metadata["usage"]["input_tokens"] == 26
     assert message.metadata["usage"]["output_tokens"] == 282

@@ -31,7 +31,6 @@ are built once per schema and dialect and shared by every body, read-only
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import functools
 import re
@@ -351,18 +350,10 @@ def _chat_tool(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
 
 def ollama(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """``tools`` of Ollama ``/api/chat``: it has no ``tool_choice``, so only ``auto`` (what it
-    does with tools) can be asked for.
-
-    Each schema is a plain copy, not the shared read-only one: the ``ollama`` client
-    validates ``tools`` with pydantic models whose ``Sequence`` fields rebuild a list by its
-    own type, which a shared list refuses (``client.chat(**body)`` must work as it is)."""
+    does with tools) can be asked for."""
     fields: dict[str, Any] = {}
     if request.tools:
-        tools = _listed(request, _ollama_tool)
-        for tool in tools:
-            function = tool["function"]
-            function["parameters"] = copy.deepcopy(function["parameters"])
-        fields["tools"] = tools
+        fields["tools"] = _listed(request, _ollama_tool)
     choice = request.choice
     if choice is not None and choice != "auto":
         raise _refuse(

@@ -131,8 +131,7 @@ CAPABILITIES = Capabilities(
     file_reasons={
         "assistant": "Ollama assistant messages take only text, thinking and tool calls",
         "tool": "Ollama tool messages take text only",
-        "user": "Ollama takes PNG, JPEG, GIF and WebP image bytes only (no URLs, no "
-        "documents)",
+        "user": "Ollama takes PNG, JPEG, GIF and WebP image bytes only (no URLs, no documents)",
     },
     no_place="Ollama chat has no place for this part",
 )
@@ -328,16 +327,18 @@ class _Pairing:
         return given if given is not None else call_id(number)
 
     def answer(self, given: str | None, name: str | None) -> str:
+        """The call a tool message answers: the one ``given`` names (its ``tool_call_id``),
+        else the first unanswered call of the tool ``name``, else the first unanswered one;
+        a result with none gets an id of its own."""
         for at, (wire_id, called) in enumerate(self.pending):
-            if given is not None and wire_id == given:
-                break
-            if given is None and (name is None or called == name):
-                break
-        else:
-            if given is not None or not self.pending:
-                return given if given is not None else call_id(self._orphan())
-            at = 0
-        return self.pending.pop(at)[0]
+            if wire_id == given or (given is None and (name is None or called == name)):
+                del self.pending[at]
+                return wire_id
+        if given is not None:
+            return given
+        if self.pending:
+            return self.pending.pop(0)[0]
+        return call_id(self._orphan())
 
     def _orphan(self) -> int:
         number, self.count = self.count, self.count + 1
@@ -636,10 +637,10 @@ def _call_read_back(part: ToolCallPart, turn: Turn) -> ToolCallPart:
 
 
 def _result_read_back(part: ToolResultPart, turn: Turn) -> ToolResultPart:
-    text = part.content if isinstance(part.content, str) else _result_text(
-        dataclasses.replace(part, is_error=False)
+    text = _result_text(dataclasses.replace(part, is_error=False))
+    return ToolResultPart(
+        call_id=part.call_id, content=text, name=part.name, is_error=part.is_error
     )
-    return ToolResultPart(call_id=part.call_id, content=text, name=part.name, is_error=part.is_error)
 
 
 def _thinking_read_back(part: ReasoningPart, turn: Turn) -> ReasoningPart | None:
