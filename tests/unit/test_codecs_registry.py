@@ -21,7 +21,15 @@ ENCODE_KEYWORDS = [*DESIGN_ENCODE_KEYWORDS, "text_files"]
 """DESIGN's keywords, then the options threadline adds after them."""
 
 
-REGISTERED = ("anthropic", "bedrock", "gemini", "mistral", "openai_chat", "openai_responses")
+REGISTERED = (
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "mistral",
+    "ollama",
+    "openai_chat",
+    "openai_responses",
+)
 
 
 def test_the_registered_codecs() -> None:
@@ -36,7 +44,8 @@ def test_the_registered_codecs() -> None:
 def test_an_unknown_name_lists_the_known_ones(name: object) -> None:
     with pytest.raises(
         UnknownProviderError,
-        match="'anthropic', 'bedrock', 'gemini', 'mistral', 'openai_chat', 'openai_responses'",
+        match="'anthropic', 'bedrock', 'gemini', 'mistral', 'ollama', 'openai_chat', "
+        "'openai_responses'",
     ) as caught:
         codecs.get_codec(name)  # type: ignore[arg-type]
     assert isinstance(caught.value, LookupError)
