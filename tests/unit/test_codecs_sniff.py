@@ -114,6 +114,38 @@ def test_guessing_odd_values_guesses_nothing(value: Any) -> None:
         ({"contents": []}, "gemini"),
         ({"input": "hi"}, "openai_responses"),
         ([{"type": "function_call_output", "call_id": "c", "output": "x"}], "openai_responses"),
+        ({"messages": [{"role": "user", "content": "hi", "images": ["aGk="]}]}, "ollama"),
+        ([{"role": "tool", "content": "ok", "tool_name": "f"}], "ollama"),
+        (  # Ollama's calls carry no id or type, OpenAI Chat's do
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"function": {"name": "f", "arguments": {}}}],
+                }
+            ],
+            "ollama",
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                }
+            ],
+            "openai_chat",
+        ),
+        (  # a request body whose "format" is its output schema, not threadline's envelope
+            {"model": "qwen3", "format": {"type": "object"}, "messages": [{"role": "user"}]},
+            "openai_chat",
+        ),
     ],
 )
 def test_guess_request_format(payload: Any, name: str) -> None:

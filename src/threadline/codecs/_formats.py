@@ -406,9 +406,16 @@ OLLAMA = FormatDescriptor(
     stream_builder=Ref("threadline.codecs._stream_ollama:OllamaBuilder"),
     sniffs_as="ollama",
     telltales=Telltales(
-        rank=7,
+        # asked first: its assistant messages hold `tool_calls` too (OpenAI Chat's telltale),
+        # as calls without an `id` or `type`, which no other format writes
+        rank=0,
         responses=(shape(message=Is("holds", "role"), done=PRESENT),),
-        messages=(shape(images=LIST), shape(tool_name=STR), shape(thinking=STR)),
+        messages=(
+            shape(images=LIST),
+            shape(tool_name=STR),
+            shape(thinking=STR),
+            shape(tool_calls=Is("first", (shape(id=ABSENT, type=ABSENT, function=PRESENT),))),
+        ),
     ),
     turns="messages",
 )
