@@ -336,3 +336,14 @@ def test_the_judge_rejects(where: tuple[Any, ...], value: Any, problem: str) -> 
     target[where[-1]] = value
     with pytest.raises(WireError, match=problem):
         judge_ollama(payload)
+
+
+def test_the_clients_chunks_assemble_as_the_lines_do() -> None:
+    """``client.chat(..., stream=True)`` yields a ``ChatResponse`` per line."""
+    from tests.stream_recordings import OLLAMA
+
+    chunk_type = require_module("ollama._types").ChatResponse
+    chunks = [chunk_type.model_validate(line) for line in OLLAMA]
+    from_chunks = tl.assemble(chunks, provider="ollama")
+    from_lines = tl.assemble(OLLAMA, provider="ollama")
+    assert (from_chunks.parts, from_chunks.metadata) == (from_lines.parts, from_lines.metadata)
