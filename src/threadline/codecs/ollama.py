@@ -28,8 +28,8 @@ How threadline's messages map to the wire (the ``ollama`` package's ``Message``)
 ``call_<n>`` (``n`` counts the payload's calls from 0) unless the wire names one (``id``, as
 newer servers send), and pairing each tool message with the first unanswered call of the
 same ``tool_name`` (its ``tool_call_id`` when there is one). ``decode_response`` reads a
-``/api/chat`` response (the last NDJSON line of a stream, or the whole response), with the
-counts as usage.
+``/api/chat`` response (``stream: false``; a stream's NDJSON lines go through
+`StreamAssembler`), with the counts as usage.
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import add_error_prefix
 from threadline.codecs._tools import call_from_json
 from threadline.codecs._tools import call_names
-from threadline.codecs._tools import compact_json
 from threadline.codecs._tools import hashed_id
 from threadline.codecs._tools import strip_error_prefix
 from threadline.codecs.base import IntegrityMode
@@ -106,7 +105,7 @@ _SIGNATURES = (
 )
 
 
-def image_type(data: bytes) -> str | None:
+def _image_type(data: bytes) -> str | None:
     """The image type the bytes start like (PNG, JPEG, GIF, WebP), or ``None``."""
     for magic, media_type in _SIGNATURES:
         if data.startswith(magic):
@@ -116,13 +115,13 @@ def image_type(data: bytes) -> str | None:
     return None
 
 
-def call_id(number: int) -> str:
+def _call_id(number: int) -> str:
     """The id ``decode`` gives the ``number``-th call of a payload (from 0) that has none."""
     return f"call_{number}"
 
 
 def _carries_file(part: FilePart, role: str) -> bool:
-    return role == "user" and part.data is not None and image_type(part.data) == part.media_type
+    return role == "user" and part.data is not None and _image_type(part.data) == part.media_type
 
 
 CAPABILITIES = Capabilities(
@@ -324,7 +323,7 @@ class _Pairing:
 
     def call(self, given: str | None, seed: str = "") -> str:
         number, self.count = self.count, self.count + 1
-        return given if given is not None else call_id(number)
+        return given if given is not None else _call_id(number)
 
     def answer(self, given: str | None, name: str | None) -> str:
         """The call a tool message answers: the one ``given`` names (its ``tool_call_id``),
@@ -338,7 +337,7 @@ class _Pairing:
             return given
         if self.pending:
             return self.pending.pop(0)[0]
-        return call_id(self._orphan())
+        return _call_id(self._orphan())
 
     def _orphan(self) -> int:
         number, self.count = self.count, self.count + 1
@@ -392,7 +391,7 @@ def _content_parts(
         for number, image in enumerate(reader.expect_list(raw, f"{path}.images")):
             where = f"{path}.images[{number}]"
             data = decode_base64(reader.expect_str(image, where), reader, where)
-            media_type = image_type(data) or UNKNOWN_IMAGE
+            media_type = _image_type(data) or UNKNOWN_IMAGE
             files.append(reader.part(FilePart, image, where, media_type=media_type, data=data))
     if text or not files:
         return [TextPart(text=text), *files]
@@ -410,7 +409,8 @@ def _assistant_parts(
     if text:
         parts.append(TextPart(text=text))
     calls = item.get("tool_calls")
-    for number, raw in enumerate(() if calls is None else reader.expect_list(calls, path)):
+    listed = () if calls is None else reader.expect_list(calls, f"{path}.tool_calls")
+    for number, raw in enumerate(listed):
         parts.append(_decode_call(raw, f"{path}.tool_calls[{number}]", reader, pairing))
     return parts
 
@@ -539,11 +539,6 @@ class _ResponsePairing(_Pairing):
         if given is not None:
             return given
         return hashed_id(f"ollama|{self.created}|{number}|{seed}")
-
-
-def arguments_text(arguments: Mapping[str, Any]) -> str:
-    """A call's arguments as compact JSON text (for the stream's tool-call deltas)."""
-    return compact_json(dict(arguments))
 
 
 # ---------------------------------------------------------------------------------------------
