@@ -64,7 +64,9 @@ out = {{
     "prepare_messages (defects)": best(lambda: tl.prepare_messages(defects)),
     "append + snapshot": best(append),
 }}
-for provider in ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock"):
+for provider in (
+    "openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock", "ollama"
+):
     out["encode " + provider] = best(lambda: tl.encode(messages, provider=provider))
 for provider in ("anthropic", "bedrock"):  # the formats that take prompt-cache breakpoints
     out["encode " + provider + " cache=auto"] = best(

@@ -74,7 +74,15 @@ from timing import timed  # noqa: E402
 import threadline as tl  # noqa: E402
 from threadline.context import trim_messages  # noqa: E402
 
-PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "mistral",
+    "bedrock",
+    "ollama",
+)
 TARGET_SIZES = (10_000, 100_000)
 APPEND_SIZES = (100, 10_000, 100_000)
 CONTEXT_WINDOW = 128_000
@@ -92,6 +100,7 @@ OPTIONAL_MODULES = (
     "mistral_common",
     "botocore",
     "boto3",
+    "ollama",
     "tiktoken",
     "orjson",
     "httpx",

@@ -157,6 +157,23 @@ def gemini_events() -> list[dict[str, Any]]:
     return chunks
 
 
+def _ollama_line(message: dict[str, Any], done: bool = False) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "model": "qwen3:8b",
+        "created_at": "2025-10-17T23:14:07.414671Z",
+        "message": {"role": "assistant", "content": "", **message},
+        "done": done,
+    }
+    if done:
+        line.update(done_reason="stop", prompt_eval_count=1, eval_count=2)
+    return line
+
+
+def ollama_events() -> list[dict[str, Any]]:
+    lines = [_ollama_line({"content": word}) for word in WORDS[: EVENTS - 1]]
+    return [*lines, _ollama_line({}, done=True)]
+
+
 def bedrock_events() -> list[dict[str, Any]]:
     return [
         {"messageStart": {"role": "assistant"}},
@@ -365,6 +382,15 @@ def gemini_shape(shape: str, n: int) -> list[dict[str, Any]]:
     return chunks
 
 
+def ollama_shape(shape: str, n: int) -> list[dict[str, Any]]:
+    if shape == "text":
+        lines = [_ollama_line({"content": "w "}) for _ in range(n)]
+    else:  # calls, each whole in a line of its own
+        call = {"function": {"name": "f", "arguments": {}}}
+        lines = [_ollama_line({"tool_calls": [call]}) for _ in range(n)]
+    return [*lines, _ollama_line({}, done=True)]
+
+
 def bedrock_shape(shape: str, n: int) -> list[dict[str, Any]]:
     def delta(at: int, body: dict[str, Any]) -> dict[str, Any]:
         return {"contentBlockDelta": {"delta": body, "contentBlockIndex": at}}
@@ -423,6 +449,7 @@ _BUILDERS: dict[str, Callable[[str, int], list[dict[str, Any]]]] = {
     "gemini": gemini_shape,
     "mistral": lambda shape, n: chat_shape("mistral", shape, n),
     "bedrock": bedrock_shape,
+    "ollama": ollama_shape,
 }
 
 
@@ -432,10 +459,10 @@ def _linear_shapes() -> dict[str, hostile.Shape]:
         for shape in ("text", "calls", "arguments", "boundaries"):
             if shape == "boundaries" and provider not in _BOUNDARIES:
                 continue  # Chat Completions has one text part, its calls and a refusal
-            if shape == "arguments" and provider == "gemini":
-                continue  # Gemini sends a call's arguments whole
+            if shape == "arguments" and provider in ("gemini", "ollama"):
+                continue  # Gemini and Ollama send a call's arguments whole
             label = _BOUNDARIES[provider] if shape == "boundaries" else _SHAPE_LABELS[shape]
-            if shape == "calls" and provider in ("openai_chat", "mistral", "gemini"):
+            if shape == "calls" and provider in ("openai_chat", "mistral", "gemini", "ollama"):
                 label = "N tool calls"  # one chunk each
             elif shape == "calls" and provider == "openai_responses":
                 label = "N/2 tool calls"
@@ -541,6 +568,7 @@ def main() -> None:
         "gemini": gemini_events(),
         "mistral": chat_events("mistral-large-latest"),
         "bedrock": bedrock_events(),
+        "ollama": ollama_events(),
     }
     sdk_objects = {
         "anthropic": [

@@ -382,6 +382,36 @@ RESPONSES: Mapping[str, list[dict[str, Any]]] = {
             },
         },
     ],
+    "ollama": [
+        {
+            "model": "qwen3:8b",
+            "created_at": "2025-10-17T23:14:07.414671Z",
+            "message": {
+                "role": "assistant",
+                "content": "",
+                "thinking": "Two tools.",
+                "tool_calls": [
+                    {"function": {"name": "weather", "arguments": {"city": "Paris"}}},
+                    {"function": {"name": "time", "arguments": {"tz": "Europe/Paris"}}},
+                ],
+            },
+            "done": True,
+            "done_reason": "stop",
+            "total_duration": 4883583458,
+            "load_duration": 1334875,
+            "prompt_eval_count": 120,
+            "prompt_eval_duration": 342546000,
+            "eval_count": 35,
+            "eval_duration": 4535599000,
+        },
+        {
+            "model": "llama3.2",
+            "created_at": "2025-10-17T23:14:08Z",
+            "message": {"role": "assistant", "content": "Paris."},
+            "done": True,
+            "done_reason": "stop",
+        },
+    ],
 }
 """Per registered format, responses shaped like its API's (the ``decode_response`` seeds); a
 format the registry lists without an entry here fails ``tests/fuzz/test_make_corpus.py``."""

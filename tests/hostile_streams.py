@@ -70,6 +70,18 @@ def _cohere_call(at: int, arguments: str = "") -> dict[str, Any]:
     return {"type": "tool-call-start", "index": at, "delta": {"message": {"tool_calls": call}}}
 
 
+def _ollama(done: bool = False, **message: Any) -> dict[str, Any]:
+    line: dict[str, Any] = {
+        "model": "m-1",
+        "created_at": "2026-01-01T00:00:00Z",
+        "message": {"role": "assistant", "content": "", **message},
+        "done": done,
+    }
+    if done:
+        line.update(done_reason="stop", prompt_eval_count=3, eval_count=4)
+    return line
+
+
 def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
     """A reply of one text part, sent in ``pieces``."""
     if provider == "anthropic":
@@ -119,6 +131,8 @@ def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
             {"type": "content-end", "index": 0},
             _cohere_end("COMPLETE"),
         ]
+    if provider == "ollama":
+        return [*(_ollama(content=p) for p in pieces), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         return [
             _chat({"role": "assistant", "content": ""}),
@@ -195,6 +209,9 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
             {"type": "tool-call-end", "index": 0},
             _cohere_end("TOOL_CALL"),
         ]
+    if provider == "ollama":  # arguments come as an object, whole
+        call = {"function": {"name": "f", "arguments": json.loads(text)}}
+        return [_ollama(tool_calls=[call]), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         return [
@@ -284,6 +301,9 @@ def many_parts_stream(provider: str, count: int) -> list[dict[str, Any]]:
     if provider == "gemini":
         calls = [{"functionCall": {"name": "f", "args": {"n": at}}} for at in range(count)]
         return [_gemini(calls, "STOP")]
+    if provider == "ollama":
+        calls = [{"function": {"name": "f", "arguments": {"n": at}}} for at in range(count)]
+        return [_ollama(tool_calls=calls), _ollama(done=True)]
     if provider in ("openai_chat", "mistral"):
         calls = [
             _chat(

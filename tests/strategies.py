@@ -29,7 +29,7 @@ from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere")
+PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere", "ollama")
 
 # Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
 SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")

@@ -499,6 +499,48 @@ def cohere_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]
     return response, events
 
 
+@st.composite
+def ollama_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """An ``/api/chat`` reply and its NDJSON lines: thinking pieces, then content pieces,
+    then the calls (each whole, one or several per line), then ``done: true`` with the
+    counts (every line shares the reply's ``created_at``)."""
+    thinking = draw(st.one_of(st.none(), TEXT))
+    content = draw(st.one_of(st.none(), TEXT))
+    calls = [
+        {"function": {"name": draw(NAMES), "arguments": draw(ARGS)}}
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    if content is None and not calls:
+        content = draw(TEXT)
+    top = {"model": "qwen3:8b", "created_at": "2026-03-13T16:05:00.123456Z"}
+    message: dict[str, Any] = {"role": "assistant", "content": content or ""}
+    if thinking is not None:
+        message["thinking"] = thinking
+    if calls:
+        message["tool_calls"] = calls
+    end = {
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": draw(st.integers(0, 10**9)),
+        "prompt_eval_count": draw(st.integers(0, 999)),
+        "eval_count": draw(st.integers(0, 999)),
+    }
+    response = {**top, "message": message, **end}
+
+    def line(**fields: Any) -> dict[str, Any]:
+        return {**top, "message": {"role": "assistant", "content": "", **fields}, "done": False}
+
+    events = [line(thinking=p) for p in pieces(draw, thinking or "")]
+    events += [line(content=p) for p in pieces(draw, content or "")]
+    at = 0
+    while at < len(calls):
+        size = draw(st.integers(1, len(calls) - at))
+        events.append(line(tool_calls=calls[at : at + size]))
+        at += size
+    events.append({**top, "message": {"role": "assistant", "content": ""}, **end})
+    return response, events
+
+
 def _chat_final(event: dict[str, Any]) -> bool:
     return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
 
@@ -511,6 +553,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "openai_responses": lambda event: event.get("type") == "response.completed",
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
     "cohere": lambda event: event.get("type") == "message-end",
+    "ollama": lambda event: event.get("done") is True,
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
 
@@ -522,4 +565,5 @@ STREAMS = {
     "gemini": gemini_streams(),
     "openai_responses": responses_streams(),
     "cohere": cohere_streams(),
+    "ollama": ollama_streams(),
 }

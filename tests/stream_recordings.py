@@ -494,6 +494,37 @@ COHERE: list[dict[str, Any]] = [
     },
 ]
 
+
+def ollama_line(**message: Any) -> dict[str, Any]:
+    return {
+        "model": "qwen3:8b",
+        "created_at": "2025-10-17T23:14:07.414671Z",
+        "message": {"role": "assistant", "content": "", **message},
+        "done": False,
+    }
+
+
+# ``/api/chat`` with ``think: true`` and tools, one NDJSON line each (docs.ollama.com/api/chat,
+# "Chat request (streaming)" and "Chat request (with tools)").
+OLLAMA: list[dict[str, Any]] = [
+    ollama_line(thinking="The user wants "),
+    ollama_line(thinking="the weather."),
+    ollama_line(content="Let me "),
+    ollama_line(content="check."),
+    ollama_line(tool_calls=[{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}]),
+    {
+        **ollama_line(),
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 4883583458,
+        "load_duration": 1334875,
+        "prompt_eval_count": 26,
+        "prompt_eval_duration": 342546000,
+        "eval_count": 282,
+        "eval_duration": 4535599000,
+    },
+]
+
 RECORDED = {
     "cohere": COHERE,
     "anthropic": ANTHROPIC,
@@ -502,4 +533,5 @@ RECORDED = {
     "mistral": MISTRAL,
     "openai_chat": OPENAI_CHAT,
     "openai_responses": OPENAI_RESPONSES,
+    "ollama": OLLAMA,
 }

@@ -15,6 +15,7 @@ itself), this is read-only at every depth and copies to plain, mutable data.
 from __future__ import annotations
 
 import copy
+import threading
 from typing import Any
 from typing import NoReturn
 
@@ -30,10 +31,36 @@ def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
     raise TypeError(f"cannot change a {type(self).__name__}: {_HINT}")
 
 
+_BUILDING = threading.local()
+"""The ids of the shared objects ``__new__`` just built, whose ``__init__`` comes next."""
+
+
+def _built(value: object) -> object:
+    building: set[int] = getattr(_BUILDING, "ids", None) or set()
+    _BUILDING.ids = building
+    building.add(id(value))
+    return value
+
+
+def _init(self: object, *args: object, **kwargs: object) -> None:
+    """``__init__``: nothing right after ``__new__`` built the object (a new, read-only one:
+    pydantic rebuilds a validated ``Sequence`` as ``type(value)(items)``); a change otherwise."""
+    building: set[int] = getattr(_BUILDING, "ids", None) or set()
+    if id(self) not in building:
+        _refuse(self)
+    building.discard(id(self))
+
+
 class SharedDict(dict[str, Any]):
-    """A read-only ``dict`` shared between results; copies are plain ``dict`` s."""
+    """A read-only ``dict`` shared between results; copies are plain ``dict`` s.
+    ``SharedDict(mapping)`` builds a new one."""
 
     __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> SharedDict:
+        value = dict.__new__(cls)
+        dict.__init__(value, *args, **kwargs)
+        return _built(value)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return dict.__repr__(self)
@@ -49,9 +76,15 @@ class SharedDict(dict[str, Any]):
 
 
 class SharedList(list[Any]):
-    """A read-only ``list`` shared between results; copies are plain ``list`` s."""
+    """A read-only ``list`` shared between results; copies are plain ``list`` s.
+    ``SharedList(iterable)`` builds a new one (as pydantic does to rebuild a ``Sequence``)."""
 
     __slots__ = ()
+
+    def __new__(cls, *args: Any) -> SharedList:
+        value = list.__new__(cls)
+        list.__init__(value, *args)
+        return _built(value)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return list.__repr__(self)
@@ -67,7 +100,6 @@ class SharedList(list[Any]):
 
 
 for _name in (
-    "__init__",
     "__setitem__",
     "__delitem__",
     "__ior__",
@@ -79,7 +111,6 @@ for _name in (
 ):
     setattr(SharedDict, _name, _refuse)
 for _name in (
-    "__init__",
     "__setitem__",
     "__delitem__",
     "__iadd__",
@@ -95,6 +126,8 @@ for _name in (
 ):
     setattr(SharedList, _name, _refuse)
 del _name
+SharedDict.__init__ = _init  # type: ignore[method-assign,assignment]
+SharedList.__init__ = _init  # type: ignore[method-assign]
 
 
 def share(value: Any) -> Any:

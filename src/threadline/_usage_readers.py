@@ -144,6 +144,11 @@ def _mistral(count: _Counts) -> Usage:
     )
 
 
+def _ollama(count: _Counts) -> Usage:
+    # /api/chat reports its counts at the top of the response, beside the durations.
+    return Usage(input_tokens=count("prompt_eval_count"), output_tokens=count("eval_count"))
+
+
 def _bedrock(count: _Counts) -> Usage:
     cache = ("cacheReadInputTokens", "cacheWriteInputTokens")
     return _cache_beside_input(count, "inputTokens", "outputTokens", cache)

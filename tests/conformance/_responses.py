@@ -36,6 +36,7 @@ MODELS: Mapping[str, str | None] = {
     "mistral": "magistral-medium-2509",
     "openai_chat": "gpt-4.1-2025-04-14",
     "openai_responses": "gpt-5-2025-08-07",
+    "ollama": "qwen3:8b",
 }
 """The model each response names (and decoded reasoning is tagged with)."""
 
@@ -320,6 +321,33 @@ def _cohere(turn: Turn) -> dict[str, Any]:
     }
 
 
+def _ollama(turn: Turn) -> dict[str, Any]:
+    # /api/chat gives calls no id: decode_response hashes one from created_at (unique per
+    # response, to the nanosecond), the call's place, name and arguments.
+    nanoseconds = int(_hex(f"ollama created {turn.seed}", 12), 16) % 10**9
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or ""}
+    if turn.reasoning:
+        message["thinking"] = turn.reasoning
+    if turn.calls:
+        message["tool_calls"] = [
+            {"function": {"name": name, "arguments": dict(arguments)}}
+            for name, arguments in turn.calls
+        ]
+    return {
+        "model": MODELS["ollama"],
+        "created_at": f"2026-03-13T16:05:00.{nanoseconds:09d}Z",
+        "message": message,
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 4_883_583_458,
+        "load_duration": 1_334_875,
+        "prompt_eval_count": 412,
+        "prompt_eval_duration": 342_546_000,
+        "eval_count": 96,
+        "eval_duration": 4_535_599_000,
+    }
+
+
 _BUILDERS: Mapping[str, Callable[[Turn], dict[str, Any]]] = {
     "cohere": _cohere,
     "anthropic": _anthropic,
@@ -328,6 +356,7 @@ _BUILDERS: Mapping[str, Callable[[Turn], dict[str, Any]]] = {
     "mistral": _mistral,
     "openai_chat": _openai_chat,
     "openai_responses": _openai_responses,
+    "ollama": _ollama,
 }
 
 
@@ -350,6 +379,8 @@ def sdk_problems(codec: str, built: Mapping[str, Any]) -> list[str]:
         model = require_module("mistralai.client.models").ChatCompletionResponse
     elif codec == "openai_chat":
         model = require_module("openai.types.chat").ChatCompletion
+    elif codec == "ollama":
+        model = require_module("ollama._types").ChatResponse
     else:
         model = require_module("openai.types.responses").Response
     pydantic = require_module("pydantic")

@@ -727,7 +727,13 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
 }
 """Per format, its rules."""
 
-NO_RULES: Mapping[str, str] = {}
+NO_RULES: Mapping[str, str] = {
+    "ollama": "Ollama's /api/chat renders the messages through the model's chat template and "
+    "refuses only what the ollama package's types refuse (a content, thinking or tool_name "
+    "that is not a string, arguments that are not an object, images that are not base64): "
+    "it has no role-order, pairing or tool-call id rules, so the package judge is the whole "
+    "judge",
+}
 """Formats the judge knows and has no rule for, each with why (a dialect judged by its parent's
 rules, a format whose API refuses nothing its SDK types take): an explicit entry, so that a
 format missing from ``RULES`` is an omission the judge reports, never a silent pass."""

@@ -45,6 +45,7 @@ from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.support import require_module
@@ -67,6 +68,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    "ollama": judge_ollama,
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "cohere": ("cohere",),
@@ -76,6 +78,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "mistral": ("mistralai", "mistral_common"),
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
+    "ollama": ("ollama",),
 }
 OTHER_MODEL = "another-model-2026"
 
@@ -309,7 +312,8 @@ def test_the_responses_are_what_the_sdks_read(codec: str) -> None:
         assert sdk_problems(codec, built) == []
     history = conversation(codec, [Step((("get_weather", False),), True, True, True, True)])
     state = opaque_state(history)
-    stateless = ("openai_chat", "cohere")  # Cohere's thinking is plain text, nothing opaque
+    # Chat returns no reasoning; Cohere's and Ollama's thinking is plain text, nothing opaque
+    stateless = ("openai_chat", "cohere", "ollama")
     assert bool(state) == (codec not in stateless), "every other provider leaves state"
 
 
@@ -328,6 +332,8 @@ def test_a_conversation_moves_to_another_provider(
     wire, decoded = move(history, target)
     assert not {token for token in state if token in wire}, "opaque state went to another API"
     assert texts(decoded) == texts(history)
+    # readable reasoning (Ollama's has no opaque state) goes to no other API as reasoning
+    assert not [part for m in decoded for part in m.parts if isinstance(part, ReasoningPart)]
 
     wire, decoded = move(history, target, reasoning="text")
     assert not {token for token in state if token in wire}, "opaque state went to another API"

@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 import threadline as tl
 from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
+from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
 from tests.stream_cases import STREAMS
@@ -33,6 +35,8 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    "ollama": judge_ollama,
+    "cohere": judge_cohere,
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
@@ -41,6 +45,8 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "mistral": ("mistralai", "mistral_common"),
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
+    "ollama": ("ollama",),
+    "cohere": ("cohere",),
 }
 
 

@@ -48,6 +48,11 @@ ERRORS: dict[str, tuple[dict[str, Any], str]] = {
         {"error": {"code": "server_error", "message": "Upstream disconnected."}},
         "server_error: Upstream disconnected.",
     ),
+    # Ollama ends an NDJSON stream with a line holding only the error's text.
+    "ollama": (
+        {"error": "an error was encountered while running the model: unexpected EOF"},
+        "an error was encountered while running the model: unexpected EOF",
+    ),
 }
 
 

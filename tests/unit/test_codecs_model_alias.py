@@ -38,6 +38,8 @@ CLAUDE = "anthropic.claude-sonnet-4-5-20250929-v1:0"
         (f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.{CLAUDE}", CLAUDE),
         (f"arn:aws:bedrock:us-east-1::foundation-model/{CLAUDE}", f"us.{CLAUDE}"),
         ("gpt-5", "gpt-5"),
+        ("qwen3", "qwen3:latest"),  # Ollama's default tag
+        ("hf.co/unsloth/Qwen3-8B-GGUF:latest", "hf.co/unsloth/Qwen3-8B-GGUF"),
     ],
 )
 def test_an_alias_and_its_snapshot_name_the_same_model(first: str, second: str) -> None:
@@ -57,6 +59,8 @@ def test_an_alias_and_its_snapshot_name_the_same_model(first: str, second: str) 
         (CLAUDE, "anthropic.claude-opus-4-1-20250805-v1:0"),
         ("us.amazon.nova-pro-v1:0", "amazon.nova-lite-v1:0"),
         ("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc", CLAUDE),
+        ("qwen3", "qwen3:8b"),  # another Ollama tag is another model
+        ("qwen3:8b", "qwen3:14b"),
     ],
 )
 def test_other_models_and_other_snapshots_do_not_match(first: str, second: str) -> None:

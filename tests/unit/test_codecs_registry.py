@@ -27,6 +27,7 @@ REGISTERED = (
     "cohere",
     "gemini",
     "mistral",
+    "ollama",
     "openai_chat",
     "openai_responses",
 )

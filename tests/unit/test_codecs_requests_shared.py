@@ -8,6 +8,8 @@ import copy
 import json
 import pickle
 from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import hypothesis
@@ -48,6 +50,7 @@ DIALECTS = {
     "mistral": "standard",
     "openai_chat": "standard",
     "openai_responses": "standard",
+    "ollama": "standard",
 }
 
 
@@ -74,7 +77,7 @@ def tools_of(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
 def schema_of(tool: dict[str, Any], provider: str) -> dict[str, Any]:
     """One tool's JSON Schema, in the provider's place."""
     schema: dict[str, Any]
-    if provider in ("openai_chat", "mistral", "cohere"):
+    if provider in ("openai_chat", "mistral", "cohere", "ollama"):
         schema = tool["function"]["parameters"]
     elif provider == "openai_responses":
         schema = tool["parameters"]
@@ -282,3 +285,22 @@ def test_shared_json_reads_copies_and_serializes_as_the_plain_value(value: Any) 
     if isinstance(value, (dict, list)) and value:
         with pytest.raises(TypeError, match=r"copy\.deepcopy"):
             shared.clear()
+
+
+def test_pydantic_rebuilds_a_shared_sequence_and_it_stays_read_only() -> None:
+    """pydantic rebuilds a validated ``Sequence`` field as ``type(value)(items)``: a model with
+    one (the ``ollama`` client's ``Tool``) takes a sent schema as it is."""
+    import pydantic
+
+    class Parameters(pydantic.BaseModel):
+        required: Sequence[str]
+        properties: Mapping[str, Any]
+
+    schema = schema_of(tools_of(body_of("openai_chat"), "openai_chat")[0], "openai_chat")
+    read = Parameters.model_validate(schema)
+    assert list(read.required) == ["query"]
+    with pytest.raises(TypeError, match=r"copy\.deepcopy"):
+        read.required.append("x")  # type: ignore[attr-defined]
+    with pytest.raises(TypeError, match=r"copy\.deepcopy"):
+        schema["required"].__init__(["x"])
+    assert schema["required"] == ["query"]

@@ -45,6 +45,13 @@ BEDROCK = {
     "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
     "stopReason": "end_turn",
 }
+OLLAMA = {
+    "model": "llama3.2",
+    "created_at": "2025-10-17T23:14:07.414671Z",
+    "message": {"role": "assistant", "content": "hi"},
+    "done": True,
+    "done_reason": "stop",
+}
 
 COHERE = {
     "id": "c14c80c3-18eb-4519-9460-6c92edd8cfb4",
@@ -60,6 +67,7 @@ RESPONSES_BY_FORMAT = {
     "anthropic": ANTHROPIC,
     "gemini": GEMINI,
     "bedrock": BEDROCK,
+    "ollama": OLLAMA,
 }
 
 
@@ -113,6 +121,38 @@ def test_guessing_odd_values_guesses_nothing(value: Any) -> None:
         ({"contents": []}, "gemini"),
         ({"input": "hi"}, "openai_responses"),
         ([{"type": "function_call_output", "call_id": "c", "output": "x"}], "openai_responses"),
+        ({"messages": [{"role": "user", "content": "hi", "images": ["aGk="]}]}, "ollama"),
+        ([{"role": "tool", "content": "ok", "tool_name": "f"}], "ollama"),
+        (  # Ollama's calls carry no id or type, OpenAI Chat's do
+            [
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"function": {"name": "f", "arguments": {}}}],
+                }
+            ],
+            "ollama",
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                }
+            ],
+            "openai_chat",
+        ),
+        (  # a request body whose "format" is its output schema, not threadline's envelope
+            {"model": "qwen3", "format": {"type": "object"}, "messages": [{"role": "user"}]},
+            "openai_chat",
+        ),
     ],
 )
 def test_guess_request_format(payload: Any, name: str) -> None:

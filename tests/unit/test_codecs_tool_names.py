@@ -36,6 +36,7 @@ PATTERNS = {
     "mistral": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "openai_chat": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "openai_responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "ollama": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
 }
 HOSTILE = ("files.read", "get weather", "t" * 70, "ns:lookup", "tool/v2", "météo", "1st", "数据")
 RULES = {"standard": STANDARD, "gemini": GEMINI}

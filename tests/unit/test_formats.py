@@ -309,6 +309,9 @@ ORACLES: dict[str, Callable[[], Any]] = {
         ("tests.conformance._responses", "_BUILDERS"),
         ("tests.conformance.test_cross_provider", "JUDGES"),
         ("tests.conformance.test_cross_provider", "SDKS"),
+        ("tests.conformance.test_requests", "JUDGES"),
+        ("tests.conformance.test_streaming_cut", "JUDGES"),
+        ("tests.conformance.test_streaming_cut", "SDKS"),
         ("fuzz.make_corpus", "RESPONSES"),
         # provider tags, not format names: one entry per tag
         ("tests.strategies", "PROVIDERS"),
@@ -363,10 +366,13 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     from threadline.testing import _conversations
 
     first = ("openai", "anthropic", "gemini", "mistral", "bedrock")
-    assert _conversations._PROVIDERS[: len(first)] == first
+    assert _conversations._PROVIDERS[:5] == first
+    assert set(_conversations._PROVIDERS) == {d.provider for d in DESCRIPTORS.values()}
     extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
     monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
-    assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
+    tags = _conversations._provider_tags()
+    assert tags[:5] == first
+    assert tags[5:] == tuple(sorted({*_conversations._PROVIDERS[5:], "example"}))
 
 
 def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:

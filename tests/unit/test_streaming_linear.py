@@ -196,3 +196,25 @@ def test_a_block_stopped_again_is_not_parsed_again(
     for event in [*events, *[stop] * 30]:
         assembler.feed(event)
     assert len(parsed) == 1
+
+
+def test_ollama_reads_the_response_once_when_the_stream_is_done() -> None:
+    # Calls arrive whole, one line each; their ids depend on their place in the response,
+    # so the parts end together, from one reading of it (not one reading per call).
+    n = 200
+    call = {"function": {"name": "f", "arguments": {"i": 1}}}
+    lines = [{"message": {"role": "assistant", "tool_calls": [call]}, "done": False}] * n
+    lines.append({"message": {"role": "assistant", "content": ""}, "done": True})
+    assembler = StreamAssembler("ollama")
+    builder = assembler._builder
+    decode = builder.decode
+    read: list[int] = []
+
+    def counting(response: dict[str, Any]) -> Message:
+        read.append(len(response["message"].get("tool_calls", ())))
+        return decode(response)
+
+    builder.decode = counting
+    ends = [event for line in lines for event in assembler.feed(line) if isinstance(event, PartEnd)]
+    assert read == [n]
+    assert len({event.part.id for event in ends if isinstance(event.part, ToolCallPart)}) == n

@@ -414,8 +414,43 @@ COHERE = FormatDescriptor(
     ),
     turns="messages",
 )
+OLLAMA = FormatDescriptor(
+    name="ollama",
+    module="threadline.codecs.ollama",
+    label="Ollama chat",
+    provider="ollama",
+    request_fields=Ref(f"{_REQUESTS}:ollama"),
+    strict=False,
+    output_schema=Ref(f"{_STRUCTURED}:ollama_output"),
+    forced_tool=None,
+    usage_reader=Ref(f"{_READERS}:_ollama"),
+    stream_builder=Ref("threadline.codecs._stream_ollama:OllamaBuilder"),
+    sniffs_as="ollama",
+    telltales=Telltales(
+        # asked first: its assistant messages hold `tool_calls` too (OpenAI Chat's telltale),
+        # as calls without an `id` or `type`, which no other format writes
+        rank=-1,  # before Cohere (rank 0): their telltales never overlap
+        responses=(shape(message=Is("holds", "role"), done=PRESENT),),
+        messages=(
+            shape(images=LIST),
+            shape(tool_name=STR),
+            shape(thinking=STR),
+            shape(tool_calls=Is("first", (shape(id=ABSENT, type=ABSENT, function=PRESENT),))),
+        ),
+    ),
+    turns="messages",
+)
 
-_DESCRIPTORS = (ANTHROPIC, BEDROCK, COHERE, GEMINI, MISTRAL, OPENAI_CHAT, OPENAI_RESPONSES)
+_DESCRIPTORS = (
+    ANTHROPIC,
+    BEDROCK,
+    COHERE,
+    GEMINI,
+    MISTRAL,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+    OLLAMA,
+)
 
 DESCRIPTORS: Mapping[str, FormatDescriptor] = MappingProxyType(
     {d.name: d for d in sorted(_DESCRIPTORS, key=lambda d: d.name)}

@@ -104,6 +104,11 @@ def model_id(model: str) -> str:
     return profile.group("base") if profile else model
 
 
+def _untagged(model: str) -> str:
+    """``model`` without Ollama's default tag ``:latest`` (``qwen3:latest`` is ``qwen3``)."""
+    return model.removesuffix(":latest")
+
+
 def _alias_of(model: str) -> str | None:
     """The alias a snapshot id stands for (``gpt-5`` for ``gpt-5-2025-08-07``), or ``None``
     for an id without a snapshot mark; ``-latest`` counts as an alias of its own."""
@@ -120,12 +125,13 @@ def same_model(first: str, second: str) -> bool:
     ``claude-sonnet-4-5-20250929``, ``gpt-5`` and ``gpt-5-2025-08-07``, ``gemini-2.0-flash``
     and ``gemini-2.0-flash-001``, ``mistral-medium-latest`` and ``mistral-medium-2508``), and
     a Bedrock inference profile, its ARN and its base model id
-    (``us.anthropic.claude-...``, ``anthropic.claude-...``). Two different snapshots do not:
+    (``us.anthropic.claude-...``, ``anthropic.claude-...``), and an Ollama model and its
+    default tag (``qwen3``, ``qwen3:latest``). Two different snapshots do not:
     an alias may have moved from one to the other. A Gemini ``-preview-MM-DD`` model is a
     model of its own, and an application inference profile's ARN names no model.
     """
     first, second = model_id(first), model_id(second)
-    if first == second:
+    if first == second or _untagged(first) == _untagged(second):
         return True
     first_alias, second_alias = _alias_of(first), _alias_of(second)
     if first_alias is not None and second_alias is not None:

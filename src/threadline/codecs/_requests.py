@@ -348,6 +348,30 @@ def _chat_tool(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
     return {"type": "function", "function": _openai_function(tool, request)}
 
 
+def ollama(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+    """``tools`` of Ollama ``/api/chat``: it has no ``tool_choice``, so only ``auto`` (what it
+    does with tools) can be asked for."""
+    fields: dict[str, Any] = {}
+    if request.tools:
+        fields["tools"] = _listed(request, _ollama_tool)
+    choice = request.choice
+    if choice is not None and choice != "auto":
+        raise _refuse(
+            "ollama",
+            choice,
+            "Ollama's /api/chat has no tool_choice (the model decides, as with 'auto'); pass "
+            "only the tools it may call, or leave tool_choice out",
+        )
+    return fields
+
+
+def _ollama_tool(tool: ToolDefinition, request: ToolRequest) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": request.wire_name(tool.name)}
+    _described(tool, function)
+    function["parameters"] = _parameters(tool, "standard")
+    return {"type": "function", "function": function}
+
+
 def openai_responses(request: ToolRequest, body: Mapping[str, Any]) -> dict[str, Any]:
     """``tools`` + ``tool_choice`` of the Responses API.
 

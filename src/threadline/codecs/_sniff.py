@@ -108,8 +108,8 @@ def guess_request_format(payload: Any) -> str | None:
     """The codec name whose request bodies (or message lists) ``payload`` looks like, or
     ``None``; a threadline history looks like none."""
     if isinstance(payload, Mapping):
-        if "format" in payload:
-            return None  # the threadline envelope
+        if payload.get("format") == "threadline":
+            return None  # the threadline envelope (a request's "format" is its output schema)
         found = _answer(payload, "bodies")
         if found is not None:
             return found

@@ -203,6 +203,13 @@ def _gemini_schema(definition: ToolDefinition) -> dict[str, Any]:
     return {"responseJsonSchema": adapted_parameters(definition, "gemini_json")}
 
 
+def ollama_output(out: dict[str, Any], definition: ToolDefinition) -> None:
+    """Ollama ``/api/chat``: ``format``, the JSON Schema itself."""
+    from threadline.tools import adapted_parameters
+
+    out["format"] = adapted_parameters(definition, "standard")
+
+
 def _refuse_name_clash(names: list[Any], definition: ToolDefinition) -> None:
     if definition.name in names:
         raise _invalid(

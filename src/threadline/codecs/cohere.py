@@ -563,6 +563,8 @@ def _decode_response(response: Any) -> Message:
     reader = Reader(f"{FORMAT} response")
     document = reader.expect_object(as_json_document(response, FORMAT), "")
     message = reader.expect_object(reader.field(document, "message", ""), "message")
+    if isinstance(message.get("content"), str):  # a request's may be; a response's never is
+        reader.fail("message.content", "a response's content is a list of content items")
     parts = _assistant_parts(message, "message", {}, reader, None)
     citations = message.get("citations")
     if citations:
