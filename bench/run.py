@@ -60,6 +60,7 @@ import floors  # noqa: E402
 import fresh as fresh_child  # noqa: E402
 import hostile  # noqa: E402
 import peers  # noqa: E402
+import step as step_workload  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
 from timing import Clock  # noqa: E402
@@ -1210,6 +1211,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("stores_servers"):
         progress("Redis/PostgreSQL appends per second, 8 processes")
         stores_servers.bench_stores_servers(report, Row, 8, 1.0 if args.quick else 3.0)
+    if wanted("step"):
+        # The step's sizes start at 10 (issue 39); --sizes picks them, --quick takes 100 and
+        # 10,000.
+        step_sizes = sizes if args.sizes or args.quick else list(step_workload.STEP_SIZES)
+        progress(f"agent step (issue 39) at {', '.join(f'{s:,}' for s in step_sizes)}")
+        step_workload.bench_step(report, Row, step_sizes, samples, min_time, progress)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")
