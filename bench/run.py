@@ -61,6 +61,7 @@ import fresh as fresh_child  # noqa: E402
 import hostile  # noqa: E402
 import peers  # noqa: E402
 import redis_cluster  # noqa: E402
+import step as step_workload  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
 import stores_watch  # noqa: E402
@@ -1227,6 +1228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("stores_watch"):
         progress("AsyncPostgresStore watch at 1, 100 and 1,000 watched conversations")
         stores_watch.bench_stores_watch(report, Row, 30 if args.quick else 200)
+    if wanted("step"):
+        # The step's sizes start at 10 (issue 39); --sizes picks them, --quick takes 100 and
+        # 10,000.
+        step_sizes = sizes if args.sizes or args.quick else list(step_workload.STEP_SIZES)
+        progress(f"agent step (issue 39) at {', '.join(f'{s:,}' for s in step_sizes)}")
+        step_workload.bench_step(report, Row, step_sizes, samples, min_time, progress)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")

@@ -50,7 +50,7 @@ __all__ = ["bench_stores_peers"]
 APPENDS_PER_SAMPLE = 20
 
 
-def _langchain_history(path: Path) -> Any:
+def _langchain_history(path: Path, session_id: str = "conversation") -> Any:
     from langchain_community.chat_message_histories import SQLChatMessageHistory
     from sqlalchemy import create_engine
     from sqlalchemy import event
@@ -64,7 +64,7 @@ def _langchain_history(path: Path) -> Any:
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.close()
 
-    return SQLChatMessageHistory(session_id="conversation", connection=engine)
+    return SQLChatMessageHistory(session_id=session_id, connection=engine)
 
 
 def _items(messages: list[tl.Message]) -> list[Any]:
