@@ -240,8 +240,7 @@ def test_a_step_encodes_only_the_new_turns(provider: str, monkeypatch: pytest.Mo
     """What the codec is given per step follows what changed, not the history's length."""
     history = _long_history(40)
     codec = DESCRIPTORS[provider].codec()
-    history.encode(provider, tools=[WEATHER])  # the first step encodes it all, keeping nothing
-    history.encode(provider, tools=[WEATHER])  # the second keeps the turns
+    history.encode(provider, tools=[WEATHER])  # the first step encodes it all
     seen: list[int] = []
     real = codec.encode
 

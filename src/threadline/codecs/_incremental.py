@@ -94,7 +94,6 @@ class SplicedEncoder:
         "_rule",
         "_skeleton",
         "_start",
-        "_started",
         "_stop",
         "_takes_id",
         "_wire",
@@ -114,7 +113,6 @@ class SplicedEncoder:
         self._rule = getattr(spec, "rule", None)
         self._takes_id: Callable[[str], object] | None = getattr(spec, "is_valid", None)
         self._lock = threading.Lock()
-        self._started = False  # the first step encodes the whole history and keeps nothing
         self._reset(None, 0, ())
 
     def _reset(self, items: list[Message] | None, start: int, head: tuple[Message, ...]) -> None:
@@ -140,9 +138,6 @@ class SplicedEncoder:
         if not self.splices:
             return self._whole(messages)
         with self._lock:
-            if not self._started:  # a cold step (a history just loaded) is a whole encode:
-                self._started = True  # keeping the turns costs more, and pays from the next
-                return self._whole(messages)
             items, start, _, head, _ = snapshot_storage(messages)
             moved = items is not self._items or start != self._start or head != self._head
             if moved or len(messages) < self._stop:  # not the history it encoded: start over
