@@ -309,9 +309,11 @@ class DialectCodec:
         )
 
     def _arrange(self, parts: list[Part], turn: Turn, *, audio_first: Any) -> list[Part]:
-        rest = [part for part in parts if not isinstance(part, ReasoningPart)]
         if audio_first is not None:
-            rest = audio_first(rest, turn)
+            parts = audio_first(parts, turn)
+        if turn.role != "assistant":
+            return parts
+        rest = [part for part in parts if not isinstance(part, ReasoningPart)]
         if not any(isinstance(part, (TextPart, ToolCallPart)) for part in rest):
             return []  # an assistant message with nothing but reasoning is not sent
         own = [part for part in parts if isinstance(part, ReasoningPart)]
