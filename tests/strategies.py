@@ -18,6 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
 from threadline import FilePart
 from threadline import HookPart
 from threadline import Message
@@ -29,7 +30,7 @@ from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", *DIALECTS)
 
 # Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
 SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")

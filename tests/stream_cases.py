@@ -10,6 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
+
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=30)
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 ARGS = st.dictionaries(NAMES, st.one_of(st.integers(), TEXT, st.booleans()), max_size=3)
@@ -438,6 +440,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "bedrock": lambda event: "metadata" in event,  # always last, after messageStop
     "openai_responses": lambda event: event.get("type") == "response.completed",
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
+    **dict.fromkeys(DIALECTS, _chat_final),
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
 
@@ -448,4 +451,5 @@ STREAMS = {
     "bedrock": bedrock_streams(),
     "gemini": gemini_streams(),
     "openai_responses": responses_streams(),
+    **{name: _chat_streams(name) for name in DIALECTS},
 }

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.dialect_cases import DIALECTS
+from tests.dialect_cases import recording
+
 ANTHROPIC: list[dict[str, Any]] = [
     {
         "type": "message_start",
@@ -432,4 +435,5 @@ RECORDED = {
     "mistral": MISTRAL,
     "openai_chat": OPENAI_CHAT,
     "openai_responses": OPENAI_RESPONSES,
+    **{name: recording(name, OPENAI_CHAT) for name in DIALECTS},
 }

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import itertools
 import json
 from collections import Counter
@@ -41,11 +42,13 @@ from tests.conformance._responses import Turn
 from tests.conformance._responses import response
 from tests.conformance._responses import sdk_problems
 from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
+from tests.dialect_cases import DIALECTS
 from tests.support import require_module
 from threadline import Message
 from threadline import ReasoningPart
@@ -65,6 +68,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
@@ -73,6 +77,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "mistral": ("mistralai", "mistral_common"),
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
+    **dict.fromkeys(DIALECTS, ("openai",)),
 }
 OTHER_MODEL = "another-model-2026"
 
@@ -306,7 +311,8 @@ def test_the_responses_are_what_the_sdks_read(codec: str) -> None:
         assert sdk_problems(codec, built) == []
     history = conversation(codec, [Step((("get_weather", False),), True, True, True, True)])
     state = opaque_state(history)
-    assert bool(state) == (codec != "openai_chat"), "every provider but Chat leaves state"
+    stateless = {"openai_chat", *DIALECTS} - {"openrouter"}  # readable reasoning, no state
+    assert bool(state) == (codec not in stateless), "every provider but Chat leaves state"
 
 
 PAIRS = list(itertools.permutations(CODECS, 2))

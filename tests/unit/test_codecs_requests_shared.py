@@ -15,6 +15,7 @@ import pydantic_core
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS as DIALECT_NAMES
 from tests.strategies import json_values
 from threadline import Message
 from threadline._shared_json import share
@@ -47,6 +48,7 @@ DIALECTS = {
     "mistral": "standard",
     "openai_chat": "standard",
     "openai_responses": "standard",
+    **dict.fromkeys(DIALECT_NAMES, "standard"),
 }
 
 
@@ -73,7 +75,7 @@ def tools_of(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
 def schema_of(tool: dict[str, Any], provider: str) -> dict[str, Any]:
     """One tool's JSON Schema, in the provider's place."""
     schema: dict[str, Any]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECT_NAMES):
         schema = tool["function"]["parameters"]
     elif provider == "openai_responses":
         schema = tool["parameters"]

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS
 from threadline.codecs import _sniff
 from threadline.codecs import codec_names
 from threadline.codecs import get_codec
@@ -275,6 +276,7 @@ def test_strict_and_forced_tool_formats() -> None:
         "mistral",
         "openai_chat",
         "openai_responses",
+        *DIALECTS,  # dialects of openai_chat keep its strict mode
     }
     assert {n for n, d in DESCRIPTORS.items() if d.forced_tool is not None} == {
         "anthropic",
@@ -360,10 +362,12 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     joins them after the first five, which keep their order (a seed's conversations stay)."""
     from threadline.testing import _conversations
 
-    assert _conversations._PROVIDERS == ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    first = ("openai", "anthropic", "gemini", "mistral", "bedrock")
+    assert _conversations._PROVIDERS[:5] == first
     extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
     monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
-    assert _conversations._provider_tags() == (*_conversations._PROVIDERS, "example")
+    later = sorted({*_conversations._PROVIDERS[5:], "example"})
+    assert _conversations._provider_tags() == (*first, *later)
 
 
 def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:

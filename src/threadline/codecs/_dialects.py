@@ -40,8 +40,6 @@ from threadline.codecs._reading import Reader
 from threadline.codecs._reading import check_choice
 from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
-from threadline.codecs._round_trip import ReadBacks
-from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
 from threadline.codecs._round_trip import read_back
 from threadline.codecs.base import IntegrityMode

@@ -396,7 +396,6 @@ OPENAI_RESPONSES = FormatDescriptor(
 )
 
 
-
 def _dialect(name: str, attribute: str, label: str) -> FormatDescriptor:
     """An OpenAI-compatible dialect (``threadline.codecs._dialects``): OpenAI Chat with its
     own codec name, provider tag and reasoning (in responses and streams)."""

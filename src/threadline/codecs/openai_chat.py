@@ -658,7 +658,9 @@ def _decode_response(
 
     def read(message: Mapping[str, Any], path: str, reader: Reader, model: str | None) -> list[Any]:
         parts = _response_parts(message, path, reader, model)
-        return parts if read_assistant is None else read_assistant(message, path, reader, model, parts)
+        return (
+            parts if read_assistant is None else read_assistant(message, path, reader, model, parts)
+        )
 
     return read_chat_completion(
         response,
