@@ -30,8 +30,9 @@ def _model(payload: Mapping[str, Any]) -> str:
 
 
 def reasoning_content_on_every_assistant(*, refusing: tuple[str, ...] = ()) -> Check:
-    """Every assistant message carries ``reasoning_content`` (a string), unless the body's
-    model is of a family that refuses it (``refusing`` prefixes)."""
+    """Every assistant message without tool calls carries ``reasoning_content`` (a string),
+    unless the body's model is of a family that refuses it (``refusing`` prefixes); those
+    with tool calls are `reasoning_content_on_tool_calls`'s."""
 
     def check(payload: Mapping[str, Any]) -> list[str]:
         if refusing and _model(payload).startswith(refusing):
@@ -39,14 +40,16 @@ def reasoning_content_on_every_assistant(*, refusing: tuple[str, ...] = ()) -> C
         return [
             f"messages[{index}]: an assistant message without reasoning_content"
             for index, message in _assistants(payload)
-            if not isinstance(message.get("reasoning_content"), str)
+            if not message.get("tool_calls")
+            and not isinstance(message.get("reasoning_content"), str)
         ]
 
     return check
 
 
 def reasoning_content_on_tool_calls(payload: Mapping[str, Any]) -> list[str]:
-    """Every assistant message with ``tool_calls`` carries ``reasoning_content``."""
+    """Every assistant message with ``tool_calls`` carries ``reasoning_content`` (DeepSeek-R1
+    took no tool calls: the rule holds for every DeepSeek model that takes them)."""
     return [
         f"messages[{index}]: an assistant tool-call message without reasoning_content"
         for index, message in _assistants(payload)

@@ -4,6 +4,7 @@ accept (the payload judged as in the other conformance suites)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
@@ -15,11 +16,13 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
+from tests.dialect_cases import DIALECTS
 from tests.stream_cases import STREAMS
 from tests.stream_recordings import RECORDED
 from tests.support import require_module
@@ -33,6 +36,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
@@ -41,6 +45,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "mistral": ("mistralai", "mistral_common"),
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
+    **dict.fromkeys(DIALECTS, ("openai",)),
 }
 
 
