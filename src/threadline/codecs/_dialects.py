@@ -250,22 +250,23 @@ class DialectCodec:
         parts: list[Any],
     ) -> list[Any]:
         dialect = self.dialect
-        tag = {"provider": dialect.name, "model": dialect.model(model)}
+        provider, model = dialect.name, dialect.model(model)
         found: list[ReasoningPart] = []
         if dialect.details and item.get("reasoning_details") is not None:
             where = f"{path}.reasoning_details"
             for at, raw in enumerate(reader.expect_list(item["reasoning_details"], where)):
-                found.append(_detail_part(reader.expect_object(raw, f"{where}[{at}]"), tag))
+                entry = reader.expect_object(raw, f"{where}[{at}]")
+                found.append(_detail_part(entry, provider, model))
         if not found:
             for field in dialect.reads:
                 text = reader.optional_str(item, field, path)
                 if text:
-                    found.append(ReasoningPart(text=text, **tag))
+                    found.append(ReasoningPart(text=text, provider=provider, model=model))
                     break
         if dialect.think_tags and not found:
             parts, thought = _split_think(parts)
             if thought is not None:
-                found.append(ReasoningPart(text=thought, **tag))
+                found.append(ReasoningPart(text=thought, provider=provider, model=model))
         return [*found, *parts]
 
     # -- declared losses -----------------------------------------------------------------
@@ -332,11 +333,11 @@ class DialectCodec:
 def _reasoning_read_back(part: ReasoningPart, turn: Turn) -> ReasoningPart:
     detail = part.metadata.get(DETAIL)
     if isinstance(detail, Mapping):
-        return _detail_part(detail, {"provider": turn.history.options.provider, "model": None})
+        return _detail_part(detail, turn.history.options.provider, None)
     return ReasoningPart(text=part.text, provider=turn.history.options.provider)
 
 
-def _detail_part(entry: Mapping[str, Any], tag: Mapping[str, Any]) -> ReasoningPart:
+def _detail_part(entry: Mapping[str, Any], provider: str, model: str | None) -> ReasoningPart:
     """An OpenRouter ``reasoning_details`` entry as a reasoning part: its text (a summary's
     as its summary), ``data`` as ``encrypted``, its ``signature``; the entry itself kept."""
     kind = entry.get("type")
@@ -352,7 +353,8 @@ def _detail_part(entry: Mapping[str, Any], tag: Mapping[str, Any]) -> ReasoningP
         signature=signature if isinstance(signature, str) else None,
         redacted=kind == "reasoning.encrypted",
         metadata=freeze_json_map({DETAIL: dict(entry)}) or EMPTY,
-        **tag,
+        provider=provider,
+        model=model,
     )
 
 
