@@ -110,6 +110,18 @@ class DialectCodec:
         self.PROVIDER = dialect.name
         self.FORMAT = dialect.label
         self.__doc__ = doc
+        self.CAPABILITIES = self.capabilities(None)
+        """What the dialect carries for a target model left unknown."""
+        self.ROUND_TRIP = dataclasses.replace(
+            chat.ROUND_TRIP,
+            label=self.FORMAT,
+            provider=dialect.name,
+            capabilities=self.CAPABILITIES,
+            parts=dataclasses.replace(chat.ROUND_TRIP.parts, reasoning=_reasoning_read_back),
+            arrange=functools.partial(self._arrange, audio_first=chat.ROUND_TRIP.arrange),
+        )
+        """The dialect's round trip (for a target model left unknown): Chat Completions' with
+        its reasoning read back."""
 
     def __repr__(self) -> str:
         return f"<codec {self.dialect.name!r} ({self.dialect.label})>"
@@ -290,14 +302,9 @@ class DialectCodec:
         reads back as reasoning where the dialect reads tags.
         """
         model = self.dialect.model(model)
-        spec = dataclasses.replace(
-            chat.ROUND_TRIP,
-            label=self.FORMAT,
-            provider=self.dialect.name,
-            capabilities=self.capabilities(model),
-            parts=dataclasses.replace(chat.ROUND_TRIP.parts, reasoning=_reasoning_read_back),
-            arrange=functools.partial(self._arrange, audio_first=chat.ROUND_TRIP.arrange),
-        )
+        spec = self.ROUND_TRIP
+        if model is not None:
+            spec = dataclasses.replace(spec, capabilities=self.capabilities(model))
         return read_back(
             messages,
             spec,
