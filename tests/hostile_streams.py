@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.dialect_cases import DIALECTS
 from threadline.codecs import codec_names
 
 FORMATS = codec_names()  # every registered format
@@ -89,7 +90,7 @@ def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [*(_gemini([{"text": p}]) for p in pieces), _gemini([], "STOP")]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         return [
             _chat({"role": "assistant", "content": ""}),
             *(_chat({"content": p}) for p in pieces),
@@ -150,7 +151,7 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [_gemini([{"functionCall": {"name": "f", "args": json.loads(text)}}], "STOP")]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         return [
             _chat({"role": "assistant", "content": None}),
@@ -182,7 +183,7 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
 def call_response(provider: str, arguments: str) -> dict[str, Any]:
     """The non-streamed response of `call_stream` for the formats that send arguments as
     text (Chat, Mistral, Responses)."""
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         call = {
             "id": "call_1",
             "type": "function",
@@ -229,7 +230,7 @@ def many_parts_stream(provider: str, count: int) -> list[dict[str, Any]]:
     if provider == "gemini":
         calls = [{"functionCall": {"name": "f", "args": {"n": at}}} for at in range(count)]
         return [_gemini(calls, "STOP")]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         calls = [
             _chat(
                 {

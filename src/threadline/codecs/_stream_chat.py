@@ -159,6 +159,8 @@ class ChatBuilder(Builder):
                 delta.get("content")
                 or delta.get("refusal")
                 or delta.get("tool_calls")
+                or any(delta.get(field) for field in self._reasoning)
+                or (self._details is not None and delta.get("reasoning_details"))
                 or (reason is not None and reason != self._finish)
             ):
                 raise CodecError(f"{self.provider} stream: a delta after the finish reason")
