@@ -73,7 +73,16 @@ from timing import timed  # noqa: E402
 import threadline as tl  # noqa: E402
 from threadline.context import trim_messages  # noqa: E402
 
-PROVIDERS = ("openai_chat", "openai_responses", "anthropic", "gemini", "mistral", "bedrock")
+PROVIDERS = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "gemini",
+    "mistral",
+    "bedrock",
+    "deepseek",  # the OpenAI-compatible dialects: reasoning_content, and OpenRouter's entries
+    "openrouter",
+)
 TARGET_SIZES = (10_000, 100_000)
 APPEND_SIZES = (100, 10_000, 100_000)
 CONTEXT_WINDOW = 128_000
