@@ -48,6 +48,7 @@ CODEC_METADATA_KEYS = (
     "gemini.thought_signature",
     "gemini.tool_type",
     "mistral.thinking",
+    "openrouter.reasoning_detail",
     "threadline.blob",
     "threadline.masked",
     "threadline.raw_arguments",
