@@ -4,6 +4,7 @@ the real SDK clients over a fake transport sending exactly our body."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from collections.abc import Mapping
@@ -24,11 +25,13 @@ from tests.conformance.capture_mistral_bedrock import capture_mistral
 from tests.conformance.capture_more import GEMINI_REPLY
 from tests.conformance.capture_more import capture_openai_responses
 from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
+from tests.dialect_cases import DIALECTS
 from tests.support import require_module
 from threadline import Message
 from threadline.codecs import bedrock
@@ -45,6 +48,7 @@ JUDGES: dict[str, Callable[[Mapping[str, Any]], None]] = {
     "mistral": judge_mistral,
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
+    **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 CHOICES = (None, "auto", "none", "required", "files.read", "get_weather")
 
@@ -108,6 +112,7 @@ def sent_by_sdk(provider: str, body: Mapping[str, Any]) -> dict[str, Any]:
         "mistral": capture_mistral,
         "openai_chat": capture_openai_chat,
         "openai_responses": capture_openai_responses,
+        **dict.fromkeys(DIALECTS, capture_openai_chat),  # the OpenAI SDK, another base URL
     }
     sent: dict[str, Any] = captures[provider](request(provider, body))["json"]
     if provider == "mistral":
@@ -194,7 +199,7 @@ def test_the_rules_judge_now_sees_bedrocks_tool_config() -> None:
     assert not _rules.violations("bedrock", encode(history("loop"), provider="bedrock"))
 
 
-@pytest.mark.parametrize("provider", codec_names())
+@pytest.mark.parametrize("provider", [name for name in codec_names() if name in _rules.RULES])
 def test_the_rules_judge_reads_definition_names(provider: str) -> None:
     body = encode(history("ask"), provider=provider, tools=[READ], tool_choice="files.read")
     broken = json.loads(json.dumps(body).replace(_wire(body), "files read"))
