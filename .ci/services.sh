@@ -46,6 +46,39 @@ for _ in $(seq 1 50); do
 done
 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null
 
+# A 3-master Redis Cluster on loopback (no replicas: the tests kill and restart a primary), with
+# append-only persistence on as production runs it. Each node keeps its files in its own
+# directory, so a restarted node finds its nodes.conf and its append-only file.
+CLUSTER_PORTS="${THREADLINE_REDIS_CLUSTER_PORTS:-7001 7002 7003}"
+CLUSTER_DIR="${THREADLINE_REDIS_CLUSTER_DIR:-/tmp/threadline-redis-cluster}"
+for port in $CLUSTER_PORTS; do
+  if ! redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1; then
+    log "starting redis-server (cluster node) on 127.0.0.1:$port"
+    mkdir -p "$CLUSTER_DIR/$port"
+    redis-server --bind 127.0.0.1 --port "$port" --daemonize yes --dir "$CLUSTER_DIR/$port" \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+      --appendonly yes --save '' --logfile "$CLUSTER_DIR/$port.log" >&2
+  fi
+done
+for port in $CLUSTER_PORTS; do
+  for _ in $(seq 1 50); do
+    redis-cli -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+done
+FIRST_PORT="${CLUSTER_PORTS%% *}"
+if redis-cli -h 127.0.0.1 -p "$FIRST_PORT" cluster info | grep -q "cluster_slots_assigned:0"; then
+  log "creating the cluster on ports $CLUSTER_PORTS"
+  # shellcheck disable=SC2086 # one address per port
+  redis-cli --cluster create $(for port in $CLUSTER_PORTS; do echo "127.0.0.1:$port"; done) \
+    --cluster-replicas 0 --cluster-yes >&2
+fi
+for _ in $(seq 1 100); do
+  redis-cli -h 127.0.0.1 -p "$FIRST_PORT" cluster info | grep -q "cluster_state:ok" && break
+  sleep 0.2
+done
+redis-cli -h 127.0.0.1 -p "$FIRST_PORT" cluster info | grep -q "cluster_state:ok"
+
 PG_VERSION=$(ls /usr/lib/postgresql | sort -n | tail -1)
 if ! pg_lsclusters -h 2>/dev/null | grep -q "^$PG_VERSION main"; then
   log "creating postgresql cluster $PG_VERSION/main"
@@ -108,5 +141,6 @@ PGPASSWORD=threadline psql -h 127.0.0.1 -p "$PGBOUNCER_PORT" -U threadline -qAtc
   threadline >/dev/null
 
 echo "export THREADLINE_REDIS_URL=redis://127.0.0.1:$REDIS_PORT/0"
+echo "export THREADLINE_REDIS_CLUSTER_URL=redis://127.0.0.1:$FIRST_PORT/0"
 echo "export THREADLINE_POSTGRES_DSN=postgresql://threadline:threadline@127.0.0.1:$PG_PORT/threadline"
 echo "export THREADLINE_PGBOUNCER_URL=postgresql://threadline:threadline@127.0.0.1:$PGBOUNCER_PORT/threadline"

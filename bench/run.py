@@ -60,6 +60,7 @@ import floors  # noqa: E402
 import fresh as fresh_child  # noqa: E402
 import hostile  # noqa: E402
 import peers  # noqa: E402
+import redis_cluster  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
 import stores_watch  # noqa: E402
@@ -1220,6 +1221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if wanted("stores_servers"):
         progress("Redis/PostgreSQL appends per second, 8 processes")
         stores_servers.bench_stores_servers(report, Row, 8, 1.0 if args.quick else 3.0)
+    if wanted("redis_cluster"):
+        progress("RedisStore on a private 3-master cluster against one node (issue 40)")
+        redis_cluster.bench_redis_cluster(report, Row, args.quick)
     if wanted("stores_watch"):
         progress("AsyncPostgresStore watch at 1, 100 and 1,000 watched conversations")
         stores_watch.bench_stores_watch(report, Row, 30 if args.quick else 200)

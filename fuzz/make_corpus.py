@@ -330,6 +330,58 @@ RESPONSES: Mapping[str, list[dict[str, Any]]] = {
             ],
         },
     ],
+    "cohere": [
+        {
+            "id": "c14c80c3-18eb-4519-9460-6c92edd8cfb4",
+            "finish_reason": "TOOL_CALL",
+            "message": {
+                "role": "assistant",
+                "tool_plan": "I will look up the weather in Toronto.",
+                "tool_calls": [
+                    {
+                        "id": "get_weather_1byjy32y4hvq",
+                        "type": "function",
+                        "function": {
+                            "name": "get_weather",
+                            "arguments": '{"location":"Toronto"}',
+                        },
+                    }
+                ],
+            },
+            "usage": {
+                "billed_units": {"input_tokens": 37, "output_tokens": 28},
+                "tokens": {"input_tokens": 913, "output_tokens": 83},
+            },
+        },
+        {
+            "id": "6e6ae7d4-9b8a-4a0e-9b1b-0c1d1b0c1d1b",
+            "finish_reason": "COMPLETE",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "It is 24 degrees in Toronto."}],
+                "citations": [
+                    {
+                        "start": 6,
+                        "end": 16,
+                        "text": "24 degrees",
+                        "type": "TEXT_CONTENT",
+                        "sources": [
+                            {
+                                "type": "tool",
+                                "id": "get_weather_1byjy32y4hvq:0",
+                                "tool_output": {"temperature": 24},
+                            }
+                        ],
+                    }
+                ],
+            },
+            "usage": {
+                "billed_units": {"input_tokens": 61, "output_tokens": 9},
+                "tokens": {"input_tokens": 1011, "output_tokens": 41},
+                "cached_tokens": 896,
+            },
+        },
+    ],
     **{
         name: [
             {

@@ -36,6 +36,7 @@ from tests.support import drop_postgres_tables
 from tests.support import new_postgres_prefix
 from tests.support import new_redis_prefix
 from tests.support import postgres_server_dsn
+from tests.support import redis_cluster_server_url
 from tests.support import redis_server_url
 
 # The quick tier's profile: every property runs, with fewer examples; the full tier runs ``ci``.
@@ -143,6 +144,13 @@ def redis_url() -> str:
     """The shared Redis server (``THREADLINE_REDIS_URL``); skips, or fails under
     ``THREADLINE_REQUIRE_ALL=1``, when it is unset or down."""
     return redis_server_url()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> str:
+    """A node of the shared Redis Cluster (``THREADLINE_REDIS_CLUSTER_URL``); skips, or fails
+    under ``THREADLINE_REQUIRE_ALL=1``, when it is unset, down or not serving every slot."""
+    return redis_cluster_server_url()
 
 
 @pytest.fixture(scope="session")

@@ -57,6 +57,20 @@ def _gemini(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str,
     return {"candidates": [candidate], "modelVersion": "gemini-x", "responseId": "r-1"}
 
 
+def _cohere_end(finish: str) -> dict[str, Any]:
+    usage = {"tokens": {"input_tokens": 3, "output_tokens": 2}}
+    return {"type": "message-end", "delta": {"finish_reason": finish, "usage": usage}}
+
+
+def _cohere_call(at: int, arguments: str = "") -> dict[str, Any]:
+    call = {
+        "id": f"call_{at}",
+        "type": "function",
+        "function": {"name": "f", "arguments": arguments},
+    }
+    return {"type": "tool-call-start", "index": at, "delta": {"message": {"tool_calls": call}}}
+
+
 def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
     """A reply of one text part, sent in ``pieces``."""
     if provider == "anthropic":
@@ -90,6 +104,22 @@ def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [*(_gemini([{"text": p}]) for p in pieces), _gemini([], "STOP")]
+    if provider == "cohere":
+        content = {"type": "text", "text": ""}
+        return [
+            {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+            {"type": "content-start", "index": 0, "delta": {"message": {"content": content}}},
+            *(
+                {
+                    "type": "content-delta",
+                    "index": 0,
+                    "delta": {"message": {"content": {"text": p}}},
+                }
+                for p in pieces
+            ),
+            {"type": "content-end", "index": 0},
+            _cohere_end("COMPLETE"),
+        ]
     if provider in ("openai_chat", "mistral", *DIALECTS):
         return [
             _chat({"role": "assistant", "content": ""}),
@@ -151,6 +181,21 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "gemini":
         return [_gemini([{"functionCall": {"name": "f", "args": json.loads(text)}}], "STOP")]
+    if provider == "cohere":
+        return [
+            {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+            {**_cohere_call(0), "index": 0},
+            *(
+                {
+                    "type": "tool-call-delta",
+                    "index": 0,
+                    "delta": {"message": {"tool_calls": {"function": {"arguments": p}}}},
+                }
+                for p in pieces
+            ),
+            {"type": "tool-call-end", "index": 0},
+            _cohere_end("TOOL_CALL"),
+        ]
     if provider in ("openai_chat", "mistral", *DIALECTS):
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         return [
@@ -227,6 +272,16 @@ def many_parts_stream(provider: str, count: int) -> list[dict[str, Any]]:
             )
             events.append({"contentBlockStop": {"contentBlockIndex": at}})
         return [*events, *_bedrock_end("tool_use")]
+    if provider == "cohere":
+        return [
+            {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+            *(
+                event
+                for at in range(count)
+                for event in (_cohere_call(at, "{}"), {"type": "tool-call-end", "index": at})
+            ),
+            _cohere_end("TOOL_CALL"),
+        ]
     if provider == "gemini":
         calls = [{"functionCall": {"name": "f", "args": {"n": at}}} for at in range(count)]
         return [_gemini(calls, "STOP")]

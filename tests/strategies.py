@@ -30,7 +30,7 @@ from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", *DIALECTS)
+PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere", *DIALECTS)
 
 # Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
 SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")
@@ -48,6 +48,9 @@ CODEC_METADATA_KEYS = (
     "gemini.thought_signature",
     "gemini.tool_type",
     "mistral.thinking",
+    "cohere.citations",
+    "cohere.document",
+    "cohere.tool_plan",
     "openrouter.reasoning_detail",
     "threadline.blob",
     "threadline.masked",

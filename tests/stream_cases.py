@@ -429,6 +429,78 @@ def responses_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, A
     return response, events
 
 
+@st.composite
+def cohere_streams(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A Cohere v2 Chat response and its SSE events: an optional tool plan, then content items
+    (text, thinking) or tool calls, each in its own index space."""
+    message: dict[str, Any] = {"role": "assistant"}
+    events: list[dict[str, Any]] = [
+        {"type": "message-start", "id": "msg-1", "delta": {"message": {"role": "assistant"}}}
+    ]
+    calls = draw(st.lists(st.tuples(NAMES, ARGS), max_size=3))
+    if calls:
+        plan = draw(TEXT)
+        message["tool_plan"] = plan
+        events.extend(
+            {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": p}}}
+            for p in pieces(draw, plan)
+        )
+        message["tool_calls"] = []
+        for at, (name, arguments) in enumerate(calls):
+            text = json.dumps(arguments)
+            call_id = f"{name}_{at}"
+            message["tool_calls"].append(
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+            )
+            start = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+            events.append(
+                {
+                    "type": "tool-call-start",
+                    "index": at,
+                    "delta": {"message": {"tool_calls": start}},
+                }
+            )
+            events.extend(
+                {
+                    "type": "tool-call-delta",
+                    "index": at,
+                    "delta": {"message": {"tool_calls": {"function": {"arguments": p}}}},
+                }
+                for p in pieces(draw, text)
+            )
+            events.append({"type": "tool-call-end", "index": at})
+        reason = "TOOL_CALL"
+    else:
+        content = []
+        for at in range(draw(st.integers(0, 3))):
+            kind = draw(st.sampled_from(["text", "thinking"]))
+            text = draw(TEXT)
+            content.append({"type": kind, kind: text})
+            opening = {"type": kind, kind: ""}
+            events.append(
+                {"type": "content-start", "index": at, "delta": {"message": {"content": opening}}}
+            )
+            events.extend(
+                {
+                    "type": "content-delta",
+                    "index": at,
+                    "delta": {"message": {"content": {kind: p}}},
+                }
+                for p in pieces(draw, text)
+            )
+            events.append({"type": "content-end", "index": at})
+        if content:
+            message["content"] = content
+        reason = draw(st.sampled_from(["COMPLETE", "MAX_TOKENS"]))
+    usage = {
+        "billed_units": {"input_tokens": draw(st.integers(0, 99)), "output_tokens": 3},
+        "tokens": {"input_tokens": draw(st.integers(0, 999)), "output_tokens": 9},
+    }
+    events.append({"type": "message-end", "delta": {"finish_reason": reason, "usage": usage}})
+    response = {"id": "msg-1", "finish_reason": reason, "message": message, "usage": usage}
+    return response, events
+
+
 def _chat_final(event: dict[str, Any]) -> bool:
     return any(c.get("finish_reason") is not None for c in event.get("choices") or ())
 
@@ -440,6 +512,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "bedrock": lambda event: "metadata" in event,  # always last, after messageStop
     "openai_responses": lambda event: event.get("type") == "response.completed",
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
+    "cohere": lambda event: event.get("type") == "message-end",
     **dict.fromkeys(DIALECTS, _chat_final),
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
@@ -451,5 +524,6 @@ STREAMS = {
     "bedrock": bedrock_streams(),
     "gemini": gemini_streams(),
     "openai_responses": responses_streams(),
+    "cohere": cohere_streams(),
     **{name: _chat_streams(name) for name in DIALECTS},
 }

@@ -428,7 +428,77 @@ OPENAI_RESPONSES: list[dict[str, Any]] = [
 for _number, _event in enumerate(OPENAI_RESPONSES):
     _event["sequence_number"] = _number
 
+# Cohere's v2 streaming docs (a tool call with its plan), and a thinking reply's shape.
+COHERE: list[dict[str, Any]] = [
+    {
+        "type": "message-start",
+        "id": "f3c5c5a8-5b16-4c0b-9b33-8a1c1f6f5f3e",
+        "delta": {
+            "message": {
+                "role": "assistant",
+                "content": [],
+                "tool_plan": "",
+                "tool_calls": [],
+                "citations": [],
+            }
+        },
+    },
+    {
+        "type": "content-start",
+        "index": 0,
+        "delta": {"message": {"content": {"type": "thinking", "thinking": ""}}},
+    },
+    {
+        "type": "content-delta",
+        "index": 0,
+        "delta": {"message": {"content": {"thinking": "The user wants "}}},
+    },
+    {
+        "type": "content-delta",
+        "index": 0,
+        "delta": {"message": {"content": {"thinking": "the weather."}}},
+    },
+    {"type": "content-end", "index": 0},
+    {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will look up "}}},
+    {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "the weather in Toronto."}}},
+    {
+        "type": "tool-call-start",
+        "index": 0,
+        "delta": {
+            "message": {
+                "tool_calls": {
+                    "id": "get_weather_1byjy32y4hvq",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": ""},
+                }
+            }
+        },
+    },
+    {
+        "type": "tool-call-delta",
+        "index": 0,
+        "delta": {"message": {"tool_calls": {"function": {"arguments": '{"location":'}}}},
+    },
+    {
+        "type": "tool-call-delta",
+        "index": 0,
+        "delta": {"message": {"tool_calls": {"function": {"arguments": ' "Toronto"}'}}}},
+    },
+    {"type": "tool-call-end", "index": 0},
+    {
+        "type": "message-end",
+        "delta": {
+            "finish_reason": "TOOL_CALL",
+            "usage": {
+                "billed_units": {"input_tokens": 37, "output_tokens": 28},
+                "tokens": {"input_tokens": 913, "output_tokens": 83},
+            },
+        },
+    },
+]
+
 RECORDED = {
+    "cohere": COHERE,
     "anthropic": ANTHROPIC,
     "bedrock": BEDROCK,
     "gemini": GEMINI,

@@ -100,6 +100,42 @@ def delete_redis_prefix(url: str, prefix: str) -> None:
         client.close()
 
 
+def redis_cluster_server_url() -> str:
+    """``THREADLINE_REDIS_CLUSTER_URL`` (a node of the shared Redis Cluster), checked to answer
+    with every slot served; unavailable when unset, down or not ``cluster_state:ok``."""
+    redis = require_module("redis", 'pip install "threadline[redis]"')
+    url = os.environ.get("THREADLINE_REDIS_CLUSTER_URL")
+    if not url:
+        unavailable('THREADLINE_REDIS_CLUSTER_URL is not set (eval "$(bash .ci/services.sh)")')
+    client = redis.Redis.from_url(url, socket_connect_timeout=5)
+    try:
+        state = client.cluster("info").get("cluster_state")
+    except redis.RedisError as error:
+        unavailable(f"no Redis Cluster node at {url}: {error}")
+    finally:
+        client.close()
+    if state != "ok":
+        unavailable(f"the Redis Cluster at {url} is not serving every slot: {state}")
+    return url
+
+
+def delete_redis_cluster_prefix(url: str, prefix: str) -> None:
+    """Delete every key under ``prefix`` on every primary of the cluster at ``url``."""
+    redis = require_module("redis", 'pip install "threadline[redis]"')
+    cluster = require_module("redis.cluster", 'pip install "threadline[redis]"')
+    client = cluster.RedisCluster.from_url(url)
+    try:
+        for node in client.get_primaries():
+            # A client of the node's own: the cluster client's scan with target_nodes leaves a
+            # connection unclosed (a ResourceWarning).
+            with redis.Redis(host=node.host, port=node.port) as direct:
+                keys = list(direct.scan_iter(match=f"{prefix}*", count=1000))
+            for start in range(0, len(keys), 1000):
+                client.delete(*keys[start : start + 1000])  # the client splits it by slot
+    finally:
+        client.close()
+
+
 def postgres_server_dsn() -> str:
     """``THREADLINE_POSTGRES_DSN``, checked to answer a query; unavailable when unset or down."""
     psycopg = require_module("psycopg", 'pip install "threadline[postgres]"')

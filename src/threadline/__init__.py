@@ -84,6 +84,7 @@ if _typing.TYPE_CHECKING:
     from threadline.context import trim_messages
     from threadline.stores import Appended
     from threadline.stores import AsyncStore
+    from threadline.stores import ConversationInfo
     from threadline.stores import FileBlobStore
     from threadline.stores import JsonlStore
     from threadline.stores import MemoryStore
@@ -119,6 +120,7 @@ _LAZY: dict[str, str] = {
     "HistoryCache": "threadline._history_cache",
     "Appended": "threadline.stores",
     "AsyncStore": "threadline.stores",
+    "ConversationInfo": "threadline.stores",
     "FileBlobStore": "threadline.stores",
     "JsonlStore": "threadline.stores",
     "MemoryStore": "threadline.stores",
@@ -155,6 +157,7 @@ __all__ = [
     "AsyncStream",
     "CodecError",
     "ConflictError",
+    "ConversationInfo",
     "ConversationReplacedError",
     "ErrorDetail",
     "FileBlobStore",

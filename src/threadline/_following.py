@@ -44,9 +44,7 @@ def check_follow(store: object, follow: object) -> bool:
     if not callable(getattr(store, "watch", None)):
         raise TypeError(
             f"{type(store).__name__} has no watch(), so a history bound to it cannot follow it: "
-            "use a store that has one (every store threadline ships but the blocking "
-            "RedisStore and PostgresStore: use AsyncRedisStore or AsyncPostgresStore with "
-            "abind(..., follow=True))"
+            "use a store that has one (every store and async twin threadline ships has it)"
         )
     import asyncio  # not at `import threadline`: it costs ~25 ms at startup
 

@@ -55,7 +55,10 @@ class Encoding:
         ``docs/performance.md`` ("The agent step") for when it encodes the whole history.
 
         Raises:
-            What [`encode`][threadline.encode] and `messages_for_model` raise.
+            threadline.ThreadlineError: what [`encode`][threadline.encode] and
+                `messages_for_model` raise for this history and these options (an
+                ``IntegrityError``, ``UnsupportedContentError``, ``UnknownProviderError``...).
+            ValueError: an option has a value outside its documented choices.
         """
         return encode_history(cast("History", self), provider, options)
 
@@ -64,7 +67,8 @@ def encode_history(history: History, provider: str, options: Mapping[str, Any]) 
     """``encode(history.messages_for_model(), provider=provider, **options)``, incrementally.
 
     Raises:
-        What that call raises.
+        threadline.ThreadlineError: what that call raises.
+        ValueError: an option has a value outside its documented choices.
     """
     from threadline.codecs._registry import HISTORY_BODY
     from threadline.codecs._registry import encode

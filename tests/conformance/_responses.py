@@ -35,6 +35,7 @@ CODECS = codec_names()  # every registered format
 MODELS: Mapping[str, str | None] = {
     "anthropic": "claude-sonnet-4-5-20250929",
     "bedrock": None,  # a Converse response does not name the model
+    "cohere": None,  # nor does a Cohere v2 Chat response
     "gemini": "gemini-3-pro-preview",
     "mistral": "magistral-medium-2509",
     "openai_chat": "gpt-4.1-2025-04-14",
@@ -307,7 +308,38 @@ def _dialect(name: str, turn: Turn) -> dict[str, Any]:
     return built
 
 
+def _cohere(turn: Turn) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant"}
+    content: list[dict[str, Any]] = []
+    if turn.reasoning:
+        content.append({"type": "thinking", "thinking": turn.reasoning})
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    if content:
+        message["content"] = content
+    if turn.calls:
+        message["tool_plan"] = "I will call the tools."
+        message["tool_calls"] = [
+            {
+                "id": f"{name}_{_hex(f'cohere call {turn.seed} {index}', 12)}",
+                "type": "function",
+                "function": {"name": name, "arguments": _arguments(arguments)},
+            }
+            for index, (name, arguments) in enumerate(turn.calls)
+        ]
+    return {
+        "id": _hex(f"cohere response {turn.seed}", 32),
+        "finish_reason": "TOOL_CALL" if turn.calls else "COMPLETE",
+        "message": message,
+        "usage": {
+            "billed_units": {"input_tokens": 41, "output_tokens": 96},
+            "tokens": {"input_tokens": 412, "output_tokens": 96},
+        },
+    }
+
+
 _BUILDERS: Mapping[str, Callable[[Turn], dict[str, Any]]] = {
+    "cohere": _cohere,
     "anthropic": _anthropic,
     "bedrock": _bedrock,
     "gemini": _gemini,
@@ -324,6 +356,10 @@ def sdk_problems(codec: str, built: Mapping[str, Any]) -> list[str]:
         from tests.conformance.judges_mistral_bedrock import converse_response_problems
 
         return converse_response_problems(built)
+    if codec == "cohere":
+        from tests.conformance.judges_cohere import cohere_response_problems
+
+        return cohere_response_problems(built)
     model: Any
     if codec == "anthropic":
         model = require_module("anthropic.types").Message

@@ -463,7 +463,69 @@ def bedrock_first_message_is_user(payload: Mapping[str, Any]) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # The rules
 
+_COHERE_KEYS: Mapping[str, frozenset[str]] = {
+    "user": frozenset({"role", "content"}),
+    "system": frozenset({"role", "content"}),
+    "assistant": frozenset({"role", "content", "tool_calls", "tool_plan", "citations"}),
+    "tool": frozenset({"role", "tool_call_id", "content"}),
+}
+_COHERE_ITEMS: Mapping[str, frozenset[str]] = {
+    "text": frozenset({"type", "text"}),
+    "image_url": frozenset({"type", "image_url"}),
+    "thinking": frozenset({"type", "thinking"}),
+    "document": frozenset({"type", "document"}),
+}
+
+
+def _unknown(obj: Mapping[str, Any], known: frozenset[str], where: str) -> list[str]:
+    return [f"{where}: unknown field {key!r}" for key in sorted(set(obj) - known)]
+
+
+def cohere_no_unknown_fields(payload: Mapping[str, Any]) -> list[str]:
+    """Cohere v2 Chat answers 422 for a key its API does not define, in a message, a content
+    item, a tool call, a document or a tool definition (the SDK's types allow extra keys)."""
+    out: list[str] = []
+    for index, message in enumerate(_messages(payload)):
+        where = f"messages.{index}"
+        out += _unknown(message, _COHERE_KEYS.get(str(message.get("role")), frozenset()), where)
+        content = message.get("content")
+        for number, item in enumerate(_list(content)):
+            item = _dict(item)
+            known = _COHERE_ITEMS.get(str(item.get("type")), frozenset({"type"}))
+            out += _unknown(item, known, f"{where}.content.{number}")
+            if item.get("type") == "document":
+                document = _dict(item.get("document"))
+                out += _unknown(document, frozenset({"data", "id"}), f"{where}.content.{number}")
+            if item.get("type") == "image_url":
+                image = _dict(item.get("image_url"))
+                out += _unknown(image, frozenset({"url", "detail"}), f"{where}.content.{number}")
+        for number, call in enumerate(_list(message.get("tool_calls"))):
+            call = _dict(call)
+            out += _unknown(
+                call, frozenset({"id", "type", "function"}), f"{where}.tool_calls.{number}"
+            )
+            function = _dict(call.get("function"))
+            out += _unknown(
+                function, frozenset({"name", "arguments"}), f"{where}.tool_calls.{number}"
+            )
+    for index, tool in enumerate(_list(payload.get("tools"))):
+        tool = _dict(tool)
+        out += _unknown(tool, frozenset({"type", "function"}), f"tools.{index}")
+        known = frozenset({"name", "description", "parameters"})
+        out += _unknown(_dict(tool.get("function")), known, f"tools.{index}.function")
+    return out
+
+
 RULES: Mapping[str, tuple[Rule, ...]] = {
+    "cohere": (
+        Rule(
+            "cohere.no_unknown_fields",
+            "unknown field: parameter 'requires_confirmation' is not a valid field. For proper "
+            "usage, please refer to https://docs.cohere.com/reference/chat "
+            "(agno-agi/agno#3503)",
+            cohere_no_unknown_fields,
+        ),
+    ),
     "anthropic": (
         Rule(
             "anthropic.failed_result_text_only",

@@ -44,6 +44,7 @@ from tests.conformance._responses import sdk_problems
 from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_responses_gemini import judge_gemini
@@ -62,6 +63,7 @@ from threadline.codecs._policies import is_blank
 pytestmark = pytest.mark.requires_sdk
 
 JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
+    "cohere": judge_cohere,
     "anthropic": judge_anthropic,
     "bedrock": judge_bedrock,
     "gemini": judge_gemini,
@@ -71,6 +73,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
+    "cohere": ("cohere",),
     "anthropic": ("anthropic",),
     "bedrock": ("botocore",),
     "gemini": ("google.genai",),
@@ -311,7 +314,9 @@ def test_the_responses_are_what_the_sdks_read(codec: str) -> None:
         assert sdk_problems(codec, built) == []
     history = conversation(codec, [Step((("get_weather", False),), True, True, True, True)])
     state = opaque_state(history)
-    stateless = {"openai_chat", *DIALECTS} - {"openrouter"}  # readable reasoning, no state
+    stateless = {"openai_chat", "cohere", *DIALECTS} - {
+        "openrouter"
+    }  # readable reasoning, no state
     assert bool(state) == (codec not in stateless), "every provider but Chat leaves state"
 
 

@@ -33,7 +33,7 @@ def test_every_registered_format_has_rules_or_a_no_rules_entry() -> None:
 
 
 def test_a_newly_registered_format_without_rules_is_named() -> None:
-    assert unjudged((*codec_names(), "cohere")) == ["cohere"]
+    assert unjudged((*codec_names(), "no_such_format")) == ["no_such_format"]
 
 
 def test_rules_and_no_rules_name_registered_formats_once() -> None:
@@ -46,7 +46,7 @@ def test_rules_and_no_rules_name_registered_formats_once() -> None:
         assert why.strip(), f"NO_RULES[{fmt!r}] does not say why the format has no rules"
 
 
-@pytest.mark.parametrize("fmt", ["cohere", "", "OPENAI_CHAT"])
+@pytest.mark.parametrize("fmt", ["no_such_format", "", "OPENAI_CHAT"])
 def test_judging_a_format_without_a_checker_raises_naming_it(fmt: str) -> None:
     judged = _rules.JUDGED.copy()
     with pytest.raises(_rules.NoRulesError, match=f"no checker for the format {fmt!r}"):
@@ -57,18 +57,18 @@ def test_judging_a_format_without_a_checker_raises_naming_it(fmt: str) -> None:
 
 
 def test_a_no_rules_format_is_judged_and_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_rules, "NO_RULES", {"cohere": "the test's format"})
-    assert _rules.rules_for("cohere") == ()
-    assert _rules.violations("cohere", CHAT) == []
-    _rules.judge_rules("cohere", CHAT)
-    assert _rules.JUDGED["cohere"] >= 1
-    del _rules.JUDGED["cohere"]  # the run's report counts real formats only
+    monkeypatch.setattr(_rules, "NO_RULES", {"no_such_format": "the test's format"})
+    assert _rules.rules_for("no_such_format") == ()
+    assert _rules.violations("no_such_format", CHAT) == []
+    _rules.judge_rules("no_such_format", CHAT)
+    assert _rules.JUDGED["no_such_format"] >= 1
+    del _rules.JUDGED["no_such_format"]  # the run's report counts real formats only
 
 
 def test_an_empty_rules_entry_is_no_checker(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_rules, "RULES", {**_rules.RULES, "cohere": ()})
-    with pytest.raises(_rules.NoRulesError, match="'cohere'"):
-        _rules.judge_rules("cohere", CHAT)
+    monkeypatch.setattr(_rules, "RULES", {**_rules.RULES, "no_such_format": ()})
+    with pytest.raises(_rules.NoRulesError, match="'no_such_format'"):
+        _rules.judge_rules("no_such_format", CHAT)
 
 
 def test_a_registered_format_is_judged_by_its_rules() -> None:

@@ -303,6 +303,10 @@ CASES: Mapping[str, tuple[Payload, Payload]] = {
             "parametersJsonSchema", {**LOOP, "$defs": {"L": {**LOOP["$defs"]["L"], "required": []}}}
         ),
     ),
+    "cohere.no_unknown_fields": (
+        {"messages": [ASK, {**chat_call("get_weather"), "refusal": None}, CHAT_RESULT]},
+        {"messages": [ASK, chat_call("get_weather"), CHAT_RESULT]},
+    ),
     "mistral.nothing_but_assistant_after_tool": (
         {
             "messages": [

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 DOCS = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
-SERVER = re.compile(r"THREADLINE_(REDIS_URL|POSTGRES_DSN)")
+SERVER = re.compile(r"THREADLINE_(REDIS_URL|REDIS_CLUSTER_URL|POSTGRES_DSN)")
 """An example or block that names a server's address needs that server (the full tier)."""
 
 

@@ -43,9 +43,9 @@ def test_every_registered_format_has_seed_responses() -> None:
 def test_a_newly_registered_format_without_seeds_fails_naming_it(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(make_corpus, "codec_names", lambda: (*codec_names(), "cohere"))
-    assert make_corpus.missing_responses() == ["cohere"]
-    with pytest.raises(make_corpus.CorpusError, match=r"'cohere'.*RESPONSES"):
+    monkeypatch.setattr(make_corpus, "codec_names", lambda: (*codec_names(), "no_such_format"))
+    assert make_corpus.missing_responses() == ["no_such_format"]
+    with pytest.raises(make_corpus.CorpusError, match=r"'no_such_format'.*RESPONSES"):
         make_corpus.write(tmp_path)
     assert not any(tmp_path.iterdir())  # refused before writing anything
 
@@ -53,8 +53,8 @@ def test_a_newly_registered_format_without_seeds_fails_naming_it(
 def test_an_unknown_format_is_refused_naming_the_registered_ones(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert make_corpus.main(["--out", str(tmp_path), "--format", "cohere"]) == 2
-    assert "'cohere' is not a registered format; the formats are anthropic" in (
+    assert make_corpus.main(["--out", str(tmp_path), "--format", "no_such_format"]) == 2
+    assert "'no_such_format' is not a registered format; the formats are anthropic" in (
         capsys.readouterr().err
     )
     assert not any(tmp_path.iterdir())

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
 from tests.stream_cases import FINAL
 from tests.stream_cases import STREAMS
 from tests.support import examples
@@ -23,6 +24,10 @@ from threadline import prepare_messages
 from threadline import user_message
 
 ERRORS: dict[str, tuple[dict[str, Any], str]] = {
+    "cohere": (
+        {"type": "message-end", "delta": {"error": "internal server error"}},
+        "internal server error",
+    ),
     "anthropic": (
         {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
         "overloaded_error: Overloaded",
@@ -44,6 +49,13 @@ ERRORS: dict[str, tuple[dict[str, Any], str]] = {
         {"error": {"code": "server_error", "message": "Upstream disconnected."}},
         "server_error: Upstream disconnected.",
     ),
+    **{  # the OpenAI-compatible dialects: the error chunk OpenRouter and vLLM send
+        name: (
+            {"error": {"code": 502, "message": "Provider returned error"}},
+            "502: Provider returned error",
+        )
+        for name in DIALECTS
+    },
 }
 
 

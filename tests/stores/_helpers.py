@@ -19,6 +19,7 @@ from threadline import ValidationError
 from threadline import user_message
 from threadline.stores import Appended
 from threadline.stores import AsyncStore
+from threadline.stores import ConversationInfo
 from threadline.stores import FileBlobStore
 from threadline.stores import JsonlStore
 from threadline.stores import MemoryStore
@@ -106,8 +107,13 @@ class ThreadedAsyncStore:
     async def delete(self, conversation_id: str) -> None:
         await asyncio.to_thread(self.store.delete, conversation_id)
 
-    async def list_conversations(self) -> list[str]:
-        return await asyncio.to_thread(self.store.list_conversations)
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        return await asyncio.to_thread(self.store.list_conversations, limit, after)
+
+    async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        return await asyncio.to_thread(self.store.conversation_info, conversation_id)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         await asyncio.to_thread(self.store.fork, conversation_id, new_id, at)
@@ -178,8 +184,11 @@ class LostReply:
     def delete(self, conversation_id: str) -> None:
         self.store.delete(conversation_id)
 
-    def list_conversations(self) -> list[str]:
-        return list(self.store.list_conversations())
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        return list(self.store.list_conversations(limit, after))
+
+    def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        return self.store.conversation_info(conversation_id)
 
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         self.store.fork(conversation_id, new_id, at)
@@ -228,8 +237,13 @@ class AsyncLostReply:
     async def delete(self, conversation_id: str) -> None:
         await self.store.delete(conversation_id)
 
-    async def list_conversations(self) -> list[str]:
-        return list(await self.store.list_conversations())
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        return list(await self.store.list_conversations(limit, after))
+
+    async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        return await self.store.conversation_info(conversation_id)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         await self.store.fork(conversation_id, new_id, at)

@@ -224,8 +224,8 @@ class OverwritingForkStore(_Broken):
 
 
 class ListsEmptyStore(_Broken):
-    def list_conversations(self) -> list[str]:
-        return [*super().list_conversations(), "ghost"]
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        return [*super().list_conversations(limit, after), "ghost"]
 
 
 class HangingStore(_Broken):
@@ -294,7 +294,9 @@ def test_check_async_store_names_the_broken_promise(store_class: type[Store], ch
 
 def test_a_failing_store_operation_fails_the_check_with_its_error() -> None:
     class Failing(_Broken):
-        def list_conversations(self) -> list[str]:
+        def list_conversations(
+            self, limit: int | None = None, after: str | None = None
+        ) -> list[str]:
             raise OSError("disk on fire")
 
     with pytest.raises(ConformanceError, match="OSError: disk on fire") as caught:

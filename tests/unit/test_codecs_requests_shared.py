@@ -44,6 +44,7 @@ READ = tl.ToolDefinition(
 DIALECTS = {
     "anthropic": "standard",
     "bedrock": "inline",
+    "cohere": "standard",
     "gemini": "gemini",
     "mistral": "standard",
     "openai_chat": "standard",
@@ -75,7 +76,7 @@ def tools_of(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
 def schema_of(tool: dict[str, Any], provider: str) -> dict[str, Any]:
     """One tool's JSON Schema, in the provider's place."""
     schema: dict[str, Any]
-    if provider in ("openai_chat", "mistral", *DIALECT_NAMES):
+    if provider in ("openai_chat", "mistral", "cohere", *DIALECT_NAMES):
         schema = tool["function"]["parameters"]
     elif provider == "openai_responses":
         schema = tool["parameters"]

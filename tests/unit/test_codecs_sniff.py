@@ -47,7 +47,14 @@ BEDROCK = {
     "stopReason": "end_turn",
 }
 
+COHERE = {
+    "id": "c14c80c3-18eb-4519-9460-6c92edd8cfb4",
+    "finish_reason": "COMPLETE",
+    "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+    "usage": {"billed_units": {"input_tokens": 5, "output_tokens": 1}},
+}
 RESPONSES_BY_FORMAT = {
+    "cohere": COHERE,
     "openai_chat": OPENAI_CHAT,
     "mistral": OPENAI_CHAT,  # one shape: sniffed as openai_chat (its descriptor's sniffs_as)
     "openai_responses": RESPONSES,

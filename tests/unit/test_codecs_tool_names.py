@@ -32,6 +32,7 @@ from threadline.codecs._tool_names import rename_tools
 PATTERNS = {
     "anthropic": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "bedrock": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    "cohere": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "gemini": re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}"),  # 64: what the live API takes
     "mistral": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "openai_chat": re.compile(r"[a-zA-Z0-9_-]{1,64}"),

@@ -180,7 +180,7 @@ def test_the_registry_is_the_descriptor_table() -> None:
         assert d.name == name
         assert get_codec(name) is d.codec()
         assert format_label(name) == d.label
-    assert descriptor("cohere") is None
+    assert descriptor("no_such_format") is None
     assert descriptor(None) is None  # type: ignore[arg-type]
 
 
@@ -305,6 +305,8 @@ ORACLES: dict[str, Callable[[], Any]] = {
         ("tests.stream_cases", "FINAL"),
         ("tests.stream_cases", "STREAMS"),
         ("tests.stream_recordings", "RECORDED"),
+        ("tests.property.test_stream_errors", "ERRORS"),
+        ("tests.unit.test_streaming_hostile", "AFTER_THE_END"),
         ("tests.conformance._responses", "MODELS"),
         ("tests.conformance._responses", "_BUILDERS"),
         ("tests.conformance.test_cross_provider", "JUDGES"),
@@ -363,7 +365,7 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     from threadline.testing import _conversations
 
     first = ("openai", "anthropic", "gemini", "mistral", "bedrock")
-    assert _conversations._PROVIDERS[:5] == first
+    assert _conversations._PROVIDERS[: len(first)] == first
     extra = dataclasses.replace(OPENAI_CHAT, name="example_chat", provider="example")
     monkeypatch.setattr(_conversations, "DESCRIPTORS", {**DESCRIPTORS, extra.name: extra})
     later = sorted({*_conversations._PROVIDERS[5:], "example"})
@@ -380,7 +382,7 @@ def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> 
     assert _legacy_format("openai", {"input_tokens": 3}) == "openai_responses"
     assert _legacy_format("anthropic", {"input_tokens": 3}) == "anthropic"
     assert _legacy_format("openai_chat", {"prompt_tokens": 3}) == "openai_chat"
-    assert _legacy_format("cohere", {"input_tokens": 3}) is None
+    assert _legacy_format("no_such_format", {"input_tokens": 3}) is None
     assert _legacy_format(None, {"input_tokens": 3}) is None
     for name in _LEGACY_FORMATS:
         assert _sniff.guess_usage_format(DESCRIPTORS[name].provider, {}, {name}) == name

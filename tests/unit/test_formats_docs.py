@@ -105,6 +105,14 @@ def test_the_carries_table_has_a_column_per_format() -> None:
     assert sorted(name for cell in header[1:] for name in named(cell)) == sorted(DESCRIPTORS)
 
 
+def test_each_codec_module_is_in_the_api_reference() -> None:
+    text = (DOCS / "reference" / "codecs.md").read_text(encoding="utf-8")
+    for name, d in DESCRIPTORS.items():
+        if d.module.startswith("threadline.codecs."):
+            module = d.module.partition(":")[0]  # a dialect's codec object: its module
+            assert f"::: {module}\n" in text + "\n", f"docs/reference/codecs.md lacks {name}"
+
+
 def test_each_format_has_its_section() -> None:
     text = (DOCS / "providers.md").read_text(encoding="utf-8")
     for name in DESCRIPTORS:

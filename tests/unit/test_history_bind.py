@@ -108,8 +108,13 @@ class AsyncRecording:
     async def delete(self, conversation_id: str) -> None:
         self.inner.delete(conversation_id)
 
-    async def list_conversations(self) -> list[str]:
-        return self.inner.list_conversations()
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        return self.inner.list_conversations(limit, after)
+
+    async def conversation_info(self, conversation_id: str) -> tl.ConversationInfo | None:
+        return self.inner.conversation_info(conversation_id)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         self.inner.fork(conversation_id, new_id, at)

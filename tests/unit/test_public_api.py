@@ -70,11 +70,16 @@ def test_error_tree() -> None:
 
 
 # Exceptions that never leave threadline, so they are no part of the tree users catch from.
-NOT_RAISED_TO_CALLERS = {"threadline._cli.output.CliError", "threadline._running._Stop"}
+NOT_RAISED_TO_CALLERS = {
+    "threadline._cli.output.CliError",
+    "threadline._running._Stop",
+    "threadline.codecs._incremental._Refused",
+}
 """``CliError`` is how the command line's parts report a one-line problem to ``cli.main``,
 which turns it into a message and an exit status. ``_Stop`` carries a tool's
 ``KeyboardInterrupt`` (or ``SystemExit``...) out of ``run_tool_calls``' event loop, which then
-raises the interrupt itself."""
+raises the interrupt itself. ``_Refused`` tells ``History.encode``'s incremental encoder that a
+segment cannot be encoded alone; it then encodes the whole history."""
 
 
 def defined_exception_classes() -> dict[str, type[BaseException]]:

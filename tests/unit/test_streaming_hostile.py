@@ -474,6 +474,11 @@ def test_untrusted_limits_bound_a_stream() -> None:
 # -- 6. events out of place ---------------------------------------------------------------------
 
 AFTER_THE_END: dict[str, dict[str, Any]] = {
+    "cohere": {
+        "type": "content-delta",
+        "index": 0,
+        "delta": {"message": {"content": {"text": "x"}}},
+    },
     "anthropic": {
         "type": "content_block_delta",
         "index": 1,

@@ -395,6 +395,28 @@ OPENAI_RESPONSES = FormatDescriptor(
     turns="input",
 )
 
+_COHERE_FIELDS = "threadline.codecs._cohere_fields"
+COHERE = FormatDescriptor(
+    name="cohere",
+    module="threadline.codecs.cohere",
+    label="Cohere v2 Chat",
+    provider="cohere",
+    request_fields=Ref(f"{_COHERE_FIELDS}:request_fields"),
+    strict=False,
+    output_schema=Ref(f"{_COHERE_FIELDS}:output_schema"),
+    forced_tool=None,
+    usage_reader=Ref(f"{_COHERE_FIELDS}:usage_reader"),
+    stream_builder=Ref("threadline.codecs._stream_cohere:CohereBuilder"),
+    sniffs_as="cohere",
+    telltales=Telltales(
+        rank=0,  # asked first: its telltales are its own (OpenAI Chat's tool_calls are too)
+        responses=(shape(finish_reason=PRESENT, message=Is("holds", "role")),),
+        messages=(shape(tool_plan=PRESENT),),
+        blocks=(shape(type=Is("equals", "document"), document=PRESENT),),
+    ),
+    turns="messages",
+)
+
 
 def _dialect(name: str, attribute: str, label: str) -> FormatDescriptor:
     """An OpenAI-compatible dialect (``threadline.codecs._dialects``): OpenAI Chat with its
@@ -425,6 +447,7 @@ _DESCRIPTORS = (
     MISTRAL,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
+    COHERE,
     DEEPSEEK,
     OPENROUTER,
     VLLM,

@@ -133,7 +133,7 @@ class SplicedEncoder:
         """The format's ``encode(messages, **options)``.
 
         Raises:
-            Whatever the format's ``encode`` raises for ``messages``.
+            threadline.ThreadlineError: what the format's ``encode`` raises for ``messages``.
         """
         if not self.splices:
             return self._whole(messages)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from threadline._lazy import lazy_attributes as _lazy_attributes
 from threadline.stores._appended import Appended
+from threadline.stores._listing import ConversationInfo
 from threadline.stores._watch import Watch
 from threadline.stores.base import CONVERSATION_ID_PATTERN
 from threadline.stores.base import AsyncStore
@@ -62,6 +63,7 @@ __all__ = [
     "AsyncSQLiteStore",
     "AsyncStore",
     "BlobStore",
+    "ConversationInfo",
     "FileBlobStore",
     "JsonlStore",
     "MemoryStore",

@@ -156,7 +156,20 @@ class Queries:
             f" string_agg(message, ',' ORDER BY seq) FILTER (WHERE seq >= %(n)s)"
             f" FROM {messages} WHERE conversation_id = %(cid)s"
         )
-        self.list = f"SELECT conversation_id FROM {conversations} ORDER BY conversation_id"
+        # A page of ids on the primary key, in "C" (code point) order: after '' (below every
+        # id) for the first page; LIMIT NULL is no limit.
+        self.page = (
+            f"SELECT conversation_id FROM {conversations}"
+            f' WHERE conversation_id > %(after)s COLLATE "C"'
+            f' ORDER BY conversation_id COLLATE "C" LIMIT %(limit)s'
+        )
+        # conversation_info: the version, the message count and the parent, in one statement.
+        self.info = (
+            f"SELECT {current},"
+            f" (SELECT count(*) FROM {messages} WHERE conversation_id = %(cid)s),"
+            f" p.parent_id, p.at FROM (SELECT 1) AS one"
+            f" LEFT JOIN {parents} AS p ON p.conversation_id = %(cid)s"
+        )
         self.exists = (
             "SELECT to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"
             " AND to_regclass(%s) IS NOT NULL AND to_regclass(%s) IS NOT NULL"

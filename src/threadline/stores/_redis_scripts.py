@@ -1,7 +1,8 @@
 """The Lua scripts of the Redis stores (private): every write and read of a conversation's
 version, its messages and its log is one of these, so Redis runs it as one atomic step.
 
-Only `threadline.stores.redis` and its helpers (``_redis_fork``, ``_redis_watch``) use them.
+Only `threadline.stores.redis` and its helpers (``_redis_fork``, ``_redis_watch``,
+``_redis_listing``) use them.
 """
 
 from __future__ import annotations

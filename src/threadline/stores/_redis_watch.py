@@ -1,5 +1,5 @@
-"""``AsyncRedisStore.watch``: block on the conversation's log stream, read what changed in one
-Lua script.
+"""``AsyncRedisStore.watch`` and ``RedisStore.watch``: block on the conversation's log stream,
+read what changed in one Lua script (a blocking store's calls run in a worker thread).
 
 Only `threadline.stores.redis` imports this module, after checking that the driver is
 installed.
@@ -7,19 +7,29 @@ installed.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
+import redis.exceptions
 
 from threadline.messages import Message
+from threadline.stores._redis_client import raised_by_driver
 from threadline.stores._redis_scripts import CURRENT
 from threadline.stores._redis_scripts import LOG_LENGTH
 from threadline.stores._watch import Since
 
-__all__ = ["BLOCK_MS", "SINCE", "RedisSource", "joined"]
+__all__ = ["BLOCKING_BLOCK_MS", "BLOCK_MS", "SINCE", "RedisSource", "joined"]
 
 BLOCK_MS = 5_000
 """How long one ``XREAD`` blocks before the watcher reads the version again anyway."""
+
+BLOCKING_BLOCK_MS = 1_000
+"""The same for a blocking store, whose ``XREAD`` holds a worker thread: a watch closed or
+cancelled meanwhile frees it within this time."""
 
 # KEYS: as for the write scripts (the list, the id hash, the index, the version, the parent
 # record, the log).
@@ -94,7 +104,13 @@ return reply
 class RedisSource:
     """A watch's reads and waits on Redis (see `threadline.stores._watch.Source`)."""
 
-    transient: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError)
+    # A lost connection, or on a cluster a node down or its slots moving: wait and read again.
+    transient: tuple[type[BaseException], ...] = (
+        redis.ConnectionError,
+        redis.TimeoutError,
+        redis.exceptions.ClusterDownError,
+        redis.exceptions.TryAgainError,
+    )
 
     def __init__(self, store: Any, conversation_id: str) -> None:
         self._store = store
@@ -102,14 +118,25 @@ class RedisSource:
         self._keys: list[str] = store._keys(conversation_id)
         self._log = store._log_key(conversation_id)
         self._version: int | None = None
+        self._blocking = not inspect.iscoroutinefunction(store.load)
+
+    async def _run(self, script: Any, **arguments: Any) -> Any:
+        """Run a registered script (or command), in a worker thread for a blocking store."""
+        if self._blocking:
+            return await asyncio.to_thread(script, **arguments)
+        return await script(**arguments)
 
     async def read(self, after: int | None) -> Since:
+        with _dropped():
+            return await self._read(after)
+
+    async def _read(self, after: int | None) -> Since:
         store = self._store
         known = self._version if self._version is not None else after
         if known is None:
-            self._version = int(await store._version(keys=self._keys))
+            self._version = int(await self._run(store._version, keys=self._keys))
             return Since(self._version)
-        reply = await store._since(keys=self._keys, args=[known])
+        reply = await self._run(store._since, keys=self._keys, args=[known])
         version = int(reply[0])
         self._version = version
         if len(reply) == 1:
@@ -140,12 +167,25 @@ class RedisSource:
         return restored
 
     async def wait(self) -> None:
-        await self._store._client.xread(
-            {self._log: f"{self._version or 0}-0"}, count=1, block=BLOCK_MS
-        )
+        streams = {self._log: f"{self._version or 0}-0"}
+        block = BLOCKING_BLOCK_MS if self._blocking else BLOCK_MS
+        with _dropped():
+            await self._run(self._store._client.xread, streams=streams, count=1, block=block)
 
     async def close(self) -> None:
         return None
+
+
+@contextmanager
+def _dropped() -> Iterator[None]:
+    """The ``AttributeError`` redis-py's async cluster client raises from its own code on a
+    connection another task closed (a node dropped) as the lost connection it is."""
+    try:
+        yield
+    except AttributeError as error:
+        if not raised_by_driver(error):
+            raise
+        raise redis.ConnectionError(f"connection lost: {error}") from error
 
 
 def _behind(known: int, kept: int) -> str:

@@ -9,7 +9,11 @@ conversation id. These operations make a store, the same for [`Store`][] (blocki
   id the conversation already holds is a replay: skipped when identical, refused otherwise);
 - ``replace(cid, messages)`` — swap the whole conversation at once (``[]`` deletes it);
 - ``delete(cid)`` — remove it (nothing happens when it does not exist);
-- ``list_conversations()`` — the ids that hold at least one message;
+- ``list_conversations(limit=None, after=None)`` — the ids that hold at least one message, in
+  code point order: all of them, or a page of at most ``limit`` after the id ``after``;
+- ``conversation_info(cid)`` — a [`ConversationInfo`][threadline.stores.ConversationInfo]
+  (version, message count, parent, times where the store keeps them) without loading the
+  messages, ``None`` for a conversation that holds nothing and is no branch;
 - ``version(cid)`` — the conversation's version: 0 for one never written, one more after each
   write (an ``append`` that stored something, a ``replace``, a ``delete``), never smaller;
 - ``load_after(cid, version)`` — what was appended after ``version``, with the version now, in
@@ -57,6 +61,7 @@ from threadline.messages import Message
 
 if TYPE_CHECKING:
     from threadline.stores._appended import Appended
+    from threadline.stores._listing import ConversationInfo
 
 __all__ = [
     "CONVERSATION_ID_PATTERN",
@@ -64,6 +69,7 @@ __all__ = [
     "Store",
     "as_message_list",
     "check_expected_version",
+    "check_list_page",
     "check_load_after",
     "check_version_argument",
     "check_write",
@@ -120,7 +126,7 @@ class Store(Protocol):
       ``__cause__``.
 
     Note:
-        ``isinstance(x, Store)`` only checks that the nine methods exist; it cannot tell a
+        ``isinstance(x, Store)`` only checks that the ten methods exist; it cannot tell a
         blocking store from an [`AsyncStore`][].
     """
 
@@ -180,8 +186,24 @@ class Store(Protocol):
         """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message."""
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        """The ids of the conversations that hold at least one message, in code point order:
+        all of them, or with ``limit``, at most that many; with ``after``, those after it (the
+        last id of the page before, stored or not).
+
+        Raises:
+            threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
+                ``after`` is not ``None`` or a conversation id.
+        """
+        ...
+
+    def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """The conversation's version, message count, parent and times (where kept), read in
+        one consistent step; ``None`` when it holds no message and is no branch.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+        """
         ...
 
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
@@ -251,8 +273,14 @@ class AsyncStore(Protocol):
         """Remove the conversation, and step its version (even when it does not exist)."""
         ...
 
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message."""
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        """The ids in code point order, a page at a time, as for [`Store.list_conversations`][]."""
+        ...
+
+    async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """What [`Store.conversation_info`][] says, or ``None``."""
         ...
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
@@ -440,6 +468,43 @@ def check_load_after(conversation_id: object, version: object, where: str) -> in
         "type",
     )
     raise ValidationError(f"invalid version: {detail.message}", [detail])
+
+
+def check_list_page(limit: object, after: object, where: str) -> tuple[int | None, str | None]:
+    """``(limit, after)``, the arguments of a ``list_conversations`` (``where``, as
+    ``"MyStore.list_conversations"``), after checking them.
+
+    Args:
+        limit: ``None`` (every id) or the most ids to return, an ``int`` of at least 1.
+        after: ``None`` (from the first id) or the last id of the page before: the page holds
+            the ids after it in code point order. It must be a valid conversation id, but need
+            not name a stored conversation.
+
+    Raises:
+        threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1 (a ``bool``
+            included), or ``after`` is not ``None`` or a valid conversation id; the message
+            names the argument.
+    """
+    if limit is not None and not (type(limit) is int and limit >= 1):
+        detail = ErrorDetail(
+            "limit",
+            f"{where} takes None (every id) or the most ids to return, an int >= 1, not {limit!r}",
+            "type",
+        )
+        raise ValidationError(f"invalid limit: {detail.message}", [detail])
+    if after is not None:
+        try:
+            validate_conversation_id(after)
+        except ValidationError:
+            shown = after if not isinstance(after, str) or len(after) <= 60 else after[:57] + "..."
+            detail = ErrorDetail(
+                "after",
+                f"{where} takes None (from the first id) or the last id of the page before, "
+                f"a conversation id, not {shown!r}",
+                "type",
+            )
+            raise ValidationError(f"invalid after: {detail.message}", [detail]) from None
+    return limit, after if after is None else str(after)
 
 
 def check_write(

@@ -61,6 +61,8 @@ from collections.abc import Iterator
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from contextlib import contextmanager
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 
 import pydantic_core
@@ -82,8 +84,11 @@ from threadline.stores._jsonl_versions import VersionFile
 from threadline.stores._jsonl_writes import write_all
 from threadline.stores._jsonl_writes import write_branch
 from threadline.stores._jsonl_writes import write_new_file
+from threadline.stores._listing import ConversationInfo
+from threadline.stores._listing import page_of
 from threadline.stores._rows import JsonRows
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import replayed
@@ -311,12 +316,23 @@ class JsonlStore(JsonRows, LoadAfter, PollingWatch):
         validate_conversation_id(conversation_id)
         self._delete(conversation_id, None, "JsonlStore.delete")
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations whose file holds something, sorted.
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        """The ids of the conversations whose file holds something, in code point order.
+
+        Every call lists and sorts the whole directory (one ``scandir`` and a ``stat`` per
+        file): a page costs as much as the whole list, O(n log n) for n files. For a million
+        conversations, use a database store.
+
+        Args:
+            limit: at most this many ids (``None``: all of them).
+            after: only the ids after this one (the last id of the page before).
 
         Raises:
+            threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
+                ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the directory cannot be read.
         """
+        limit, after = check_list_page(limit, after, "JsonlStore.list_conversations")
         ids = []
         with self._failing("list conversations"):
             for entry in os.scandir(self.directory):
@@ -326,13 +342,50 @@ class JsonlStore(JsonRows, LoadAfter, PollingWatch):
                 conversation_id = conversation_id_from_stem(name[: -len(_SUFFIX)])
                 if conversation_id is None:
                     continue  # a name this store never writes: not ours
+                if after is not None and conversation_id <= after:
+                    continue
                 try:
                     validate_conversation_id(conversation_id)
                     if entry.is_file() and entry.stat().st_size > 0:
                         ids.append(conversation_id)
                 except (ValueError, FileNotFoundError):
                     continue  # not ours, or deleted while listing
-        return sorted(ids)
+        return page_of(sorted(ids), limit, None)
+
+    def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """The conversation's version, message count, parent and last write time, read under
+        the file's exclusive lock (as ``version`` reads it, removing a torn last line first);
+        ``None`` when it holds no message and is no branch.
+
+        The count comes from the store's index of the file's message ids: the first call in
+        a process reads the whole file, later ones only the lines appended since.
+        ``updated_at`` is the file's modification time; the store keeps no creation time
+        (``created_at`` is ``None``).
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the file or its side files cannot be read, or are damaged.
+        """
+        validate_conversation_id(conversation_id)
+        path = self._path(conversation_id)
+        held, inode, updated = 0, None, None
+        with (
+            self._failing(f"read the info of conversation {conversation_id!r}", ValueError),
+            self._locked(path, exclusive=True) as fd,
+        ):
+            if fd is None:
+                version = VersionFile(path).version(0, None)
+            else:
+                index = self._ids.current(path, fd, drop_torn_tail(fd, path))
+                stat = os.fstat(fd)
+                inode, held = stat.st_ino, len(index.lines)
+                version = VersionFile(path).version(index.count, inode)
+                if held:
+                    updated = datetime.fromtimestamp(stat.st_mtime, timezone.utc)
+            parent = decode_parent(ParentFile(path).read(inode))
+        if not held and parent is None:
+            return None
+        return ConversationInfo(conversation_id, version, held, parent, None, updated)
 
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation

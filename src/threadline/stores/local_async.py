@@ -18,6 +18,9 @@ twin on the same file or directory share conversations.
 - **Closing waits for the writes in flight.** ``await store.aclose()`` (or ``async with``)
   lets the threads finish what they started, then closes the connections; later calls raise
   [`StoreError`][threadline.StoreError].
+- **``watch`` polls**, as the blocking stores' does: every ``poll_interval`` seconds it reads
+  the conversation's version through the twin, and loads it when it moved, so it sees the
+  writes of other processes on the same file or directory.
 - ``AsyncMemoryStore`` needs no thread: every call holds the store's lock for a moment and
   never waits, so it runs on the loop and a cancellation can only fall before or after it.
 """
@@ -43,6 +46,8 @@ from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._appended import Appended
 from threadline.stores._closing import AsyncClosing
+from threadline.stores._listing import ConversationInfo
+from threadline.stores._watch import PollingWatch
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
 from threadline.stores.blobs import BlobStore
 from threadline.stores.jsonl import JsonlStore
@@ -55,8 +60,9 @@ _S = TypeVar("_S", MemoryStore, JsonlStore, SQLiteStore)
 _T = TypeVar("_T")
 
 
-class _AsyncTwin(AsyncClosing, Generic[_S]):
-    """The async methods of a twin: each calls the blocking store's method (``_call``)."""
+class _AsyncTwin(PollingWatch, AsyncClosing, Generic[_S]):
+    """The async methods of a twin: each calls the blocking store's method (``_call``);
+    ``watch`` polls the twin's own ``version`` and ``load``."""
 
     _store: _S
 
@@ -151,13 +157,30 @@ class _AsyncTwin(AsyncClosing, Generic[_S]):
         """
         await self._call(self._store.delete, conversation_id)
 
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
+    async def list_conversations(
+        self, limit: int | None = None, after: str | None = None
+    ) -> list[str]:
+        """The ids of the conversations that hold at least one message, in code point order:
+        all of them, or a page of at most ``limit`` after the id ``after``, at the blocking
+        store's cost.
 
         Raises:
+            threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
+                ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: as the blocking store's ``list_conversations``.
         """
-        return await self._call(self._store.list_conversations)
+        return await self._call(self._store.list_conversations, limit, after)
+
+    async def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """The conversation's version, message count, parent and times, as the blocking
+        store's ``conversation_info`` reads them; ``None`` when it holds no message and is no
+        branch.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: as the blocking store's ``conversation_info``.
+        """
+        return await self._call(self._store.conversation_info, conversation_id)
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from datetime import datetime
+from datetime import timezone
 
 from threadline.messages import Message
 from threadline.stores._appended import Appended
+from threadline.stores._listing import ConversationInfo
+from threadline.stores._listing import page_of
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
@@ -39,6 +44,8 @@ class MemoryStore(PollingWatch):
         # For load_after: the version of the conversation's last replace, delete or fork, and
         # its length after that write and after each append since (index: version - base).
         self._lengths: dict[str, tuple[int, list[int]]] = {}
+        # The first and the last write of each conversation that holds something (UTC).
+        self._times: dict[str, tuple[datetime, datetime]] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -183,10 +190,41 @@ class MemoryStore(PollingWatch):
             self._drop(conversation_id)
             self._reset(conversation_id)
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted."""
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        """The ids of the conversations that hold at least one message, in code point order.
+
+        Sorts every id on each call (O(n log n) for n conversations): a page costs as much as
+        the whole list, which suits the store's use (tests, prototypes).
+
+        Args:
+            limit: at most this many ids (``None``: all of them).
+            after: only the ids after this one (the last id of the page before).
+
+        Raises:
+            threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
+                ``after`` is not ``None`` or a conversation id.
+        """
+        limit, after = check_list_page(limit, after, "MemoryStore.list_conversations")
         with self._lock:
-            return sorted(self._conversations)
+            ids = sorted(self._conversations)
+        return page_of(ids, limit, after)
+
+    def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """The conversation's version, message count, parent and the times of its first and
+        last write, read under the lock; ``None`` when it holds no message and is no branch.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        with self._lock:
+            held = len(self._conversations.get(conversation_id, ()))
+            parent = self._parents.get(conversation_id)
+            if not held and parent is None:
+                return None
+            created, updated = self._times.get(conversation_id, (None, None))
+            version = self._versions.get(conversation_id, 0)
+        return ConversationInfo(conversation_id, version, held, parent, created, updated)
 
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation
@@ -230,6 +268,7 @@ class MemoryStore(PollingWatch):
         self._conversations.pop(conversation_id, None)
         self._by_id.pop(conversation_id, None)
         self._parents.pop(conversation_id, None)
+        self._times.pop(conversation_id, None)
 
     def _check(self, conversation_id: str, expected: int | None, where: str) -> None:
         """Under the lock: raise when the conversation is not at ``expected``."""
@@ -239,8 +278,11 @@ class MemoryStore(PollingWatch):
                 raise conflict(where, conversation_id, expected, actual)
 
     def _bump(self, conversation_id: str) -> None:
-        """Under the lock: one more write."""
+        """Under the lock: one more write (its time noted; a delete's is dropped after)."""
         self._versions[conversation_id] = self._versions.get(conversation_id, 0) + 1
+        now = datetime.now(timezone.utc)
+        created = self._times.get(conversation_id, (now, now))[0]
+        self._times[conversation_id] = (created, now)
 
 
 def _stored(messages: list[Message]) -> list[Message]:

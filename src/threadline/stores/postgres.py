@@ -69,8 +69,11 @@ Connections: each store keeps a small pool of its own (at most ``max_connections
 ones are reused). A pooled connection the server has closed (a restart, an idle timeout) is
 noticed before use and replaced, so a restart between calls raises nothing; a call in flight
 when the server goes away raises [`StoreError`][] and changes nothing (its
-transaction rolls back). After ``fork()`` the child opens its own connections. The async
-store's watches share one ``LISTEN`` connection (`threadline.stores._postgres_listen`).
+transaction rolls back). After ``fork()`` the child opens its own connections. A store's
+watches share one ``LISTEN`` connection per event loop (`threadline.stores._postgres_listen`);
+the blocking store's watch is the async one's, its reads run in worker threads. A page of
+``list_conversations`` is an index range scan of the conversations table's primary key (in
+``"C"`` order, which is code point order).
 
 The driver (``psycopg`` 3, the extra ``threadline[postgres]``) is imported with this module,
 which ``threadline.stores`` loads only when one of these stores is first used.
@@ -119,6 +122,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess
 from threadline.stores._postgres_after import AsyncPostgresLoadAfter
 from threadline.stores._postgres_after import PostgresLoadAfter
 from threadline.stores._postgres_listen import store_listeners
+from threadline.stores._postgres_listing import AsyncPostgresListing
+from threadline.stores._postgres_listing import PostgresListing
 from threadline.stores._postgres_pool import AsyncConnection
 from threadline.stores._postgres_pool import AsyncPool
 from threadline.stores._postgres_pool import Connection
@@ -212,6 +217,36 @@ class _PostgresStoreBase(JsonRows):
         self._listeners = store_listeners(dsn, listen_dsn, options, pgbouncer, channel)
         self._open_pool(dsn, options, check_size(max_connections), timeout)
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version`` (see [`Watch`][threadline.stores.Watch]).
+
+        Pushed: every write notifies (``pg_notify`` in its transaction); the store's one
+        ``LISTEN`` connection (outside ``max_connections``; one per event loop) wakes the
+        watches of that conversation only, which read what changed in one snapshot on a pooled
+        connection (in a worker thread, for the blocking ``PostgresStore``: iterate its watch
+        in async code, and close it before its event loop ends). A dropped connection (a
+        restart, ``pg_terminate_backend``) only delays them: they reconnect and catch up from
+        their own last version, never skipping or repeating.
+
+        Args:
+            conversation_id: the conversation to watch.
+            after_version: the version the caller has seen; ``None`` watches from the version
+                at the first read. The store keeps no log of writes, so a watch whose first
+                read finds the conversation past ``after_version`` raises
+                [`ConversationReplacedError`][threadline.ConversationReplacedError] with the
+                whole conversation first.
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+            threadline.StoreError: ``pgbouncer=True`` without a ``listen_dsn``.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        self._listeners.check(f"{self._NAME}.watch")
+        source = PostgresSource(self, conversation_id, self._listeners)
+        return Watch(source, conversation_id, after)
+
     def _open_pool(self, dsn: str, options: dict[str, Any], size: int, timeout: float) -> None:
         """Make ``self._pool``: at most ``size`` connections to ``dsn``, opened with ``options``."""
         raise NotImplementedError
@@ -293,7 +328,7 @@ class _PostgresStoreBase(JsonRows):
         return conflict(f"{self._NAME}.append", conversation_id, expected or 0, int(row[0]))
 
 
-class PostgresStore(PostgresLoadAfter, _PostgresStoreBase, Closing):
+class PostgresStore(PostgresLoadAfter, PostgresListing, _PostgresStoreBase, Closing):
     """Conversations in PostgreSQL, one row per message; for many workers on many machines.
 
     Safe to share between threads (each call takes a connection from the store's own small
@@ -466,16 +501,6 @@ class PostgresStore(PostgresLoadAfter, _PostgresStoreBase, Closing):
             for query, params in self._delete_steps(conversation_id):
                 connection.execute(query, params)
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the query.
-        """
-        with self._failing("list conversations"), self._connection() as connection:
-            rows = connection.execute(self._sql.list).fetchall()
-        return [row[0] for row in rows]
-
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation
         ``new_id`` and record its parent, in one transaction.
@@ -542,7 +567,9 @@ class PostgresStore(PostgresLoadAfter, _PostgresStoreBase, Closing):
             yield connection
 
 
-class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosing):
+class AsyncPostgresStore(
+    AsyncPostgresLoadAfter, AsyncPostgresListing, _PostgresStoreBase, AsyncClosing
+):
     """The async twin of [`PostgresStore`][] (``psycopg.AsyncConnection``): same tables, same
     guarantees, the same arguments.
 
@@ -560,34 +587,6 @@ class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosin
         self._pool = AsyncPool(
             lambda: psycopg.AsyncConnection.connect(dsn, **options), size, timeout, repr(self)
         )
-
-    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
-        """An async iterator of the batches appended to the conversation after
-        ``after_version`` (see [`Watch`][threadline.stores.Watch]).
-
-        Pushed: every write notifies (``pg_notify`` in its transaction); the store's one
-        ``LISTEN`` connection (outside ``max_connections``) wakes the watches of that
-        conversation only, which read what changed in one snapshot on a pooled connection. A
-        dropped connection (a restart, ``pg_terminate_backend``) only delays them: they
-        reconnect and catch up from their own last version, never skipping or repeating.
-
-        Args:
-            conversation_id: the conversation to watch.
-            after_version: the version the caller has seen; ``None`` watches from the version
-                at the first read. The store keeps no log of writes, so a watch whose first
-                read finds the conversation past ``after_version`` raises
-                [`ConversationReplacedError`][threadline.ConversationReplacedError] with the
-                whole conversation first.
-
-        Raises:
-            threadline.ValidationError: the id or ``after_version`` is invalid.
-            threadline.StoreError: ``pgbouncer=True`` without a ``listen_dsn``.
-        """
-        validate_conversation_id(conversation_id)
-        after = check_after_version(after_version, f"{self._NAME}.watch")
-        self._listeners.check(f"{self._NAME}.watch")
-        source = PostgresSource(self, conversation_id, self._listeners)
-        return Watch(source, conversation_id, after)
 
     async def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first; ``[]`` when it holds none.
@@ -700,18 +699,6 @@ class AsyncPostgresStore(AsyncPostgresLoadAfter, _PostgresStoreBase, AsyncClosin
                 await connection.execute(self._sql.lock_version, {"cid": conversation_id})
                 for query, params in self._delete_steps(conversation_id):
                     await connection.execute(query, params)
-
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the query.
-        """
-        with self._failing("list conversations"):
-            async with self._connection() as connection:
-                cursor = await connection.execute(self._sql.list)
-                rows = await cursor.fetchall()
-        return [row[0] for row in rows]
 
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages into ``new_id``, as [`PostgresStore.fork`][] does.

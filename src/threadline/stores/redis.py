@@ -17,6 +17,12 @@ Layout, for the default ``prefix="threadline:"``::
                                               replace or delete) and ``n`` (messages); the
                                               last ~1,000 are kept, for ``watch``
 
+On a Redis Cluster (``cluster=True``, or a cluster client) every key above carries its
+conversation's bucket's hash tag (``threadline:conv:{460}<id>``) and each of the 256 buckets
+keeps its own index (``threadline:index:{460}conversations``), so every script's keys share one
+slot; see `threadline.stores._redis_keys` and ``docs/stores.md``. Listing reads every bucket's
+index. Everything below holds on a cluster too.
+
 Why it holds up:
 
 - **No two stores share a key.** Every key is ``<prefix><kind>:<name>``: the prefix is empty or ends
@@ -46,7 +52,7 @@ Why it holds up:
   id holds no list and no parent key, pushes the copied messages, fills the id hash, steps the
   version and sets the parent key; ``delete`` (and ``replace`` with ``[]``) removes that key.
 - **Watching is pushed, and exact.** Every write script adds an entry to the conversation's
-  log stream, in the same atomic step. ``AsyncRedisStore.watch`` blocks on that stream
+  log stream, in the same atomic step. ``watch`` (on both twins) blocks on that stream
   (``XREAD``), then one Lua script reads the version, the log entries after the watcher's
   version and the messages they appended: so after a dropped connection or a server restart
   the watcher catches up from its last version, write by write, as long as the log still
@@ -77,15 +83,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 from typing import ClassVar
 from typing import cast
-from urllib.parse import quote
-from urllib.parse import urlsplit
-from urllib.parse import urlunsplit
 
 from threadline.messages import Message
 from threadline.stores._appended import Appended
 from threadline.stores._closing import AsyncClosing
 from threadline.stores._closing import Closing
 from threadline.stores._redis_fork import FORK_SCRIPT
+from threadline.stores._redis_keys import Layout
 from threadline.stores._redis_scripts import APPEND
 from threadline.stores._redis_scripts import LOG_LENGTH as _LOG_LENGTH
 from threadline.stores._redis_scripts import REPLACE
@@ -99,7 +103,6 @@ from threadline.stores.base import check_write
 from threadline.stores.base import conflict
 from threadline.stores.base import reused_id
 from threadline.stores.base import validate_conversation_id
-from threadline.stores.base import wrap_driver_errors
 from threadline.stores.blobs import DEFAULT_BLOB_THRESHOLD
 from threadline.stores.blobs import BlobStore
 from threadline.stores.forks import afork_source
@@ -111,16 +114,24 @@ from threadline.stores.forks import taken
 try:
     import redis
     import redis.asyncio
-    import redis.asyncio.retry
-    import redis.retry
-    from redis.backoff import NoBackoff
+    import redis.asyncio.cluster
+    import redis.cluster
 except ImportError as error:  # pragma: no cover - exercised in a subprocess
     raise ImportError(
         'RedisStore and AsyncRedisStore need the redis package: pip install "threadline[redis]"',
         name="redis",
     ) from error
 
-# After the check above: it imports the driver too.
+# After the check above: they import the driver too.
+from threadline.stores._redis_client import ASYNC_CLIENT_OPTIONS
+from threadline.stores._redis_client import CLIENT_OPTIONS
+from threadline.stores._redis_client import check_arguments
+from threadline.stores._redis_client import clustered
+from threadline.stores._redis_client import describe
+from threadline.stores._redis_client import failing
+from threadline.stores._redis_listing import INFO
+from threadline.stores._redis_listing import AsyncRedisListing
+from threadline.stores._redis_listing import RedisListing
 from threadline.stores._redis_watch import SINCE
 from threadline.stores._redis_watch import RedisSource
 from threadline.stores._redis_watch import joined
@@ -145,16 +156,20 @@ class _RedisStoreBase(JsonRows):
         client: object,
         blobs: BlobStore | None,
         blob_threshold: int,
+        cluster: bool,
     ) -> None:
-        _check_arguments(self._NAME, url, client, prefix)
+        check_arguments(self._NAME, url, client, prefix)
         self.prefix = prefix
         self.blobs = blobs
         self.blob_threshold = blob_threshold
         self._url = url
         self._owns_client = client is None
+        self._clustered = clustered(self._NAME, client, cluster, prefix)
+        self._layout = Layout(prefix, self._clustered)
 
     def __repr__(self) -> str:
-        return _describe(self._NAME, self._url, self._client, self.prefix)
+        client = self._client if self._url is None else None
+        return describe(self._NAME, self._url, client, self.prefix, self._clustered)
 
     def _checked(
         self,
@@ -171,8 +186,9 @@ class _RedisStoreBase(JsonRows):
         return items, "" if expected is None else str(expected)
 
     def _failing(self, doing: str, *errors: type[Exception]) -> AbstractContextManager[None]:
-        """Raise the driver's errors (and ``errors``) as `StoreError`."""
-        return wrap_driver_errors(f"{self!r} could not {doing}", redis.RedisError, *errors)
+        """Raise the driver's errors (and ``errors``) as `StoreError` (on a cluster too: its
+        client raises ``RedisClusterException``, which is no ``RedisError``)."""
+        return failing(f"{self!r} could not {doing}", not self._clustered, *errors)
 
     def _batch(
         self, conversation_id: str, items: list[Message], texts: list[str], method: str
@@ -185,6 +201,7 @@ class _RedisStoreBase(JsonRows):
         self._version = client.register_script(VERSION)
         self._fork = client.register_script(FORK_SCRIPT)
         self._since = client.register_script(SINCE)
+        self._info_script = client.register_script(INFO)
 
     def _after(self, reply: list[Any], after: int) -> tuple[int, bytes | None, bool]:
         """The version, the rows (as one JSON array) and ``replaced`` of a ``SINCE`` reply."""
@@ -214,36 +231,30 @@ class _RedisStoreBase(JsonRows):
             raise taken(new_id, f"{self._NAME}.fork")
 
     def _key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "conv", conversation_id)
+        return self._layout.key("conv", conversation_id)
 
     def _ids_key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "ids", conversation_id)
+        return self._layout.key("ids", conversation_id)
 
     def _keys(self, conversation_id: str) -> list[str]:
-        """The keys a write touches: the list, the id hash, the index, the version, the
-        parent record, the log."""
-        return [
-            self._key(conversation_id),
-            self._ids_key(conversation_id),
-            self._index,
-            _make_key(self.prefix, "ver", conversation_id),
-            self._parent_key(conversation_id),
-            self._log_key(conversation_id),
-        ]
+        """The keys a write touches, all in one hash slot on a cluster: the list, the id hash,
+        the index, the version, the parent record, the log."""
+        return self._layout.keys(conversation_id)
 
     def _log_key(self, conversation_id: str) -> str:
         """The conversation's log stream (``KEYS[6]`` of the scripts), which a watch reads."""
-        return _make_key(self.prefix, "log", conversation_id)
+        return self._layout.key("log", conversation_id)
 
     def _parent_key(self, conversation_id: str) -> str:
-        return _make_key(self.prefix, "parent", conversation_id)
+        return self._layout.key("parent", conversation_id)
 
     @property
     def _index(self) -> str:
-        return _make_key(self.prefix, "index", "conversations")
+        """The index of a single server (a cluster keeps one per bucket: `Layout.indexes`)."""
+        return self._layout.indexes()[0]
 
 
-class RedisStore(_RedisStoreBase, Closing):
+class RedisStore(RedisListing, _RedisStoreBase, Closing):
     """Conversations in Redis: one list per conversation, every write one Lua script.
 
     Safe to share between threads (redis-py's client holds a connection pool) and between
@@ -257,16 +268,25 @@ class RedisStore(_RedisStoreBase, Closing):
             ``<prefix>index:conversations``), so several applications or tenants can share a
             database: empty, or ending with ``:``. Stores with different prefixes never see
             each other's conversations, even when one prefix starts with another.
-        client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), used
-            instead of ``url``. The store never closes it, and it keeps its own retry policy:
-            a client that retries ``EXEC`` may store a batch twice when a connection drops.
+        client: a ``redis.Redis`` you configured yourself (timeouts, TLS, Sentinel...), or a
+            ``redis.cluster.RedisCluster`` for a Redis Cluster, used instead of ``url``. The
+            store never closes it, and it keeps its own retry policy: a client that retries a
+            command after its connection dropped may apply a ``replace`` twice.
         blobs: where to keep file bytes longer than ``blob_threshold`` instead of in the
             message JSON; ``None`` keeps them inline.
         blob_threshold: file bytes longer than this go to ``blobs``.
+        cluster: ``url`` names a node of a Redis Cluster (Valkey cluster, ElastiCache or
+            MemoryStore in cluster mode): the store builds a ``RedisCluster`` client and keeps
+            each conversation's keys in one hash slot (see ``docs/stores.md``). A cluster
+            ``client`` implies it.
 
     Raises:
         ValueError: neither or both of ``url`` and ``client`` were given, the URL is not a
-            Redis URL, or ``prefix`` is not a string ending with ``:`` (or empty).
+            Redis URL, ``prefix`` is not a string ending with ``:`` (or empty) or, on a
+            cluster, holds ``{`` or ``}``, or ``cluster=True`` came with a single-server
+            client.
+        threadline.StoreError: ``cluster=True`` and no node at ``url`` answered (the cluster
+            client learns the slots when it is built).
     """
 
     _NAME = "RedisStore"
@@ -276,14 +296,19 @@ class RedisStore(_RedisStoreBase, Closing):
         url: str | None = None,
         *,
         prefix: str = DEFAULT_PREFIX,
-        client: redis.Redis | None = None,
+        client: redis.Redis | redis.cluster.RedisCluster | None = None,
         blobs: BlobStore | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        cluster: bool = False,
     ) -> None:
-        super().__init__(url, prefix, client, blobs, blob_threshold)
+        super().__init__(url, prefix, client, blobs, blob_threshold, cluster)
         if client is None:
-            client = redis.Redis.from_url(cast(str, url), **_CLIENT_OPTIONS)
-        self._client: redis.Redis = client
+            if self._clustered:  # connects at once, to learn which node serves which slots
+                with self._failing("reach the cluster"):
+                    client = redis.cluster.RedisCluster.from_url(cast(str, url), **CLIENT_OPTIONS)
+            else:
+                client = redis.Redis.from_url(cast(str, url), **CLIENT_OPTIONS)
+        self._client: redis.Redis | redis.cluster.RedisCluster = client
         self._register_scripts(client)
 
     def load(self, conversation_id: str) -> list[Message]:
@@ -404,15 +429,6 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"delete conversation {conversation_id!r}"):
             self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            return _ids(self._client.zrange(self._index, 0, -1))
-
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation
         ``new_id`` and record its parent, in one Lua script.
@@ -438,13 +454,28 @@ class RedisStore(_RedisStoreBase, Closing):
         with self._failing(f"read the parent of conversation {conversation_id!r}", ValueError):
             return decode_parent(self._client.get(self._parent_key(conversation_id)))
 
+    def watch(self, conversation_id: str, after_version: int | None = None) -> Watch:
+        """An async iterator of the batches appended to the conversation after
+        ``after_version``, one per write, as [`AsyncRedisStore.watch`][] yields them.
+
+        It blocks on the conversation's log stream (``XREAD``) and runs its reads, on the
+        store's client, in a worker thread each (an ``XREAD`` blocks at most a second, so a
+        closed watch frees its thread soon). Iterate it in async code (``async for``).
+
+        Raises:
+            threadline.ValidationError: the id or ``after_version`` is invalid.
+        """
+        validate_conversation_id(conversation_id)
+        after = check_after_version(after_version, f"{self._NAME}.watch")
+        return Watch(RedisSource(self, conversation_id), conversation_id, after)
+
     def close(self) -> None:
         """Close the connections of the client this store made (never a ``client`` passed in)."""
         if self._owns_client:
             self._client.close()
 
 
-class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
+class AsyncRedisStore(AsyncRedisListing, _RedisStoreBase, AsyncClosing):
     """The async twin of [`RedisStore`][] (``redis.asyncio``): same layout, same guarantees.
 
     A ``RedisStore`` and an ``AsyncRedisStore`` with the same prefix share conversations. Use
@@ -454,11 +485,14 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
     Args:
         url: the server, as for [`RedisStore`][]. Leave it out when passing ``client``.
         prefix: the start of every key this store writes: empty, or ending with ``:``.
-        client: a ``redis.asyncio.Redis`` you configured yourself, used instead of ``url``;
-            the store never closes it.
+        client: a ``redis.asyncio.Redis`` you configured yourself, or a
+            ``redis.asyncio.cluster.RedisCluster``, used instead of ``url``; the store never
+            closes it.
         blobs: where to keep file bytes longer than ``blob_threshold``; its blocking
             ``put`` and ``get`` run in a worker thread.
         blob_threshold: file bytes longer than this go to ``blobs``.
+        cluster: ``url`` names a node of a Redis Cluster, as for [`RedisStore`][] (the async
+            cluster client connects at its first command).
 
     Raises:
         ValueError: as for [`RedisStore`][].
@@ -471,14 +505,19 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
         url: str | None = None,
         *,
         prefix: str = DEFAULT_PREFIX,
-        client: redis.asyncio.Redis | None = None,
+        client: redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster | None = None,
         blobs: BlobStore | None = None,
         blob_threshold: int = DEFAULT_BLOB_THRESHOLD,
+        cluster: bool = False,
     ) -> None:
-        super().__init__(url, prefix, client, blobs, blob_threshold)
+        super().__init__(url, prefix, client, blobs, blob_threshold, cluster)
         if client is None:
-            client = redis.asyncio.Redis.from_url(cast(str, url), **_ASYNC_CLIENT_OPTIONS)
-        self._client: redis.asyncio.Redis = client
+            url = cast(str, url)
+            if self._clustered:
+                client = redis.asyncio.cluster.RedisCluster.from_url(url, **ASYNC_CLIENT_OPTIONS)
+            else:
+                client = redis.asyncio.Redis.from_url(url, **ASYNC_CLIENT_OPTIONS)
+        self._client: redis.asyncio.Redis | redis.asyncio.cluster.RedisCluster = client
         self._register_scripts(client)
 
     async def load(self, conversation_id: str) -> list[Message]:
@@ -575,15 +614,6 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
         with self._failing(f"delete conversation {conversation_id!r}"):
             await self._replace(keys=self._keys(conversation_id), args=[conversation_id, "", 0])
 
-    async def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
-
-        Raises:
-            threadline.StoreError: the server cannot be reached or refused the command.
-        """
-        with self._failing("list conversations"):
-            return _ids(await self._client.zrange(self._index, 0, -1))
-
     async def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages into ``new_id``, as [`RedisStore.fork`][] does.
 
@@ -641,12 +671,6 @@ class AsyncRedisStore(_RedisStoreBase, AsyncClosing):
             await self._client.aclose()
 
 
-# A client this module builds never retries a command: retrying an EXEC whose reply was lost
-# could store a batch twice (see the module docstring).
-_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.retry.Retry(NoBackoff(), 0)}
-_ASYNC_CLIENT_OPTIONS: dict[str, Any] = {"retry": redis.asyncio.retry.Retry(NoBackoff(), 0)}
-
-
 LOG_LENGTH = _LOG_LENGTH
 """About how many of a conversation's latest writes its log keeps (``MAXLEN ~``): a watcher
 that lost its connection for longer than that many writes reloads the whole conversation."""
@@ -696,54 +720,3 @@ class _Batch(Batch):
 
     def _keys(self) -> list[str]:
         return self.digests
-
-
-def _check_arguments(name: str, url: object, client: object, prefix: object) -> None:
-    """Exactly one of ``url`` and ``client``, and a ``str`` prefix (so ``url`` is a ``str``
-    whenever ``client`` is ``None``)."""
-    if (url is None) == (client is None):
-        raise ValueError(
-            f"{name} takes a url or a client, not {'both' if url is not None else 'neither'}: "
-            f"{name}('redis://127.0.0.1:6379/0') or {name}(client=your_redis_client)"
-        )
-    if url is not None and not isinstance(url, str):
-        raise ValueError(f"{name}: url must be a str like 'redis://host:6379/0', not {url!r}")
-    if not isinstance(prefix, str):
-        raise ValueError(f"{name}: prefix must be a str like 'myapp:', not {prefix!r}")
-    if prefix and not prefix.endswith(":"):
-        raise ValueError(
-            f"{name}: prefix {prefix!r} must end with ':' (like {prefix + ':'!r}), so that no "
-            "key under one prefix is also a key under another"
-        )
-
-
-def _make_key(prefix: str, kind: str, name: str) -> str:
-    """The key ``<prefix><kind>:<name>``, with ``name`` percent-encoded so it holds no ``:``.
-
-    Injective: ``prefix`` is empty or ends with ``:`` and ``kind`` holds no ``:``, so the last
-    ``:`` of a key ends its kind and the one before it (if any) ends its prefix. Every key a
-    store uses is made here.
-    """
-    return f"{prefix}{kind}:{quote(name, safe='')}"
-
-
-def _describe(name: str, url: str | None, client: object, prefix: str) -> str:
-    where = repr(_redacted(url)) if url is not None else f"client={client!r}"
-    return f"{name}({where}, prefix={prefix!r})"
-
-
-def _redacted(url: str) -> str:
-    """``url`` with any password replaced by ``***``: reprs end up in error messages and logs."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.netloc.rpartition("@")[2]
-        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-    except ValueError:
-        return "<unparsable url>"
-
-
-def _ids(raw: list[Any]) -> list[str]:
-    return [item.decode() if isinstance(item, bytes) else item for item in raw]

@@ -84,10 +84,12 @@ from threadline.errors import StoreError
 from threadline.messages import Message
 from threadline.stores._appended import Appended
 from threadline.stores._closing import Closing
+from threadline.stores._listing import ConversationInfo
 from threadline.stores._replays import Batch
 from threadline.stores._rows import JsonRows
 from threadline.stores._sqlite import SQLiteDatabase
 from threadline.stores._watch import PollingWatch
+from threadline.stores.base import check_list_page
 from threadline.stores.base import check_load_after
 from threadline.stores.base import check_write
 from threadline.stores.base import conflict
@@ -143,6 +145,18 @@ _HELD = (
 )
 _VERSION = "SELECT version FROM threadline_versions WHERE conversation_id = ?"
 _LAST_SEQ = "SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = ?"
+# A page of ids: after '' (below every id) for the first page; LIMIT -1 for no limit.
+_PAGE = (
+    "SELECT conversation_id FROM threadline_conversations WHERE conversation_id > ?"
+    " ORDER BY conversation_id LIMIT ?"
+)
+_INFO = (
+    "SELECT (SELECT version FROM threadline_versions WHERE conversation_id = :cid),"
+    " (SELECT count(*) FROM threadline_messages WHERE conversation_id = :cid),"
+    " (SELECT MAX(seq) FROM threadline_messages WHERE conversation_id = :cid),"
+    " p.parent_id, p.at FROM (SELECT 1) LEFT JOIN threadline_parents AS p"
+    " ON p.conversation_id = :cid"
+)
 _SET_VERSION = (
     "INSERT INTO threadline_versions (conversation_id, version) VALUES (?, ?)"
     " ON CONFLICT (conversation_id) DO UPDATE SET version = excluded.version"
@@ -416,21 +430,52 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         ):
             self._delete(connection, conversation_id)
 
-    def list_conversations(self) -> list[str]:
-        """The ids of the conversations that hold at least one message, sorted.
+    def list_conversations(self, limit: int | None = None, after: str | None = None) -> list[str]:
+        """The ids of the conversations that hold at least one message, in code point order
+        (SQLite's ``BINARY`` collation: byte order, the same for ASCII ids).
+
+        One query on the primary key of ``threadline_conversations``
+        (``WHERE conversation_id > ? ORDER BY conversation_id LIMIT ?``): a page costs its
+        length and a search of the index, however many conversations the file holds.
+
+        Args:
+            limit: at most this many ids (``None``: all of them).
+            after: only the ids after this one (the last id of the page before).
 
         Raises:
+            threadline.ValidationError: ``limit`` is not ``None`` or an ``int`` >= 1, or
+                ``after`` is not ``None`` or a conversation id.
             threadline.StoreError: the database cannot be read.
         """
+        limit, after = check_list_page(limit, after, "SQLiteStore.list_conversations")
         with self._failing("list conversations"):
             rows = (
                 self._db.connection()
-                .execute(
-                    "SELECT conversation_id FROM threadline_conversations ORDER BY conversation_id"
-                )
+                .execute(_PAGE, ("" if after is None else after, -1 if limit is None else limit))
                 .fetchall()
             )
         return [row[0] for row in rows]
+
+    def conversation_info(self, conversation_id: str) -> ConversationInfo | None:
+        """The conversation's version, message count and parent, in one query (one snapshot);
+        ``None`` when it holds no message and is no branch.
+
+        The count reads the conversation's rows of the primary-key index. The store keeps no
+        times: ``created_at`` and ``updated_at`` are ``None``.
+
+        Raises:
+            threadline.ValidationError: the id is invalid.
+            threadline.StoreError: the database cannot be read.
+        """
+        validate_conversation_id(conversation_id)
+        with self._failing(f"read the info of conversation {conversation_id!r}"):
+            row = self._db.connection().execute(_INFO, {"cid": conversation_id}).fetchone()
+        version, held, last, parent_id, at = row
+        if not held and parent_id is None:
+            return None
+        parent = None if parent_id is None else (str(parent_id), int(at))
+        version = int(version) if version is not None else _legacy_version(last)
+        return ConversationInfo(conversation_id, version, int(held), parent)
 
     def fork(self, conversation_id: str, new_id: str, at: int | None = None) -> None:
         """Copy the first ``at`` messages (all when ``None``) into the new conversation

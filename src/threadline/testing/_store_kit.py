@@ -49,6 +49,8 @@ from threadline.testing._store_kit_after import async_after_checks
 from threadline.testing._store_kit_after import sync_after_checks
 from threadline.testing._store_kit_forks import async_fork_checks
 from threadline.testing._store_kit_forks import sync_fork_checks
+from threadline.testing._store_kit_listing import ASYNC_LISTING_CHECKS
+from threadline.testing._store_kit_listing import SYNC_LISTING_CHECKS
 from threadline.testing._store_kit_versions import ASYNC_VERSION_CHECKS
 from threadline.testing._store_kit_versions import SYNC_VERSION_CHECKS
 from threadline.testing._threads import TIMEOUT
@@ -120,7 +122,9 @@ def check_store(store_factory: Callable[[], Store]) -> None:
     use raises ``ValidationError`` and writes nothing; ``delete`` drops the parent record; of
     forks racing onto one id, exactly one succeeds. ``load_after`` answers agree with ``load``
     and ``version`` after appends, a replace and a delete (see `Appended`), file bytes
-    included, and while a writer appends.
+    included, and while a writer appends. Listing: every id once, in code point order, and the
+    same ids page by page (``limit``, ``after`` a listed or missing id); ``conversation_info``
+    agrees with ``version``, ``load`` and ``parent``, and is ``None`` for an id holding nothing.
 
     Args:
         store_factory: returns a new, empty store each time it is called (for example on a new
@@ -568,6 +572,7 @@ _SYNC_CHECKS: tuple[Callable[[Store], None], ...] = (
     *SYNC_VERSION_CHECKS,
     *sync_fork_checks(sample_conversation),
     *sync_after_checks(sample_conversation),
+    *SYNC_LISTING_CHECKS,
 )
 
 
@@ -779,4 +784,5 @@ _ASYNC_CHECKS: tuple[Callable[[AsyncStore], Awaitable[None]], ...] = (
     *ASYNC_VERSION_CHECKS,
     *async_fork_checks(sample_conversation),
     *async_after_checks(sample_conversation),
+    *ASYNC_LISTING_CHECKS,
 )
