@@ -255,9 +255,8 @@ NO_NAME_RULE = {
 
 @pytest.mark.parametrize(
     "provider",
-    [name for name in codec_names() if name not in _rules.NO_RULES and name not in NO_NAME_RULE],
+    [name for name in codec_names() if name in _rules.RULES and name not in NO_NAME_RULE],
 )
-@pytest.mark.parametrize("provider", [name for name in codec_names() if name in _rules.RULES])
 def test_the_rules_judge_reads_definition_names(provider: str) -> None:
     choice = "files.read"
     body = encode(history("ask"), provider=provider, tools=[READ], tool_choice=choice)
