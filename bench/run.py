@@ -83,6 +83,8 @@ PROVIDERS = (
     "mistral",
     "bedrock",
     "ollama",
+    "deepseek",  # the OpenAI-compatible dialects: reasoning_content, and OpenRouter's entries
+    "openrouter",
 )
 TARGET_SIZES = (10_000, 100_000)
 APPEND_SIZES = (100, 10_000, 100_000)

@@ -412,6 +412,43 @@ RESPONSES: Mapping[str, list[dict[str, Any]]] = {
             "done_reason": "stop",
         },
     ],
+    **{
+        name: [
+            {
+                "id": f"{name}-1",
+                "object": "chat.completion",
+                "model": "reasoner",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "tool_calls",
+                        "message": {
+                            "role": "assistant",
+                            "content": "<think>Plan.</think>Checking.",
+                            field: "Look it up.",
+                            "tool_calls": [
+                                {
+                                    "id": "call_00_a",
+                                    "type": "function",
+                                    "function": {"name": "lookup", "arguments": '{"q": "x"}'},
+                                }
+                            ],
+                        },
+                    }
+                ],
+            }
+        ]
+        for name, field in (
+            ("deepseek", "reasoning_content"),
+            ("openrouter", "reasoning"),
+            ("vllm", "reasoning_content"),
+            ("groq", "reasoning"),
+            ("qwen", "reasoning_content"),
+            ("moonshot", "reasoning_content"),
+            ("xai", "reasoning_content"),
+            ("together", "reasoning"),
+        )
+    },
 }
 """Per registered format, responses shaped like its API's (the ``decode_response`` seeds); a
 format the registry lists without an entry here fails ``tests/fuzz/test_make_corpus.py``."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tests.dialect_cases import DIALECTS
 from threadline.codecs import codec_names
 
 FORMATS = codec_names()  # every registered format
@@ -133,7 +134,7 @@ def text_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
         ]
     if provider == "ollama":
         return [*(_ollama(content=p) for p in pieces), _ollama(done=True)]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         return [
             _chat({"role": "assistant", "content": ""}),
             *(_chat({"content": p}) for p in pieces),
@@ -212,7 +213,7 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
     if provider == "ollama":  # arguments come as an object, whole
         call = {"function": {"name": "f", "arguments": json.loads(text)}}
         return [_ollama(tool_calls=[call]), _ollama(done=True)]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f"}}
         return [
             _chat({"role": "assistant", "content": None}),
@@ -244,7 +245,7 @@ def call_stream(provider: str, pieces: list[str]) -> list[dict[str, Any]]:
 def call_response(provider: str, arguments: str) -> dict[str, Any]:
     """The non-streamed response of `call_stream` for the formats that send arguments as
     text (Chat, Mistral, Responses)."""
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         call = {
             "id": "call_1",
             "type": "function",
@@ -304,7 +305,7 @@ def many_parts_stream(provider: str, count: int) -> list[dict[str, Any]]:
     if provider == "ollama":
         calls = [{"function": {"name": "f", "arguments": {"n": at}}} for at in range(count)]
         return [_ollama(tool_calls=calls), _ollama(done=True)]
-    if provider in ("openai_chat", "mistral"):
+    if provider in ("openai_chat", "mistral", *DIALECTS):
         calls = [
             _chat(
                 {

@@ -18,6 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
 from threadline import FilePart
 from threadline import HookPart
 from threadline import Message
@@ -29,7 +30,7 @@ from threadline import ToolCallPart
 from threadline import ToolResultPart
 from threadline.stores import CONVERSATION_ID_PATTERN
 
-PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere", "ollama")
+PROVIDERS = ("openai", "anthropic", "gemini", "mistral", "bedrock", "cohere", "ollama", *DIALECTS)
 
 # Metadata keys by what ``sanitize_untrusted`` does with them (the unit and property tests of it).
 SANITIZE_KEPT_KEYS = ("openai.refusal", "openai.custom_tool", "openai.namespace")
@@ -50,6 +51,7 @@ CODEC_METADATA_KEYS = (
     "cohere.citations",
     "cohere.document",
     "cohere.tool_plan",
+    "openrouter.reasoning_detail",
     "threadline.blob",
     "threadline.masked",
     "threadline.raw_arguments",

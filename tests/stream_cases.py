@@ -10,6 +10,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
+
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=30)
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 ARGS = st.dictionaries(NAMES, st.one_of(st.integers(), TEXT, st.booleans()), max_size=3)
@@ -554,6 +556,7 @@ FINAL: dict[str, Callable[[dict[str, Any]], bool]] = {
     "gemini": lambda event: any("finishReason" in c for c in event.get("candidates") or ()),
     "cohere": lambda event: event.get("type") == "message-end",
     "ollama": lambda event: event.get("done") is True,
+    **dict.fromkeys(DIALECTS, _chat_final),
 }
 """Per format: whether an event completes the response (what follows may add usage)."""
 
@@ -566,4 +569,5 @@ STREAMS = {
     "openai_responses": responses_streams(),
     "cohere": cohere_streams(),
     "ollama": ollama_streams(),
+    **{name: _chat_streams(name) for name in DIALECTS},
 }

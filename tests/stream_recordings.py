@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.dialect_cases import DIALECTS
+from tests.dialect_cases import recording
+
 ANTHROPIC: list[dict[str, Any]] = [
     {
         "type": "message_start",
@@ -534,4 +537,5 @@ RECORDED = {
     "openai_chat": OPENAI_CHAT,
     "openai_responses": OPENAI_RESPONSES,
     "ollama": OLLAMA,
+    **{name: recording(name, OPENAI_CHAT) for name in DIALECTS},
 }

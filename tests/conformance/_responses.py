@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
+from tests.dialect_cases import DIALECTS
+from tests.dialect_cases import MODELS as DIALECT_MODELS
+from tests.dialect_cases import reasoning_fields
 from tests.support import require_module
 from threadline.codecs import codec_names
 
@@ -37,6 +41,7 @@ MODELS: Mapping[str, str | None] = {
     "openai_chat": "gpt-4.1-2025-04-14",
     "openai_responses": "gpt-5-2025-08-07",
     "ollama": "qwen3:8b",
+    **DIALECT_MODELS,
 }
 """The model each response names (and decoded reasoning is tagged with)."""
 
@@ -291,6 +296,19 @@ def _openai_chat(turn: Turn) -> dict[str, Any]:
     }
 
 
+def _dialect(name: str, turn: Turn) -> dict[str, Any]:
+    """An OpenAI-compatible dialect's response: Chat's, with the reasoning in the dialect's
+    fields (OpenRouter's ``reasoning_details`` with an encrypted entry, derived from the
+    seed)."""
+    built = _openai_chat(turn)
+    built["model"] = MODELS[name]
+    message = built["choices"][0]["message"]
+    if turn.reasoning:
+        thought = f"{turn.reasoning} ({name} {turn.seed})"
+        message.update(reasoning_fields(name, thought, seed=_hex(f"{name} {turn.seed}", 12)))
+    return built
+
+
 def _cohere(turn: Turn) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant"}
     content: list[dict[str, Any]] = []
@@ -357,6 +375,7 @@ _BUILDERS: Mapping[str, Callable[[Turn], dict[str, Any]]] = {
     "openai_chat": _openai_chat,
     "openai_responses": _openai_responses,
     "ollama": _ollama,
+    **{name: functools.partial(_dialect, name) for name in DIALECTS},
 }
 
 
@@ -377,7 +396,7 @@ def sdk_problems(codec: str, built: Mapping[str, Any]) -> list[str]:
         model = require_module("google.genai.types").GenerateContentResponse
     elif codec == "mistral":
         model = require_module("mistralai.client.models").ChatCompletionResponse
-    elif codec == "openai_chat":
+    elif codec == "openai_chat" or codec in DIALECTS:
         model = require_module("openai.types.chat").ChatCompletion
     elif codec == "ollama":
         model = require_module("ollama._types").ChatResponse

@@ -37,6 +37,12 @@ from collections.abc import Sequence
 from typing import Any
 from typing import Literal
 
+from tests.conformance._rules_dialects import no_reasoning_content_for
+from tests.conformance._rules_dialects import no_reasoning_fields
+from tests.conformance._rules_dialects import reasoning_content_on_every_assistant
+from tests.conformance._rules_dialects import reasoning_content_on_tool_calls
+from tests.conformance._rules_dialects import reasoning_details_well_formed
+from tests.conformance._rules_dialects import reasoning_details_with_tool_calls_for
 from tests.conformance._rules_gemini import gemini_json_schema_enum_values
 from tests.conformance._rules_gemini import gemini_json_schema_ref_alone
 from tests.conformance._rules_gemini import gemini_json_schema_ref_loops_optional
@@ -73,6 +79,8 @@ FORMATS: tuple[str, ...] = codec_names()
 """The formats judged: every one the codec registry lists (read through its public listing)."""
 
 Check = Callable[[Mapping[str, Any]], list[str]]
+DEEPSEEK_R1 = ("deepseek-r1",)
+"""The DeepSeek model family that refused ``reasoning_content`` back."""
 _anthropic_breakpoints = anthropic_breakpoints  # their old names here (test_codecs_cache_ttl.py)
 _bedrock_breakpoints = bedrock_breakpoints
 Scope = Literal["fragment", "request"]
@@ -710,6 +718,85 @@ RULES: Mapping[str, tuple[Rule, ...]] = {
             _names_check(_openai_chat_names, TOOL_NAME),
         ),
     ),
+    # issue 41 item 1: the OpenAI-compatible dialects
+    "deepseek": (
+        Rule(
+            "deepseek.reasoning_content_on_every_assistant",
+            "Missing `reasoning_content` field in the assistant message at message index 2. "
+            "For more information, please refer to "
+            "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls "
+            "(hotovo/aider-desk#529, continuedev/continue#11285: an empty one is taken)",
+            reasoning_content_on_every_assistant(refusing=DEEPSEEK_R1),
+        ),
+        Rule(
+            "deepseek.reasoning_passed_back_in_tool_loops",
+            "400 The `reasoning_content` in the thinking mode must be passed back to the API. "
+            "(Kuberwastaken/claurst#121, FellouAI/eko#281, deepseek-v4-pro)",
+            reasoning_content_on_tool_calls,
+        ),
+        Rule(
+            "deepseek.r1_refuses_reasoning_content",
+            "if reasoning_content is passed in the input messages the API returns a 400 error "
+            "(api-docs.deepseek.com/zh-cn/guides/reasoning_model, deepseek-reasoner R1)",
+            no_reasoning_content_for(DEEPSEEK_R1),
+            scope="request",
+        ),
+        Rule(
+            "deepseek.tool_name_pattern",
+            TOOL_NAME_ERROR,
+            _names_check(_openai_chat_names, TOOL_NAME),
+        ),
+    ),
+    "groq": (
+        Rule(
+            "groq.no_reasoning_fields",
+            "'messages.2' : for 'role:assistant' the following must be satisfied"
+            "[('messages.2' : property 'reasoning' is unsupported, did you mean 'role'?)] "
+            "(karthink/gptel#774); ... property 'reasoning_content' is unsupported "
+            "(janhq/jan#8136, NousResearch/hermes-agent#11089)",
+            no_reasoning_fields,
+        ),
+        Rule(
+            "groq.tool_name_pattern",
+            TOOL_NAME_ERROR,
+            _names_check(_openai_chat_names, TOOL_NAME),
+        ),
+    ),
+    "moonshot": (
+        Rule(
+            "moonshot.reasoning_content_on_tool_calls",
+            "thinking is enabled but reasoning_content is missing in assistant tool call "
+            "message (looplj/axonhub#1755: Kimi thinking models)",
+            reasoning_content_on_tool_calls,
+        ),
+        Rule(
+            "moonshot.tool_name_pattern",
+            TOOL_NAME_ERROR,
+            _names_check(_openai_chat_names, TOOL_NAME),
+        ),
+    ),
+    "openrouter": (
+        Rule(
+            "openrouter.gemini_tool_calls_keep_reasoning_details",
+            "Gemini models require OpenRouter reasoning details to be preserved in each "
+            "request. ... Function call is missing a thought_signature in functionCall parts. "
+            "(microsoft/vscode-copilot-chat#2649, dotnet/extensions#7172)",
+            reasoning_details_with_tool_calls_for(("gemini-3",)),
+            scope="request",
+        ),
+        Rule(
+            "openrouter.reasoning_details_entries",
+            "reasoning_details entries are reasoning.text, reasoning.summary or "
+            "reasoning.encrypted with their text, summary or data (openrouter.ai/docs/guides/"
+            "best-practices/reasoning-tokens, reasoning_details array structure)",
+            reasoning_details_well_formed,
+        ),
+        Rule(
+            "openrouter.tool_name_pattern",
+            TOOL_NAME_ERROR,
+            _names_check(_openai_chat_names, TOOL_NAME),
+        ),
+    ),
     "openai_responses": (
         Rule(
             "openai_responses.reasoning_has_following_item",
@@ -733,6 +820,14 @@ NO_RULES: Mapping[str, str] = {
     "that is not a string, arguments that are not an object, images that are not base64): "
     "it has no role-order, pairing or tool-call id rules, so the package judge is the whole "
     "judge",
+    "qwen": "DashScope's compatible mode refuses nothing OpenAI's types take that threadline "
+    "sends (reasoning never goes back); judged by OpenAI Chat's types and rules",
+    "together": "Together refuses nothing OpenAI's types take that threadline sends "
+    "(reasoning never goes back); judged by OpenAI Chat's types and rules",
+    "vllm": "older vLLM servers refused reasoning_content on a message (QwenLM/Qwen-Agent#470), "
+    "which threadline never sends; judged by OpenAI Chat's types and rules",
+    "xai": "xAI refuses nothing OpenAI's types take that threadline sends (reasoning never goes "
+    "back); judged by OpenAI Chat's types and rules",
 }
 """Formats the judge knows and has no rule for, each with why (a dialect judged by its parent's
 rules, a format whose API refuses nothing its SDK types take): an explicit entry, so that a

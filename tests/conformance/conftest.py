@@ -12,7 +12,6 @@ count is reported at the end of the run.
 from __future__ import annotations
 
 import functools
-import importlib
 from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conformance import _rules
+from threadline.codecs import get_codec
 
 
 def _judged(fmt: str, encode: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
@@ -37,8 +37,8 @@ def _rules_judge() -> Iterator[None]:
     """Wrap each codec's ``encode`` so that what it returns is judged by the rules judge."""
     with pytest.MonkeyPatch.context() as patch:
         for fmt in _rules.FORMATS:
-            module = importlib.import_module(f"threadline.codecs.{fmt}")
-            patch.setattr(module, "encode", _judged(fmt, module.encode))
+            codec = get_codec(fmt)  # a module, or a dialect's codec object
+            patch.setattr(codec, "encode", _judged(fmt, codec.encode))
         yield
 
 

@@ -118,6 +118,26 @@ def judge_openai_chat(payload: Mapping[str, Any]) -> None:
         raise WireError("OpenAI Chat Completions", problems)
 
 
+DIALECT_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+"""The assistant message fields of the OpenAI-compatible dialects that OpenAI's types lack."""
+
+
+def judge_dialect(name: str, payload: Mapping[str, Any]) -> None:
+    """Raise :class:`WireError` unless the dialect ``name``'s chat completions would accept
+    ``payload``: OpenAI's types and rules without the dialect's reasoning fields, then the
+    dialect's own rules (``tests.conformance._rules``)."""
+    from tests.conformance._rules import judge_rules
+
+    messages = [
+        {key: value for key, value in message.items() if key not in DIALECT_FIELDS}
+        if message.get("role") == "assistant"
+        else message
+        for message in payload["messages"]
+    ]
+    judge_openai_chat({**payload, "messages": messages})
+    judge_rules(name, payload)
+
+
 def openai_chat_rules(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """The rules the types cannot say (wire-formats section 1.2 and 1.3).
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import itertools
 import json
 from collections import Counter
@@ -41,6 +42,7 @@ from tests.conformance._responses import Turn
 from tests.conformance._responses import response
 from tests.conformance._responses import sdk_problems
 from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
@@ -48,6 +50,7 @@ from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
+from tests.dialect_cases import DIALECTS
 from tests.support import require_module
 from threadline import Message
 from threadline import ReasoningPart
@@ -69,6 +72,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "openai_chat": judge_openai_chat,
     "openai_responses": judge_openai_responses,
     "ollama": judge_ollama,
+    **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "cohere": ("cohere",),
@@ -79,6 +83,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "openai_chat": ("openai",),
     "openai_responses": ("openai",),
     "ollama": ("ollama",),
+    **dict.fromkeys(DIALECTS, ("openai",)),
 }
 OTHER_MODEL = "another-model-2026"
 
@@ -312,8 +317,9 @@ def test_the_responses_are_what_the_sdks_read(codec: str) -> None:
         assert sdk_problems(codec, built) == []
     history = conversation(codec, [Step((("get_weather", False),), True, True, True, True)])
     state = opaque_state(history)
-    # Chat returns no reasoning; Cohere's and Ollama's thinking is plain text, nothing opaque
-    stateless = ("openai_chat", "cohere", "ollama")
+    # Chat returns no reasoning; Cohere's, Ollama's and the dialects' (but OpenRouter's
+    # reasoning_details) is plain text: nothing opaque
+    stateless = {"openai_chat", "cohere", "ollama", *DIALECTS} - {"openrouter"}
     assert bool(state) == (codec not in stateless), "every other provider leaves state"
 
 

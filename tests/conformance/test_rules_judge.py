@@ -333,6 +333,72 @@ CASES: Mapping[str, tuple[Payload, Payload]] = {
         {"messages": [ASK, chat_call("x" * 65), CHAT_RESULT]},
         {"messages": [ASK, chat_call("x" * 64), CHAT_RESULT]},
     ),
+    # issue 41 item 1: the dialects
+    **{
+        f"{fmt}.tool_name_pattern": (
+            {"messages": [ASK, {**chat_call("x" * 65), **extra}, CHAT_RESULT]},
+            {"messages": [ASK, {**chat_call("x" * 64), **extra}, CHAT_RESULT]},
+        )
+        for fmt, extra in (
+            ("deepseek", {"reasoning_content": ""}),
+            ("groq", {}),
+            ("moonshot", {"reasoning_content": ""}),
+            ("openrouter", {}),
+        )
+    },
+    "deepseek.reasoning_content_on_every_assistant": (
+        {"messages": [ASK, {"role": "assistant", "content": "Sunny."}]},
+        {"messages": [ASK, {"role": "assistant", "content": "Sunny.", "reasoning_content": ""}]},
+    ),
+    "deepseek.reasoning_passed_back_in_tool_loops": (
+        {"messages": [ASK, chat_call("get_weather"), CHAT_RESULT]},
+        {
+            "messages": [
+                ASK,
+                {**chat_call("get_weather"), "reasoning_content": "Plan."},
+                CHAT_RESULT,
+            ]
+        },
+    ),
+    "deepseek.r1_refuses_reasoning_content": (
+        {
+            "model": "deepseek-r1",
+            "messages": [ASK, {"role": "assistant", "content": "Hi.", "reasoning_content": ""}],
+        },
+        {"model": "deepseek-r1", "messages": [ASK, {"role": "assistant", "content": "Hi."}]},
+    ),
+    "moonshot.reasoning_content_on_tool_calls": (
+        {"messages": [ASK, chat_call("get_weather"), CHAT_RESULT]},
+        {"messages": [ASK, {**chat_call("get_weather"), "reasoning_content": ""}, CHAT_RESULT]},
+    ),
+    "groq.no_reasoning_fields": (
+        {"messages": [ASK, {**chat_call("get_weather"), "reasoning": "Plan."}, CHAT_RESULT]},
+        {"messages": [ASK, chat_call("get_weather"), CHAT_RESULT]},
+    ),
+    "openrouter.gemini_tool_calls_keep_reasoning_details": (
+        {"model": "google/gemini-3-pro-preview", "messages": [ASK, chat_call("f"), CHAT_RESULT]},
+        {
+            "model": "google/gemini-3-pro-preview",
+            "messages": [
+                ASK,
+                {
+                    **chat_call("f"),
+                    "reasoning_details": [{"type": "reasoning.encrypted", "data": "CiQB"}],
+                },
+                CHAT_RESULT,
+            ],
+        },
+    ),
+    "openrouter.reasoning_details_entries": (
+        {"messages": [ASK, {**chat_call("f"), "reasoning_details": [{"type": "x"}]}, CHAT_RESULT]},
+        {
+            "messages": [
+                ASK,
+                {**chat_call("f"), "reasoning_details": [{"type": "reasoning.text", "text": "P"}]},
+                CHAT_RESULT,
+            ]
+        },
+    ),
     "openai_responses.reasoning_has_following_item": (
         responses_items(REASONING, {**OUTPUT, "id": None}),
         responses_items(REASONING, OUTPUT),

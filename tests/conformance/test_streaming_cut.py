@@ -4,6 +4,7 @@ accept (the payload judged as in the other conformance suites)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 import threadline as tl
 from tests.conformance.judges import judge_anthropic
+from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
 from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
@@ -22,6 +24,7 @@ from tests.conformance.judges_mistral_bedrock import judge_mistral
 from tests.conformance.judges_ollama import judge_ollama
 from tests.conformance.judges_responses_gemini import judge_gemini
 from tests.conformance.judges_responses_gemini import judge_openai_responses
+from tests.dialect_cases import DIALECTS
 from tests.stream_cases import STREAMS
 from tests.stream_recordings import RECORDED
 from tests.support import require_module
@@ -37,6 +40,7 @@ JUDGES: Mapping[str, Callable[[Mapping[str, Any]], None]] = {
     "openai_responses": judge_openai_responses,
     "ollama": judge_ollama,
     "cohere": judge_cohere,
+    **{name: functools.partial(judge_dialect, name) for name in DIALECTS},
 }
 SDKS: Mapping[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
@@ -47,6 +51,7 @@ SDKS: Mapping[str, tuple[str, ...]] = {
     "openai_responses": ("openai",),
     "ollama": ("ollama",),
     "cohere": ("cohere",),
+    **dict.fromkeys(DIALECTS, ("openai",)),
 }
 
 

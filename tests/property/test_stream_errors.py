@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests.dialect_cases import DIALECTS
 from tests.stream_cases import FINAL
 from tests.stream_cases import STREAMS
 from tests.support import examples
@@ -53,6 +54,13 @@ ERRORS: dict[str, tuple[dict[str, Any], str]] = {
         {"error": "an error was encountered while running the model: unexpected EOF"},
         "an error was encountered while running the model: unexpected EOF",
     ),
+    **{  # the OpenAI-compatible dialects: the error chunk OpenRouter and vLLM send
+        name: (
+            {"error": {"code": 502, "message": "Provider returned error"}},
+            "502: Provider returned error",
+        )
+        for name in DIALECTS
+    },
 }
 
 

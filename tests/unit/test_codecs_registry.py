@@ -10,9 +10,11 @@ import sys
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS
 from threadline import CodecError
 from threadline import UnknownProviderError
 from threadline import codecs
+from threadline.codecs import _dialects
 from threadline.codecs import anthropic
 from threadline.codecs import openai_chat
 
@@ -21,7 +23,7 @@ ENCODE_KEYWORDS = [*DESIGN_ENCODE_KEYWORDS, "text_files"]
 """DESIGN's keywords, then the options threadline adds after them."""
 
 
-REGISTERED = (
+MODULES = (
     "anthropic",
     "bedrock",
     "cohere",
@@ -31,14 +33,18 @@ REGISTERED = (
     "openai_chat",
     "openai_responses",
 )
+"""The codecs that are modules of their own; the dialects are objects of ``_dialects``."""
+REGISTERED = tuple(sorted((*MODULES, *DIALECTS)))
 
 
 def test_the_registered_codecs() -> None:
     assert codecs.codec_names() == REGISTERED
     assert codecs.get_codec("openai_chat") is openai_chat
     assert codecs.get_codec("anthropic") is anthropic
-    for name in REGISTERED:
+    for name in MODULES:
         assert codecs.get_codec(name) is importlib.import_module(f"threadline.codecs.{name}")
+    for name in DIALECTS:
+        assert codecs.get_codec(name) is _dialects.DIALECTS[name]
 
 
 @pytest.mark.parametrize("name", ["openai", "gemini-pro", "", None])

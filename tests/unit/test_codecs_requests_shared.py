@@ -17,6 +17,7 @@ import pydantic_core
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS as DIALECT_NAMES
 from tests.strategies import json_values
 from threadline import Message
 from threadline._shared_json import share
@@ -51,6 +52,7 @@ DIALECTS = {
     "openai_chat": "standard",
     "openai_responses": "standard",
     "ollama": "standard",
+    **dict.fromkeys(DIALECT_NAMES, "standard"),
 }
 
 
@@ -77,7 +79,7 @@ def tools_of(body: dict[str, Any], provider: str) -> list[dict[str, Any]]:
 def schema_of(tool: dict[str, Any], provider: str) -> dict[str, Any]:
     """One tool's JSON Schema, in the provider's place."""
     schema: dict[str, Any]
-    if provider in ("openai_chat", "mistral", "cohere", "ollama"):
+    if provider in ("openai_chat", "mistral", "cohere", "ollama", *DIALECT_NAMES):
         schema = tool["function"]["parameters"]
     elif provider == "openai_responses":
         schema = tool["parameters"]

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS
 from threadline.codecs import codec_names
 from threadline.codecs._formats import DESCRIPTORS
 from threadline.codecs._sniff import guess_request_format
@@ -68,6 +69,7 @@ RESPONSES_BY_FORMAT = {
     "gemini": GEMINI,
     "bedrock": BEDROCK,
     "ollama": OLLAMA,
+    **dict.fromkeys(DIALECTS, OPENAI_CHAT),  # dialects are sniffed as openai_chat too
 }
 
 

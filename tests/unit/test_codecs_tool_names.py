@@ -13,6 +13,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS
 from tests.strategies import conversations
 from tests.support import examples
 from threadline import Message
@@ -37,6 +38,7 @@ PATTERNS = {
     "openai_chat": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "openai_responses": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
     "ollama": re.compile(r"[a-zA-Z0-9_-]{1,64}"),
+    **{name: re.compile(r"[a-zA-Z0-9_-]{1,64}") for name in DIALECTS},
 }
 HOSTILE = ("files.read", "get weather", "t" * 70, "ns:lookup", "tool/v2", "météo", "1st", "数据")
 RULES = {"standard": STANDARD, "gemini": GEMINI}

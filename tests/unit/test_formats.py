@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import threadline as tl
+from tests.dialect_cases import DIALECTS
 from threadline.codecs import _sniff
 from threadline.codecs import codec_names
 from threadline.codecs import get_codec
@@ -275,6 +276,7 @@ def test_strict_and_forced_tool_formats() -> None:
         "mistral",
         "openai_chat",
         "openai_responses",
+        *DIALECTS,  # dialects of openai_chat keep its strict mode
     }
     assert {n for n, d in DESCRIPTORS.items() if d.forced_tool is not None} == {
         "anthropic",
@@ -373,6 +375,8 @@ def test_the_conversation_kit_draws_reasoning_from_every_registered_tag(
     tags = _conversations._provider_tags()
     assert tags[:5] == first
     assert tags[5:] == tuple(sorted({*_conversations._PROVIDERS[5:], "example"}))
+    later = sorted({*_conversations._PROVIDERS[5:], "example"})
+    assert _conversations._provider_tags() == (*first, *later)
 
 
 def test_a_stored_usage_object_is_read_by_the_format_its_tag_and_keys_name() -> None:

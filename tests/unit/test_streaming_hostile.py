@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from tests.dialect_cases import DIALECTS
+from tests.dialect_cases import reasoning_fields
 from tests.hostile_streams import FORMATS
 from tests.hostile_streams import call_response
 from tests.hostile_streams import call_stream
@@ -510,6 +512,16 @@ AFTER_THE_END: dict[str, dict[str, Any]] = {
         "output_index": 1,
         "content_index": 0,
         "delta": " Sorry.",
+    },
+    **{  # a dialect's reasoning after the end is refused too
+        name: {
+            "id": "chatcmpl-B9",
+            "object": "chat.completion.chunk",
+            "choices": [
+                {"index": 0, "delta": reasoning_fields(name, "Wait."), "finish_reason": None}
+            ],
+        }
+        for name in DIALECTS
     },
 }
 

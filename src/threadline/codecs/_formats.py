@@ -163,7 +163,8 @@ class FormatDescriptor:
     name: str
     """The codec name: ``provider=`` of ``encode`` / ``decode`` / ``StreamAssembler``."""
     module: str
-    """The codec module, with ``encode``, ``decode``, ``decode_response``."""
+    """The codec module, with ``encode``, ``decode``, ``decode_response``; or an object of
+    one (``"threadline.codecs._dialects:DEEPSEEK"``) with them as methods."""
     label: str
     """What the format is called in messages (``"Anthropic Messages"``)."""
     provider: str
@@ -215,7 +216,8 @@ class FormatDescriptor:
         """The format's declared losses: its module's ``normalize_for_round_trip``, the shared
         driver (``threadline.codecs._round_trip.read_back``) over the module's
         ``ROUND_TRIP``."""
-        return Ref(f"{self.module}:normalize_for_round_trip")
+        separator = "." if ":" in self.module else ":"  # a codec object: its method
+        return Ref(f"{self.module}{separator}normalize_for_round_trip")
 
     def codec(self) -> Any:
         """The codec module (imported on first use)."""
@@ -441,15 +443,46 @@ OLLAMA = FormatDescriptor(
     turns="messages",
 )
 
+
+def _dialect(name: str, attribute: str, label: str) -> FormatDescriptor:
+    """An OpenAI-compatible dialect (``threadline.codecs._dialects``): OpenAI Chat with its
+    own codec name, provider tag and reasoning (in responses and streams)."""
+    return dataclasses.replace(
+        OPENAI_CHAT,
+        name=name,
+        module=f"threadline.codecs._dialects:{attribute}",
+        label=label,
+        provider=name,
+        stream_builder=Ref(f"threadline.codecs._stream_chat:dialect_builders.{name}"),
+    )
+
+
+DEEPSEEK = _dialect("deepseek", "DEEPSEEK", "DeepSeek chat completions")
+OPENROUTER = _dialect("openrouter", "OPENROUTER", "OpenRouter chat completions")
+VLLM = _dialect("vllm", "VLLM", "vLLM chat completions")
+GROQ = _dialect("groq", "GROQ", "Groq chat completions")
+QWEN = _dialect("qwen", "QWEN", "Qwen chat completions")
+MOONSHOT = _dialect("moonshot", "MOONSHOT", "Moonshot chat completions")
+XAI = _dialect("xai", "XAI", "xAI chat completions")
+TOGETHER = _dialect("together", "TOGETHER", "Together chat completions")
+
 _DESCRIPTORS = (
     ANTHROPIC,
     BEDROCK,
-    COHERE,
     GEMINI,
     MISTRAL,
     OPENAI_CHAT,
     OPENAI_RESPONSES,
     OLLAMA,
+    COHERE,
+    DEEPSEEK,
+    OPENROUTER,
+    VLLM,
+    GROQ,
+    QWEN,
+    MOONSHOT,
+    XAI,
+    TOGETHER,
 )
 
 DESCRIPTORS: Mapping[str, FormatDescriptor] = MappingProxyType(

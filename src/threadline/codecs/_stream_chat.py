@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 from threadline.codecs._stream_base import Builder
@@ -43,9 +44,15 @@ def _error_text(error: Any) -> str:
 
 
 class ChatBuilder(Builder):
-    def __init__(self, provider: str) -> None:
+    def __init__(
+        self, provider: str, reasoning: tuple[str, ...] = (), details: bool = False
+    ) -> None:
         super().__init__()
         self.provider = provider
+        self._reasoning = reasoning
+        """The delta fields a dialect streams reasoning text in (``reasoning_content``)."""
+        self._details: dict[Any, dict[str, Any]] | None = {} if details else None
+        """OpenRouter's ``reasoning_details`` entries by their ``index``."""
         self._top: dict[str, Any] = {}
         self._message: dict[str, Any] = {"role": "assistant"}
         self._content: list[dict[str, Any]] | None = None
@@ -152,6 +159,8 @@ class ChatBuilder(Builder):
                 delta.get("content")
                 or delta.get("refusal")
                 or delta.get("tool_calls")
+                or any(delta.get(field) for field in self._reasoning)
+                or (self._details is not None and delta.get("reasoning_details"))
                 or (reason is not None and reason != self._finish)
             ):
                 raise CodecError(f"{self.provider} stream: a delta after the finish reason")
@@ -163,8 +172,43 @@ class ChatBuilder(Builder):
             return [Finish(self._finish, None)]
         return []
 
-    def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+    def _thinking(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        """A dialect's reasoning pieces: its text fields, or OpenRouter's entries (each entry
+        a part of its own; the text field beside them then only joins the message)."""
         out: list[StreamEvent] = []
+        entries = delta.get("reasoning_details") if self._details is not None else None
+        for field in self._reasoning:
+            piece = delta.get(field)
+            if isinstance(piece, str) and piece:
+                if entries or self._details:
+                    append(self._message, field, piece)
+                    continue
+                index, started = self.start(("reasoning", field), "reasoning")
+                out.extend(started)
+                append(self._message, field, piece)
+                out.append(ReasoningDelta(index, piece))
+        for at, entry in enumerate(entries or ()):
+            if not isinstance(entry, Mapping):
+                raise CodecError(f"{self.provider} stream: a reasoning_details entry is no object")
+            key = entry.get("index", at)
+            assert self._details is not None
+            kept = self._details.get(key)
+            if kept is None:
+                self.room("reasoning")
+                kept = self._details[key] = {}
+            index, started = self.start(("detail", key), "reasoning")
+            out.extend(started)
+            for name, value in entry.items():
+                if name in ("text", "summary", "data", "signature") and isinstance(value, str):
+                    append(kept, name, value)
+                    if name in ("text", "summary") and value:
+                        out.append(ReasoningDelta(index, value))
+                elif value is not None:
+                    kept[name] = value
+        return out
+
+    def _delta(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = self._thinking(delta) if self._reasoning else []
         content = delta.get("content")
         if content == "" and "role" in delta and self._content is None:
             # the opening delta says whether the reply has text (``""``) or none (``null``);
@@ -260,6 +304,10 @@ class ChatBuilder(Builder):
 
     def _block(self, key: Any) -> Any:
         """The response's block of the part ``key`` (as ``wrap`` takes it)."""
+        if isinstance(key, tuple) and key[0] == "reasoning":
+            return {key[1]: self._message.get(key[1])}
+        if isinstance(key, tuple) and key[0] == "detail" and self._details is not None:
+            return {"reasoning_details": [self._details[key[1]]]}
         if isinstance(key, tuple) and key[0] == "call":
             return self._calls.get(key[1])
         if isinstance(key, tuple) and key[0] == "chunk":
@@ -279,6 +327,8 @@ class ChatBuilder(Builder):
 
     def response(self, *, partial: bool = False) -> dict[str, Any]:
         message = dict(self._message)
+        if self._details:
+            message["reasoning_details"] = [dict(entry) for entry in self._details.values()]
         if "content" not in message:
             message["content"] = None
         if self._calls:
@@ -317,3 +367,25 @@ def openai_chat_builder() -> ChatBuilder:
 def mistral_builder() -> ChatBuilder:
     """A builder for a Mistral chat stream (the format's descriptor names it)."""
     return ChatBuilder("mistral")
+
+
+def _dialect_builder(name: str, reasoning: tuple[str, ...], details: bool = False) -> Any:
+    def build() -> ChatBuilder:
+        return ChatBuilder(name, reasoning, details)
+
+    build.__doc__ = f"A builder for a {name} chat stream (the format's descriptor names it)."
+    return build
+
+
+dialect_builders = SimpleNamespace(
+    deepseek=_dialect_builder("deepseek", ("reasoning_content",)),
+    openrouter=_dialect_builder("openrouter", ("reasoning",), details=True),
+    vllm=_dialect_builder("vllm", ("reasoning_content", "reasoning")),
+    groq=_dialect_builder("groq", ("reasoning",)),
+    qwen=_dialect_builder("qwen", ("reasoning_content",)),
+    moonshot=_dialect_builder("moonshot", ("reasoning_content",)),
+    xai=_dialect_builder("xai", ("reasoning_content",)),
+    together=_dialect_builder("together", ("reasoning",)),
+)
+"""The OpenAI-compatible dialects' stream builders by codec name: Chat Completions chunks
+with the dialect's reasoning fields (``threadline.codecs._dialects``)."""

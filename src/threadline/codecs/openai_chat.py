@@ -28,6 +28,7 @@ Chat Completions response (``choices[0]``), with usage and the response id in ``
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -145,10 +146,47 @@ def encode(
         reasoning: the format has no place for reasoning: ``text`` sends reasoning text as
             assistant text; ``auto`` and ``drop`` leave it out (so ``model`` changes nothing).
     """
-    history = prepare_history(
+    return encode_chat(
         messages,
         provider=PROVIDER,
         capabilities=CAPABILITIES,
+        write_reasoning=None,
+        system=system,
+        model=model,
+        integrity=integrity,
+        reasoning=reasoning,
+        unsupported=unsupported,
+        text_files=text_files,
+    )
+
+
+ReasoningWriter = Callable[[Sequence[ReasoningPart], dict[str, Any]], None]
+"""A dialect's writer of an assistant message's replayed reasoning into its wire message
+(``threadline.codecs._dialects``): called for every assistant message sent, with none too."""
+AssistantReader = Callable[[Mapping[str, Any], str, Reader, "str | None", list[Any]], list[Any]]
+"""A dialect's reader of an assistant message's reasoning: ``(item, path, reader, model,
+parts)`` to the parts with its reasoning (``model``: the response's, else ``None``)."""
+
+
+def encode_chat(
+    messages: Iterable[Message],
+    *,
+    provider: str,
+    capabilities: Capabilities,
+    write_reasoning: ReasoningWriter | None,
+    system: str | None,
+    model: str | None,
+    integrity: IntegrityMode,
+    reasoning: ReasoningPolicy,
+    unsupported: UnsupportedPolicy,
+    text_files: TextFilesPolicy,
+) -> dict[str, Any]:
+    """`encode` for Chat Completions or a dialect of it: ``provider`` is the codec's tag,
+    ``capabilities`` what it replays, ``write_reasoning`` where replayed reasoning goes."""
+    history = prepare_history(
+        messages,
+        provider=provider,
+        capabilities=capabilities,
         rule=TOOL_NAMES,
         is_valid=_valid_id,
         model=model,
@@ -174,7 +212,7 @@ def encode(
             out.append({"role": "user", "content": attachments})
             attachments = []
         if role == "assistant":
-            item = _assistant_message(parts_of(index), ids)
+            item = _assistant_message(parts_of(index), ids, write_reasoning)
         elif role == "user" or role == "system":
             item = _user_or_system_message(history, index)
         else:  # internal messages never reach a model, even with integrity="off"
@@ -206,8 +244,11 @@ def _user_or_system_message(history: PreparedHistory, index: int) -> dict[str, A
     return {"role": message.role, "content": content}
 
 
-def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dict[str, Any] | None:
+def _assistant_message(
+    parts: Sequence[Resolved], ids: Mapping[str, str], write_reasoning: ReasoningWriter | None
+) -> dict[str, Any] | None:
     content: list[dict[str, Any]] = []
+    replayed: list[ReasoningPart] = []
     calls: list[dict[str, Any]] = []
     audio: str | None = None
     for part in parts:
@@ -225,6 +266,8 @@ def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dic
             calls.append(_tool_call(part, ids))
         elif isinstance(part, Placeholder):
             content.append({"type": "text", "text": part.text})
+        elif isinstance(part, ReasoningPart) and write_reasoning is not None:
+            replayed.append(part)
         elif isinstance(
             part,
             (
@@ -250,6 +293,8 @@ def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dic
         item["content"] = content
     if calls:
         item["tool_calls"] = calls
+    if write_reasoning is not None:
+        write_reasoning(replayed, item)
     return item
 
 
@@ -365,9 +410,11 @@ def decode(payload: Any, *, limits: Limits | None = None) -> list[Message]:
     return read_payload(_decode, payload, limits, what="openai_chat.decode")
 
 
-def _decode(payload: Any) -> list[Message]:
-    """The reader behind `decode`, given a payload within its limits."""
-    reader = Reader(FORMAT)
+def _decode(
+    payload: Any, *, format_name: str = FORMAT, read_assistant: AssistantReader | None = None
+) -> list[Message]:
+    """The reader behind `decode` (and a dialect's), given a payload within its limits."""
+    reader = Reader(format_name)
     wire = reader.messages(payload)
     out: list[Message] = []
     names: dict[str, str] = {}
@@ -395,6 +442,8 @@ def _decode(payload: Any) -> list[Message]:
         parts: Sequence[TextPart | FilePart | ToolCallPart]
         if role == "assistant":
             parts = _assistant_parts(item, path, names, reader)
+            if read_assistant is not None:
+                parts = read_assistant(item, path, reader, None, list(parts))
         elif role in _ROLES:
             parts = _content_parts(item, path, reader, user=role == "user")
         else:
@@ -596,15 +645,30 @@ def decode_response(
     )
 
 
-def _decode_response(response: Any, *, choice: int) -> Message:
-    """The reader behind `decode_response`, given a document within its limits."""
+def _decode_response(
+    response: Any,
+    *,
+    choice: int,
+    format_name: str = FORMAT,
+    provider: str = PROVIDER,
+    read_assistant: AssistantReader | None = None,
+) -> Message:
+    """The reader behind `decode_response` (and a dialect's), given a document within its
+    limits."""
+
+    def read(message: Mapping[str, Any], path: str, reader: Reader, model: str | None) -> list[Any]:
+        parts = _response_parts(message, path, reader, model)
+        return (
+            parts if read_assistant is None else read_assistant(message, path, reader, model, parts)
+        )
+
     return read_chat_completion(
         response,
         choice=choice,
-        format_name=FORMAT,
-        provider=PROVIDER,
+        format_name=format_name,
+        provider=provider,
         usage_format="openai_chat",
-        read_message=_response_parts,
+        read_message=read,
     )
 
 
