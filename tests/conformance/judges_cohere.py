@@ -99,3 +99,32 @@ def cohere_response_problems(built: Mapping[str, Any]) -> list[str]:
     except pydantic.ValidationError as error:
         return [str(error)]
     return []
+
+
+_PLAIN_REPLY: Mapping[str, Any] = {
+    "id": "c1",
+    "finish_reason": "COMPLETE",
+    "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+}
+"""A reply the client parses, for a capture whose reply does not matter."""
+
+
+def capture_cohere(
+    body: Mapping[str, Any], reply: Mapping[str, Any] = _PLAIN_REPLY
+) -> dict[str, Any]:
+    """``{"url", "json", "response"}`` of ``ClientV2(...).chat(**body)`` over a mock
+    transport answering ``reply``."""
+    cohere_sdk = require_module("cohere")
+    httpx = require_module("httpx")
+    sink: list[dict[str, Any]] = []
+
+    def handle(request: Any) -> Any:
+        sink.append({"url": str(request.url), "json": json.loads(request.content)})
+        return httpx.Response(200, json=reply)
+
+    client = cohere_sdk.ClientV2(
+        api_key="capture-key", httpx_client=httpx.Client(transport=httpx.MockTransport(handle))
+    )
+    response = client.chat(**body)
+    assert len(sink) == 1, f"expected one request, the client sent {len(sink)}"
+    return {**sink[0], "response": response}

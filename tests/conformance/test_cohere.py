@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ from tests.conformance._histories import encode_options
 from tests.conformance._histories import role_parts
 from tests.conformance._rules import judge_rules
 from tests.conformance.judges import WireError
+from tests.conformance.judges_cohere import capture_cohere
 from tests.conformance.judges_cohere import judge_cohere
 from tests.stream_recordings import COHERE as RECORDED
 from tests.support import require_module
@@ -84,25 +84,6 @@ def _sdk() -> None:
     require_module("cohere")
 
 
-def capture(body: Mapping[str, Any], reply: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"url", "json", "response"}`` of ``ClientV2(...).chat(**body)`` over a mock
-    transport answering ``reply``."""
-    cohere_sdk = require_module("cohere")
-    httpx = require_module("httpx")
-    sink: list[dict[str, Any]] = []
-
-    def handle(request: Any) -> Any:
-        sink.append({"url": str(request.url), "json": json.loads(request.content)})
-        return httpx.Response(200, json=reply)
-
-    client = cohere_sdk.ClientV2(
-        api_key="capture-key", httpx_client=httpx.Client(transport=httpx.MockTransport(handle))
-    )
-    response = client.chat(**body)
-    assert len(sink) == 1
-    return {**sink[0], "response": response}
-
-
 def stream_events(events: list[dict[str, Any]]) -> Iterator[Any]:
     """What ``ClientV2(...).chat_stream`` yields for the SSE stream of ``events``."""
     cohere_sdk = require_module("cohere")
@@ -143,7 +124,7 @@ def test_decode_reads_back_the_prepared_history_up_to_the_declared_losses(
 @given(agent_histories(max_turns=3))
 def test_the_real_client_sends_exactly_our_payload(history: list[Message]) -> None:
     payload = cohere.encode([*history, tl.user_message("And now?")])
-    sent = capture({"model": "command-a-03-2025", **payload}, ANSWER_REPLY)
+    sent = capture_cohere({"model": "command-a-03-2025", **payload}, ANSWER_REPLY)
     assert sent["url"] == "https://api.cohere.com/v2/chat"
     assert sent["json"] == {"model": "command-a-03-2025", "stream": False, **payload}
 
@@ -159,7 +140,7 @@ def test_the_judge_refuses_what_the_api_refuses() -> None:
 
 def test_a_tool_loop_reads_from_the_sdk_and_goes_back_out() -> None:
     asked = [tl.user_message("What's the weather in Toronto?")]
-    sent = capture({"model": "command-a-03-2025", **cohere.encode(asked)}, CALL_REPLY)
+    sent = capture_cohere({"model": "command-a-03-2025", **cohere.encode(asked)}, CALL_REPLY)
     called = cohere.decode_response(sent["response"])
     assert called.parts == (
         tl.TextPart(
@@ -188,7 +169,7 @@ def test_a_tool_loop_reads_from_the_sdk_and_goes_back_out() -> None:
             "content": [{"type": "document", "document": {"data": {"temperature": 24}}}],
         },
     ]
-    answered = capture({"model": "command-a-03-2025", **payload}, ANSWER_REPLY)
+    answered = capture_cohere({"model": "command-a-03-2025", **payload}, ANSWER_REPLY)
     assert answered["json"]["messages"] == payload["messages"]
     answer = cohere.decode_response(answered["response"])
     assert answer.text == "It is 24 degrees in Toronto."

@@ -27,6 +27,7 @@ from tests.conformance.capture_more import capture_openai_responses
 from tests.conformance.judges import judge_anthropic
 from tests.conformance.judges import judge_dialect
 from tests.conformance.judges import judge_openai_chat
+from tests.conformance.judges_cohere import capture_cohere
 from tests.conformance.judges_cohere import judge_cohere
 from tests.conformance.judges_mistral_bedrock import judge_bedrock
 from tests.conformance.judges_mistral_bedrock import judge_mistral
@@ -137,29 +138,6 @@ def sent_by_sdk(provider: str, body: Mapping[str, Any]) -> dict[str, Any]:
             tool_model.model_validate(t).model_dump(exclude_none=True) for t in sent["tools"]
         ]
     return sent
-
-
-def capture_cohere(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """What ``cohere.ClientV2(...).chat(**arguments)`` sent, over a mock transport."""
-    cohere_sdk = require_module("cohere")
-    httpx = require_module("httpx")
-    sink: list[dict[str, Any]] = []
-    reply = {
-        "id": "c1",
-        "finish_reason": "COMPLETE",
-        "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
-    }
-
-    def handle(request: Any) -> Any:
-        sink.append({"url": str(request.url), "json": json.loads(request.content)})
-        return httpx.Response(200, json=reply)
-
-    client = cohere_sdk.ClientV2(
-        api_key="capture-key", httpx_client=httpx.Client(transport=httpx.MockTransport(handle))
-    )
-    client.chat(**arguments)
-    assert len(sink) == 1, f"expected one request, the client sent {len(sink)}"
-    return sink[0]
 
 
 def wire(value: Any) -> Any:
