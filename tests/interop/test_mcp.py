@@ -46,7 +46,6 @@ from threadline.errors import ValidationError  # noqa: E402
 from threadline.interop.mcp import from_sampling_messages  # noqa: E402
 from threadline.interop.mcp import result_from_mcp  # noqa: E402
 from threadline.interop.mcp import result_to_mcp  # noqa: E402
-from threadline.interop.mcp import stop_reason  # noqa: E402
 from threadline.interop.mcp import to_create_message_result  # noqa: E402
 from threadline.interop.mcp import tool_from_mcp  # noqa: E402
 
@@ -646,6 +645,59 @@ def test_too_many_sampling_messages_are_refused() -> None:
         from_sampling_messages(wire)
 
 
+_SAMPLED = st.one_of(
+    st.builds(lambda text: {"type": "text", "text": text}, _TEXT),
+    st.builds(
+        lambda data, kind: {"type": kind, "data": data, "mimeType": f"{kind}/x-test"},
+        _B64,
+        st.sampled_from(["image", "audio"]),
+    ),
+    st.builds(
+        lambda number, value: {
+            "type": "tool_use",
+            "id": f"tu_{number}",
+            "name": "lookup",
+            "input": {"q": value},
+        },
+        st.integers(0, 3),
+        _TEXT,
+    ),
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    st.lists(_SAMPLED, min_size=1, max_size=5, unique_by=lambda block: block.get("id", id(block)))
+)
+def test_an_assistant_sampling_message_round_trips_through_the_result(
+    blocks: list[dict[str, Any]],
+) -> None:
+    (message,) = from_sampling_messages([{"role": "assistant", "content": blocks}], trusted=True)
+    result = to_create_message_result(message, model="m")
+    sent = [mt.SamplingMessage.model_validate({"role": "assistant", "content": blocks})]
+    original = sent[0].content_as_list
+    if all(block["type"] == "text" for block in blocks):
+        joined = "".join(block["text"] for block in blocks)
+        assert result.content == mt.TextContent(text=joined)
+    elif len(blocks) == 1 and blocks[0]["type"] != "tool_use":
+        assert isinstance(result, mt.CreateMessageResult)
+        assert [result.content] == original
+    else:
+        assert isinstance(result, mt.CreateMessageResultWithTools)
+        assert result.content == original
+    calls = any(block["type"] == "tool_use" for block in blocks)
+    assert result.stop_reason == ("toolUse" if calls else None)
+
+
+def test_a_tool_result_block_without_content_is_an_empty_result() -> None:
+    wire = [
+        {"role": "assistant", "content": {"type": "tool_use", "id": "t", "name": "n", "input": {}}},
+        {"role": "user", "content": {"type": "tool_result", "toolUseId": "t"}},
+    ]
+    _, results = from_sampling_messages(wire)
+    assert results.parts == (ToolResultPart(call_id="t", name="n", content=""),)
+
+
 def test_a_reply_with_tool_calls_is_a_result_with_tools() -> None:
     reply = tl.assistant_message(
         tl.ReasoningPart(text="thinking"),
@@ -710,7 +762,8 @@ def test_to_create_message_result_refusals() -> None:
     ],
 )
 def test_stop_reasons_are_mapped(own: str, mcp: str) -> None:
-    assert stop_reason(tl.assistant_message("x", metadata={"stop_reason": own})) == mcp
+    reply = tl.assistant_message("x", metadata={"stop_reason": own})
+    assert to_create_message_result(reply, model="m").stop_reason == mcp
 
 
 # ---------------------------------------------------------------------------------------------

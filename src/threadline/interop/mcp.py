@@ -69,21 +69,20 @@ __all__ = [
     "from_sampling_messages",
     "result_from_mcp",
     "result_to_mcp",
-    "stop_reason",
     "to_create_message_result",
     "tool_from_mcp",
 ]
 
-PREFIX: Final = "mcp."
+_PREFIX: Final = "mcp."
 """The metadata prefix of MCP fields threadline has no slot for (``"mcp.annotations"``)."""
 _OCTETS: Final = "application/octet-stream"
 _TOOL_FIELDS: Final = ("name", "description", "inputSchema")
 _RESULT_FIELDS: Final = ("content", "isError", "resultType")
-_STRUCTURED: Final = PREFIX + "structuredContent"
-_RESOURCE: Final = PREFIX + "resource"
+_STRUCTURED: Final = _PREFIX + "structuredContent"
+_RESOURCE: Final = _PREFIX + "resource"
 """Part metadata: the ``uri`` (and ``mimeType``, ``_meta``) of an embedded resource."""
 _SAMPLING: Final = Layout("messages", ("content",))
-_BLOCK_TYPE: Final = PREFIX + "type"
+_BLOCK_TYPE: Final = _PREFIX + "type"
 """Part metadata: the MCP block type, kept when the media type alone would not give it back."""
 
 _STOP_REASONS: Final[Mapping[str, str]] = {
@@ -92,7 +91,6 @@ _STOP_REASONS: Final[Mapping[str, str]] = {
     "end_turn": "endTurn",  # Anthropic, Bedrock
     "complete": "endTurn",  # Cohere
     "completed": "endTurn",  # OpenAI Responses (its status)
-    "finish_reason_stop": "endTurn",
     "length": "maxTokens",  # OpenAI Chat, Mistral, Ollama
     "model_length": "maxTokens",  # Mistral
     "max_tokens": "maxTokens",  # Anthropic, Bedrock, Gemini (MAX_TOKENS), Cohere
@@ -147,7 +145,7 @@ def tool_from_mcp(
     name = reader.str_field(document, "name", "")
     description = reader.optional_str(document, "description", "") or ""
     parameters = reader.expect_object(reader.field(document, "inputSchema", ""), "inputSchema")
-    metadata = {PREFIX + key: value for key, value in document.items() if key not in _TOOL_FIELDS}
+    metadata = {_PREFIX + key: value for key, value in document.items() if key not in _TOOL_FIELDS}
     return ToolDefinition(
         name=name, description=description, parameters=parameters, strict=strict, metadata=metadata
     )
@@ -236,7 +234,7 @@ def _read_result(
     if is_error is not None and not isinstance(is_error, bool):
         reader.fail(_join(path, "isError"), "expected true or false")
     metadata = {
-        PREFIX + key: value
+        _PREFIX + key: value
         for key, value in document.items()
         if key not in _RESULT_FIELDS and key not in ("type", "toolUseId") and value is not None
     }
@@ -333,6 +331,9 @@ def result_to_mcp(part: ToolResultPart) -> mt.CallToolResult:
     a ``resource_link``), and for file data that is neither image nor audio and has no
     ``mcp.resource`` URI, the URI (it gets ``attachment:<filename or index>``).
 
+    Args:
+        part: the tool result.
+
     Raises:
         TypeError: ``part`` is not a ``ToolResultPart``.
     """
@@ -356,8 +357,8 @@ def _write_result(part: ToolResultPart) -> dict[str, Any]:
         blocks = [_write_block(item, index) for index, item in enumerate(part.content)]
     out: dict[str, Any] = {"content": blocks}
     for key, value in metadata.items():
-        if key.startswith(PREFIX) and key[len(PREFIX) :] not in _RESULT_FIELDS:
-            out[key[len(PREFIX) :]] = value
+        if key.startswith(_PREFIX) and key[len(_PREFIX) :] not in _RESULT_FIELDS:
+            out[key[len(_PREFIX) :]] = value
     if part.is_error:
         out["isError"] = True
     return out
@@ -365,9 +366,9 @@ def _write_result(part: ToolResultPart) -> dict[str, Any]:
 
 def _write_block(item: ToolResultContent, index: int) -> dict[str, Any]:
     carried = {
-        key[len(PREFIX) :]: value
+        key[len(_PREFIX) :]: value
         for key, value in item.metadata.items()
-        if key.startswith(PREFIX) and key not in (_RESOURCE, _BLOCK_TYPE)
+        if key.startswith(_PREFIX) and key not in (_RESOURCE, _BLOCK_TYPE)
     }
     resource = item.metadata.get(_RESOURCE)
     if isinstance(item, TextPart):
@@ -491,6 +492,7 @@ def _read_sampling(raw: Any, path: str, reader: Reader, names: dict[str, str]) -
             if role != "user":
                 reader.fail(f"{where}.type", "a tool_result block belongs to a user message")
             call_id = reader.str_field(block, "toolUseId", where)
+            block = {"content": [], **block}  # optional here, unlike in a CallToolResult
             results.append(_read_result(call_id, block, names.get(call_id), where, reader))
         elif kind in ("text", "image", "audio"):
             parts.append(_read_block(block, where, reader))
@@ -550,7 +552,12 @@ def to_create_message_result(
             ``metadata["model"]`` (``decode_response`` records it).
 
     Returns:
-        The result, with ``stopReason`` from [`stop_reason`][threadline.interop.mcp.stop_reason].
+        The result. Its ``stopReason`` is ``"toolUse"`` when the message calls tools;
+        otherwise the message's ``metadata["stop_reason"]`` (the provider's own value, as
+        ``decode_response`` records it) mapped to ``"endTurn"``, ``"maxTokens"`` or
+        ``"stopSequence"``, or kept as it is when MCP has no name for it
+        (``"content_filter"``: MCP's stop reasons are open); absent when the message records
+        none.
 
     Raises:
         ValueError: ``message`` is not an assistant message, or ``model`` is ``None`` and the
@@ -580,7 +587,7 @@ def to_create_message_result(
         if (block := _sampling_block(part, index)) is not None
     ]
     fields: dict[str, Any] = {"role": "assistant", "model": name}
-    reason = stop_reason(message)
+    reason = _stop_reason(message)
     if reason is not None:
         fields["stopReason"] = reason
     if all(block["type"] == "text" for block in blocks):
@@ -593,12 +600,8 @@ def to_create_message_result(
     return mt.CreateMessageResultWithTools.model_validate({**fields, "content": blocks})
 
 
-def stop_reason(message: Message) -> str | None:
-    """MCP's ``stopReason`` for an assistant message: ``"toolUse"`` when it calls tools;
-    otherwise its ``metadata["stop_reason"]`` (the provider's own value, as ``decode_response``
-    records it) mapped to ``"endTurn"``, ``"maxTokens"`` or ``"stopSequence"``, or kept as it
-    is when it has no MCP equivalent (``"content_filter"``; MCP's stop reasons are open);
-    ``None`` when the message records none."""
+def _stop_reason(message: Message) -> str | None:
+    """MCP's ``stopReason`` for an assistant message, as ``to_create_message_result`` says."""
     if any(isinstance(part, ToolCallPart) for part in message.parts):
         return "toolUse"
     own = message.metadata.get("stop_reason")
@@ -668,7 +671,7 @@ def _document(value: Any, function: str, what: str, kind: str) -> Any:
 
 
 def _carried(block: Mapping[str, Any], used: tuple[str, ...]) -> dict[str, Any]:
-    return {PREFIX + key: value for key, value in block.items() if key not in used}
+    return {_PREFIX + key: value for key, value in block.items() if key not in used}
 
 
 def _build(cls: Any, summary: str, **fields: Any) -> Any:
