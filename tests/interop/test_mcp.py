@@ -356,10 +356,33 @@ def test_result_to_mcp_names_its_losses() -> None:
     assert "shoot" not in str(back)
 
 
+def test_result_to_mcp_gives_plain_mutable_json() -> None:
+    wire = {
+        "content": [{"type": "text", "text": "t", "_meta": {"k": [1, {"a": 2}]}}],
+        "structuredContent": {"rows": [{"x": 1}]},
+        "_meta": {"trace": ["a"]},
+    }
+    back = result_to_mcp(result_from_mcp("c", wire, trusted=True))
+    assert type(back.structured_content) is dict
+    back.structured_content["rows"].append({"x": 2})
+    assert back.meta == {"trace": ["a"]}
+    assert back.content[0].meta == {"k": [1, {"a": 2}]}
+    assert back.model_dump(by_alias=True, exclude_none=True, mode="json")["structuredContent"] == {
+        "rows": [{"x": 1}, {"x": 2}]
+    }
+
+
 def test_a_plain_string_result_is_one_text_block() -> None:
     back = result_to_mcp(ToolResultPart(call_id="c", content="ok", is_error=True))
     assert back.content == [mt.TextContent(text="ok")]
     assert back.is_error
+
+
+def test_result_from_mcp_refuses_a_call_id_or_name_that_is_not_a_string() -> None:
+    with pytest.raises(TypeError, match="call_id"):
+        result_from_mcp(1, {"content": []})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="name"):
+        result_from_mcp("c", {"content": []}, name=1)  # type: ignore[arg-type]
 
 
 def test_result_to_mcp_refuses_other_parts() -> None:

@@ -198,9 +198,13 @@ def result_from_mcp(
         threadline.CodecError: ``result`` is not a ``CallToolResult`` (an unknown block type,
             base64 that is not, a media type that is not one, a URI with no scheme), naming
             the JSON path (``content[1].data``).
-        threadline.ValidationError: ``call_id`` or ``name`` is not a valid value.
-        TypeError: ``result`` is neither a ``CallToolResult`` nor a mapping.
+        TypeError: ``result`` is neither a ``CallToolResult`` nor a mapping, or ``call_id``
+            (``name``) is not a string.
     """
+    if not isinstance(call_id, str):
+        raise TypeError(f"call_id must be the tool call's id (a str), not {type(call_id).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name must be the tool's name (a str) or None, not {type(name).__name__}")
     checked = _limits(limits, trusted=trusted)
     document = _document(result, "result_from_mcp", "result", "CallToolResult")
     enforce_limits(document, checked, what="mcp.result_from_mcp")
@@ -358,7 +362,7 @@ def _write_result(part: ToolResultPart) -> dict[str, Any]:
     out: dict[str, Any] = {"content": blocks}
     for key, value in metadata.items():
         if key.startswith(_PREFIX) and key[len(_PREFIX) :] not in _RESULT_FIELDS:
-            out[key[len(_PREFIX) :]] = value
+            out[key[len(_PREFIX) :]] = _plain(value)
     if part.is_error:
         out["isError"] = True
     return out
@@ -366,11 +370,11 @@ def _write_result(part: ToolResultPart) -> dict[str, Any]:
 
 def _write_block(item: ToolResultContent, index: int) -> dict[str, Any]:
     carried = {
-        key[len(_PREFIX) :]: value
+        key[len(_PREFIX) :]: _plain(value)
         for key, value in item.metadata.items()
         if key.startswith(_PREFIX) and key not in (_RESOURCE, _BLOCK_TYPE)
     }
-    resource = item.metadata.get(_RESOURCE)
+    resource = _plain(item.metadata.get(_RESOURCE))
     if isinstance(item, TextPart):
         if isinstance(resource, Mapping) and isinstance(resource.get("uri"), str):
             return {**carried, "type": "resource", "resource": {**resource, "text": item.text}}
@@ -614,7 +618,12 @@ def _sampling_block(part: Part, index: int) -> dict[str, Any] | None:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ToolCallPart):
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": dict(part.arguments)}
+        return {
+            "type": "tool_use",
+            "id": part.id,
+            "name": part.name,
+            "input": _plain(part.arguments),
+        }
     if isinstance(part, FilePart):
         kind = part.media_type.partition("/")[0]
         if part.data is None or kind not in ("image", "audio"):
@@ -679,6 +688,16 @@ def _build(cls: Any, summary: str, **fields: Any) -> Any:
         return cls(**fields)
     except pydantic.ValidationError as error:
         raise translate_errors(error, summary) from None
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value of a message's (read-only) metadata as plain, mutable ``dict`` s and
+    ``list`` s, for the MCP object (values in messages are at most 190 levels deep)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _compact(value: Any) -> str:
