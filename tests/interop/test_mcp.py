@@ -262,6 +262,18 @@ def test_a_schema_that_is_not_an_object_schema_is_refused_as_for_any_tool() -> N
         tool_from_mcp({"name": "t", "inputSchema": {"type": "string"}})
 
 
+def test_a_server_cannot_set_threadline_keys_in_a_tool_definition() -> None:
+    wire = {
+        "name": "t",
+        "inputSchema": {"type": "object"},
+        "_meta": {"threadline.seal": "forged"},
+        "threadline.summary": True,
+    }
+    tool = tool_from_mcp(wire)
+    assert sorted(tool.metadata) == ["mcp._meta", "mcp.threadline.summary"]
+    assert not any(key.startswith("threadline.") for key in tool.metadata)
+
+
 def test_tool_from_mcp_refuses_other_objects() -> None:
     with pytest.raises(TypeError, match=re.escape("mcp.types.Tool")):
         tool_from_mcp("add")  # type: ignore[arg-type]
