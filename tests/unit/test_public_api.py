@@ -24,6 +24,8 @@ OPTIONAL = (
     "pydantic_ai",
     "langchain_core",
     "agents",
+    "mcp",
+    "mcp_types",
     "threadline.interop",
 )
 

@@ -13,7 +13,10 @@ none of them, and none imports its framework until it is imported itself):
   ``ThreadlineSession``, an OpenAI Agents SDK ``Session`` over any threadline store
   (``pip install "threadline[openai-agents]"``);
 - [`threadline.interop.vercel`][threadline.interop.vercel]: ``from_ui_messages`` /
-  ``to_ui_messages`` for the Vercel AI SDK's ``UIMessage`` JSON (no extra needed).
+  ``to_ui_messages`` for the Vercel AI SDK's ``UIMessage`` JSON (no extra needed);
+- [`threadline.interop.mcp`][threadline.interop.mcp]: ``tool_from_mcp``, ``result_from_mcp`` /
+  ``result_to_mcp`` and MCP sampling (``from_sampling_messages`` /
+  ``to_create_message_result``) for the Model Context Protocol (``pip install "threadline[mcp]"``).
 
 The law every adapter keeps: ``from_x(to_x(m))`` has the same content as ``m`` for everything
 both sides carry; what one side cannot carry is listed on the adapter's docs page and tested.
