@@ -24,6 +24,7 @@ OPTIONAL = (
     "pydantic_ai",
     "langchain_core",
     "agents",
+    "opentelemetry",
     "threadline.interop",
 )
 

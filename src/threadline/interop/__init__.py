@@ -13,7 +13,10 @@ none of them, and none imports its framework until it is imported itself):
   ``ThreadlineSession``, an OpenAI Agents SDK ``Session`` over any threadline store
   (``pip install "threadline[openai-agents]"``);
 - [`threadline.interop.vercel`][threadline.interop.vercel]: ``from_ui_messages`` /
-  ``to_ui_messages`` for the Vercel AI SDK's ``UIMessage`` JSON (no extra needed).
+  ``to_ui_messages`` for the Vercel AI SDK's ``UIMessage`` JSON (no extra needed);
+- [`threadline.interop.otel`][threadline.interop.otel]: ``to_otel_messages`` /
+  ``from_otel_messages`` for the OpenTelemetry GenAI message attributes (no extra needed), and
+  ``record_model_call``, a span per model call (``pip install "threadline[otel]"``).
 
 The law every adapter keeps: ``from_x(to_x(m))`` has the same content as ``m`` for everything
 both sides carry; what one side cannot carry is listed on the adapter's docs page and tested.

@@ -189,12 +189,12 @@ def to_otel_messages(messages: Iterable[Message], output: Message | None = None)
     if output is not None:
         _check_message(output, "output")
         written = _write_message(output, _write_parts(output))
-        written["finish_reason"] = finish_reason(output)
+        written["finish_reason"] = _finish_reason(output)
         out[OUTPUT_MESSAGES] = _dumps([written])
     return out
 
 
-def finish_reason(message: Message) -> str:
+def _finish_reason(message: Message) -> str:
     """The conventions' ``finish_reason`` for a response message (see `to_otel_messages`)."""
     kept = message.metadata.get(FINISH)
     if isinstance(kept, str):
@@ -464,7 +464,7 @@ class ModelCall:
             value = metadata.get(key)
             if isinstance(value, str):
                 attributes[name] = value
-        attributes["gen_ai.response.finish_reasons"] = (finish_reason(response),)
+        attributes["gen_ai.response.finish_reasons"] = (_finish_reason(response),)
         usage = response.usage
         if usage is not None:
             for name, field in _USAGE_ATTRIBUTES.items():
