@@ -513,6 +513,20 @@ def test_bad_arguments_are_refused() -> None:
         to_otel_messages([{"role": "user"}])  # type: ignore[list-item]
 
 
+def test_output_must_be_an_assistant_message() -> None:
+    with pytest.raises(tl.ValidationError, match="output"):
+        to_otel_messages([], tl.user_message("hi"))
+
+
+def test_span_helper_without_opentelemetry_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    with (
+        pytest.raises(ImportError, match=r"threadline\[otel\]"),
+        record_model_call([tl.user_message("hi")], provider="openai", model="gpt-4.1"),
+    ):
+        pass
+
+
 def test_no_attribute_means_no_message() -> None:
     assert from_otel_messages({"gen_ai.operation.name": "chat"}) == []
     assert to_otel_messages([tl.internal_message("x")]) == {}
@@ -673,7 +687,20 @@ def test_span_records_the_error_of_a_failed_call(exporter: Any) -> None:
     assert span.status.status_code is StatusCode.ERROR
 
 
-def test_span_helper_uses_the_global_tracer_provider_when_given_none(exporter: Any) -> None:
-    with record_model_call([tl.user_message("hi")], provider="ollama", model="llama3") as call:
-        assert call.span is not None
-    assert exporter.get_finished_spans() == ()  # the no-op global provider records nothing
+def test_span_helper_takes_its_tracer_from_the_global_provider_when_given_none(
+    exporter: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from opentelemetry import trace
+
+    asked: list[str] = []
+
+    def get_tracer(name: str, *args: Any, **kwargs: Any) -> Any:
+        asked.append(name)
+        return exporter.tracer
+
+    monkeypatch.setattr(trace, "get_tracer", get_tracer)
+    with record_model_call([tl.user_message("hi")], provider="ollama", model="llama3"):
+        pass
+    assert asked == ["threadline.interop.otel"]
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes["gen_ai.provider.name"] == "ollama"  # a name the conventions lack

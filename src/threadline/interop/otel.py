@@ -50,6 +50,8 @@ from typing_extensions import assert_never
 from threadline.codecs._media import encode_base64
 from threadline.codecs._media import parse_data_url
 from threadline.codecs._reading import Reader
+from threadline.errors import ErrorDetail
+from threadline.errors import ValidationError
 from threadline.interop._missing import missing
 from threadline.interop._otel_reading import CARRY
 from threadline.interop._otel_reading import FINISH
@@ -169,6 +171,7 @@ def to_otel_messages(messages: Iterable[Message], output: Message | None = None)
 
     Raises:
         TypeError: an item of ``messages``, or ``output``, is not a ``Message``.
+        threadline.ValidationError: ``output`` is not an assistant message.
     """
     instructions: list[dict[str, Any]] = []
     inputs: list[dict[str, Any]] = []
@@ -188,6 +191,14 @@ def to_otel_messages(messages: Iterable[Message], output: Message | None = None)
         out[INPUT_MESSAGES] = _dumps(inputs)
     if output is not None:
         _check_message(output, "output")
+        if output.role != "assistant":
+            detail = ErrorDetail(
+                "output",
+                f"the response is the model's, an assistant message, not a {output.role} "
+                "message; pass the messages sent as messages",
+                "role",
+            )
+            raise ValidationError(f"invalid output: {detail}", [detail])
         written = _write_message(output, _write_parts(output))
         written["finish_reason"] = _finish_reason(output)
         out[OUTPUT_MESSAGES] = _dumps([written])
