@@ -441,6 +441,10 @@ def test_result_key_of_the_conventions_attribute_table_is_read_too() -> None:
     inputs[2]["parts"][0]["result"] = inputs[2]["parts"][0].pop("response")
     messages = from_otel_messages({INPUT_MESSAGES: inputs})
     assert messages[2].tool_results[0].content == "rainy, 57°F"
+    assert not messages[2].tool_results[0].metadata
+    inputs[2]["parts"][0]["response"] = "the response"  # both: result is kept beside it
+    (result,) = from_otel_messages({INPUT_MESSAGES: inputs})[2].tool_results
+    assert (result.content, result.metadata) == ("the response", {"otel.result": "rainy, 57°F"})
 
 
 @pytest.mark.parametrize(

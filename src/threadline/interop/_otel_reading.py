@@ -48,7 +48,7 @@ _PART_FIELDS: Final = {
     "text": ("type", "content"),
     "reasoning": ("type", "content"),
     "tool_call": ("type", "id", "name", "arguments"),
-    "tool_call_response": ("type", "id", "response", "result", "name", "is_error"),
+    "tool_call_response": ("type", "id", "response", "name", "is_error"),
     "blob": ("type", "modality", "mime_type", "content", "filename"),
     "uri": ("type", "modality", "mime_type", "uri", "filename"),
     "server_tool_call": ("type", "id", "name", "server_tool_call", "provider"),
@@ -66,10 +66,11 @@ _MODALITIES: Final = (("image/", "image"), ("video/", "video"), ("audio/", "audi
 
 
 def modality(media_type: str) -> str:
+    """The conventions' ``modality`` of a media type: image, video, audio, else document."""
     lowered = media_type.lower()
-    for prefix, modality in _MODALITIES:
+    for prefix, kind in _MODALITIES:
         if lowered.startswith(prefix):
-            return modality
+            return kind
     return "document"
 
 
@@ -303,6 +304,8 @@ class Reading:
         if not isinstance(is_error, bool):
             reader.fail(f"{path}.is_error", "expected true or false")
         fields["is_error"] = is_error
+        if key == "result":  # read as the response: not carried besides
+            block = {name: value for name, value in block.items() if name != "result"}
         part: ToolResultPart = self.build(
             ToolResultPart, block, "tool_call_response", path, **fields
         )
