@@ -161,6 +161,12 @@ def _vercel(messages: list[Message]) -> Any:
     return to_ui_messages(messages)
 
 
+def _otel(messages: list[Message]) -> Any:
+    from threadline.interop.otel import to_otel_messages
+
+    return to_otel_messages(messages)
+
+
 def _pydantic_ai(messages: list[Message]) -> Any:
     require_module("pydantic_ai", 'pip install "threadline[pydantic-ai]"')
     from threadline.interop.pydantic_ai import to_pydantic_ai
@@ -184,6 +190,7 @@ PLACES: dict[str, Place] = {
     "cli.render_transcript": _transcript,
     "interop.langchain": _langchain,
     "interop.vercel": _vercel,
+    "interop.otel": _otel,
     "interop.pydantic_ai": _pydantic_ai,
     "interop.openai_agents": _openai_agents,
 }
@@ -193,13 +200,13 @@ _CODECS = tuple(name for name in PLACES if name.startswith(("encode:", "normaliz
 _EVERY_ROLE = tuple(ALLOWED_PARTS)
 
 _NEVER_SENT = (*_CODECS, "prepare_messages", "sanitize_untrusted", "interop.openai_agents")
-_NOT_CONVERTED = ("interop.langchain", "interop.vercel", "interop.pydantic_ai")
+_NOT_CONVERTED = ("interop.langchain", "interop.vercel", "interop.otel", "interop.pydantic_ai")
 
 DOCUMENTED_DROPS: dict[tuple[type[Any], str], tuple[str, ...]] = {
     # internal messages and hook parts never reach a model: codecs (codecs/_policies.py),
     # integrity's internal-message and internal-part (docs/integrity.md), sanitize_untrusted
     # (docs/integrity.md), the adapters (their docstrings); content_chars counts hooks zero
-    (HookPart, "assistant"): (*_NEVER_SENT, "tokens.measure", "interop.langchain"),
+    (HookPart, "assistant"): (*_NEVER_SENT, "tokens.measure", "interop.langchain", "interop.otel"),
     (HookPart, "internal"): (*_NEVER_SENT, *_NOT_CONVERTED, "tokens.measure"),
     (TextPart, "internal"): (*_NEVER_SENT, *_NOT_CONVERTED),
     # sanitize_untrusted drops system messages and provider tool parts (its docstring);
@@ -268,6 +275,7 @@ _DISPATCHES: dict[str, Place] = {
     "tokens.measure": PLACES["tokens.measure"],
     "cli.render_transcript": _transcript,
     "interop.vercel": _vercel,
+    "interop.otel": _otel,
     "interop.langchain": _langchain,
     "interop.pydantic_ai": _pydantic_ai,
 }

@@ -26,6 +26,7 @@ OPTIONAL = (
     "agents",
     "mcp",
     "mcp_types",
+    "opentelemetry",
     "threadline.interop",
 )
 

@@ -17,6 +17,9 @@ none of them, and none imports its framework until it is imported itself):
 - [`threadline.interop.mcp`][threadline.interop.mcp]: ``tool_from_mcp``, ``result_from_mcp`` /
   ``result_to_mcp`` and MCP sampling (``from_sampling_messages`` /
   ``to_create_message_result``) for the Model Context Protocol (``pip install "threadline[mcp]"``).
+- [`threadline.interop.otel`][threadline.interop.otel]: ``to_otel_messages`` /
+  ``from_otel_messages`` for the OpenTelemetry GenAI message attributes (no extra needed), and
+  ``record_model_call``, a span per model call (``pip install "threadline[otel]"``).
 
 The law every adapter keeps: ``from_x(to_x(m))`` has the same content as ``m`` for everything
 both sides carry; what one side cannot carry is listed on the adapter's docs page and tested.
