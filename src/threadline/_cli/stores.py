@@ -35,6 +35,7 @@ from urllib.parse import urlunsplit
 
 from threadline._cli.output import CliError
 from threadline._cli.output import one_line
+from threadline._cli.output import quoted
 from threadline._cli.reading import Loaded
 from threadline._cli.reading import load_history
 from threadline.errors import StoreError
@@ -127,7 +128,8 @@ def load_source(args: argparse.Namespace) -> Loaded:
         return load_history(file, getattr(args, "source", None))
     if conversation is None:
         raise CliError(
-            f"--store needs --conversation ID (the ids: threadline list --store {redacted(url)})"
+            "--store needs --conversation ID (the ids: threadline list --store "
+            f"{quoted(redacted(url))})"
         )
     if getattr(args, "source", None) is not None:
         raise CliError(
@@ -150,7 +152,7 @@ def load_stored(url: str, conversation: str) -> Loaded:
         if info is None:
             raise CliError(
                 f"no conversation {cid} in {redacted(url)}: "
-                f"threadline list --store {redacted(url)} shows the ids it holds"
+                f"threadline list --store {quoted(redacted(url))} shows the ids it holds"
             )
         messages = store.load(cid)
     return Loaded(
