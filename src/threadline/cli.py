@@ -369,7 +369,7 @@ def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
             examples:
               threadline list --store sqlite:///app.db
               threadline list --store redis://localhost:6379/0 --limit 20 --after c42
-              threadline list --store jsonl:///var/lib/conversations --json
+              threadline list --store jsonl:////var/lib/conversations --json
 
             store URLs: {FORMS}
             exit status: 0 listed, 2 the store cannot be read

@@ -88,7 +88,7 @@ def add_store_options(parser: argparse.ArgumentParser, *, conversation: bool = T
     group.add_argument(
         "--store",
         metavar="URL",
-        help=f"read from this store instead of FILE: {FORMS}",
+        help=f"read from this store{' instead of FILE' if conversation else ''}: {FORMS}",
     )
     if conversation:
         group.add_argument(
