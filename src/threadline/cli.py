@@ -77,6 +77,7 @@ from threadline._cli.render import render_transcript as render_transcript
 from threadline._cli.render import use_colour as use_colour
 from threadline._cli.stores import FORMS
 from threadline._cli.stores import add_store_options as add_store_options
+from threadline._cli.stores import scrub
 from threadline.codecs import codec_names
 
 __all__ = ["EXIT_ISSUES", "EXIT_OK", "EXIT_UNREADABLE", "main"]
@@ -114,8 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    url = getattr(args, "store", None)
     if getattr(args, "debug", False):
-        traceback.print_exc(file=sys.stderr)
+        trace = traceback.format_exc()
+        # A driver's error text may hold the URL's password: scrubbed here too.
+        print(trace if url is None else scrub(trace, url), end="", file=sys.stderr)
+    if url is not None:
+        message = scrub(message, url)
     print(f"{PROG}: error: {printable(message)}", file=sys.stderr)
     return code
 

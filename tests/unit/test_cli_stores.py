@@ -237,6 +237,11 @@ def test_credentials_in_a_store_url_are_never_printed(
     assert "***" in one_error_line(err)
     assert "s3cret" not in out + err
     assert "alice" not in out + err
+    code, out, err = run(capsys, "--debug", *argv)  # the traceback too
+    assert code == 2
+    assert "Traceback" in err
+    assert "s3cret" not in out + err
+    assert "alice" not in out + err
 
 
 @pytest.mark.parametrize(

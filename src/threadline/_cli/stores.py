@@ -52,6 +52,7 @@ __all__ = [
     "load_source",
     "open_store",
     "redacted",
+    "scrub",
     "store_errors",
 ]
 
@@ -154,13 +155,15 @@ def load_stored(url: str, conversation: str) -> Loaded:
                 f"no conversation {cid} in {redacted(url)}: "
                 f"threadline list --store {quoted(redacted(url))} shows the ids it holds"
             )
-        messages = store.load(cid)
+        # The messages and their version in one consistent read: the version repair
+        # --write-back expects is the version of exactly what it repaired.
+        read = store.load_after(cid, 0)
     return Loaded(
         f"{cid} in {redacted(url)}",
-        messages,
+        read.messages,
         store=redacted(url),
         conversation=cid,
-        version=info.version,
+        version=read.version,
     )
 
 
