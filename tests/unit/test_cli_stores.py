@@ -186,6 +186,25 @@ def test_bad_store_arguments_are_one_line_and_exit_2(
     assert expected in one_error_line(err)
 
 
+def test_an_sqlite_file_without_a_store_is_left_as_it_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(tmp_path / "app.db")) as connection:
+        connection.execute("CREATE TABLE users (id INTEGER)")
+    (tmp_path / "notes.txt").write_text("not a database")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    for name, expected in [
+        ("app.db", "holds no threadline store"),
+        ("notes.txt", "is not an SQLite database"),
+    ]:
+        code, out, err = run(capsys, "list", "--store", f"sqlite:///{tmp_path}/{name}")
+        assert (code, out) == (2, "")
+        assert expected in one_error_line(err)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
 def test_a_missing_file_or_directory_is_not_created(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -445,11 +464,11 @@ def test_list_pages_cover_every_id_exactly_once(ids: list[str], limit: int) -> N
 @contextlib.contextmanager
 def _memory(store: MemoryStore) -> Iterator[None]:
     saved = cli_stores._MEMORY
-    cli_stores._MEMORY = store  # type: ignore[misc]
+    cli_stores._MEMORY = store
     try:
         yield
     finally:
-        cli_stores._MEMORY = saved  # type: ignore[misc]
+        cli_stores._MEMORY = saved
 
 
 # -- stats: the usage the messages recorded -----------------------------------------------------

@@ -12,7 +12,9 @@ A store URL names the store and how to reach it::
     postgresql://... and postgres://: a PostgresStore; query option ``table_prefix=`` (default
                             ``threadline_``); the rest of the query goes to libpq
 
-The command line only reads what exists: it creates no SQLite file, no directory and no tables.
+The command line only reads what exists: it creates no SQLite file, no directory and no tables
+(an SQLite database is looked into read-only for threadline's tables before `SQLiteStore`,
+which would create them, opens it).
 A URL's user, password and password-like query values are never printed: errors show the URL
 with them as ``***``, and the password is scrubbed from a driver's error text too.
 """
@@ -20,6 +22,7 @@ with them as ``***``, and the password is scrubbed from a driver's error text to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,7 +52,9 @@ __all__ = [
     "FORMS",
     "add_store_options",
     "id_problem",
+    "info_json",
     "load_source",
+    "load_stored",
     "open_store",
     "redacted",
     "scrub",
@@ -62,15 +67,11 @@ FORMS: Final = (
 )
 """The store URLs the command line opens, for help and errors."""
 
-_MEMORY: Final = MemoryStore()
-"""What ``memory:`` opens: one store per process, so tests can fill it before a command."""
+_MEMORY = MemoryStore()
+"""What ``memory:`` opens: one store per process, so a test can fill it (or put its own here)
+before a command."""
 
 _SECRET_KEY: Final = re.compile(r"pass|secret|token|key|auth", re.IGNORECASE)
-
-
-def memory_store() -> MemoryStore:
-    """The store ``memory:`` opens in this process."""
-    return _MEMORY
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,6 +247,7 @@ def _open_local(url: str, scheme: str) -> Store:
         if scheme == "sqlite":
             if not path.is_file():
                 raise CliError(f"--store {shown}: no SQLite file at {path}{where}")
+            _check_sqlite_tables(path, shown)
             from threadline.stores import SQLiteStore
 
             return SQLiteStore(path)
@@ -254,6 +256,23 @@ def _open_local(url: str, scheme: str) -> Store:
         from threadline.stores import JsonlStore
 
         return JsonlStore(path)
+
+
+def _check_sqlite_tables(path: Path, shown: str) -> None:
+    """Refuse a database without threadline's tables, which `SQLiteStore` would create."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        ) as connection:
+            found = connection.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'threadline_messages'"
+            ).fetchone()
+    except sqlite3.Error as error:
+        raise CliError(f"--store {shown}: {path} is not an SQLite database ({error})") from error
+    if found is None:
+        raise CliError(f"--store {shown}: {path} holds no threadline store (no threadline_ tables)")
 
 
 def _open_redis(url: str) -> Store:
