@@ -65,6 +65,7 @@ from threadline.usage import Usage
 __all__ = [
     "history_stats",
     "jsonable",
+    "recorded_usage",
     "run_check",
     "run_convert",
     "run_list",
@@ -464,7 +465,8 @@ _PART_ORDER: Final[tuple[str, ...]] = tuple(PART_BY_TAG)
 
 
 def history_stats(messages: Sequence[Message]) -> dict[str, Any]:
-    """Counts by role and part type, estimated tokens, and attachments.
+    """Counts by role and part type, estimated tokens, attachments, and the usage the
+    messages recorded (``"usage"``, see `recorded_usage`).
 
     Tokens are `threadline.tokens.estimate_tokens`. Attachments are file parts, also
     those inside tool results: ``inline`` ones with their bytes, ``by_url`` ones counted.
