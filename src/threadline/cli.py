@@ -2,13 +2,24 @@
 
 A conversation that broke in production is usually a file by the time someone looks at it: a
 ``History.to_json()`` dump, a [`JsonlStore`][] file, or the request body a
-provider refused. Five commands work on such a file (``-`` reads standard input)::
+provider refused; or it is still in the application's store. Five commands work on such a file
+(``-`` reads standard input) or on a stored conversation (``--store URL --conversation ID``
+instead of FILE)::
 
     threadline check   FILE [--strict] [--json] [--pending CHOICE] [--from PROVIDER]
     threadline repair  FILE [-o OUT] [--pending CHOICE] [--from PROVIDER]
     threadline convert FILE --to PROVIDER [--from PROVIDER] [--system TEXT]
     threadline show    FILE [--full] [--color WHEN] [--from PROVIDER]
     threadline stats   FILE [--json] [--from PROVIDER]
+    threadline list    --store URL [--limit N] [--after ID] [--json]
+
+A store URL is ``sqlite:///PATH``, ``jsonl:///DIR``, ``redis://...`` / ``rediss://...``
+(``?prefix=``, ``?cluster=true``), ``postgresql://...`` / ``postgres://...``
+(``?table_prefix=``) or ``memory:`` (tests); see ``threadline._cli.stores``. The command line
+reads stores and creates nothing in them; only ``repair --write-back`` writes, replacing the
+conversation atomically, and only while it is still at the version that was read. ``list``
+pages the ids, and prints the ``--after`` of the next page. ``stats`` adds the usage the
+messages recorded (``metadata["usage"]``) by model beside its estimate.
 
 Input is read as the neutral JSON envelope (or a bare list of messages), as JSON Lines the way
 ``JsonlStore`` writes them (one message object, or an array of messages, per line; a torn last
@@ -16,9 +27,11 @@ line is skipped with a warning, as the store does), or, with ``--from PROVIDER``
 payload read by [`threadline.decode`][].
 
 Exit status: 0 success; 1 the history has integrity issues (``check``), or issues that stop
-``repair`` or ``convert``; 2 the input cannot be read (and argparse's usage errors). Errors are one
-line on standard error; ``--debug`` adds the traceback. The command line uses the standard library
-only, so the command costs no dependency beyond threadline's own.
+``repair`` or ``convert``; 2 the input cannot be read (a store that cannot be opened, a
+conversation it does not hold, and argparse's usage errors). Errors are one line on standard
+error, with a store URL's credentials shown as ``***``; ``--debug`` adds the traceback. The
+command line uses the standard library only, so the command costs no dependency beyond
+threadline's own (a Redis or PostgreSQL store needs its extra, as it does in code).
 
 This module is the front: the parser, `main` and the dispatch to a command. The commands,
 the reading of FILE and the rendering live in the private package ``threadline._cli`` (its
@@ -46,6 +59,7 @@ from threadline._cli.commands import history_stats as history_stats
 from threadline._cli.commands import jsonable as jsonable
 from threadline._cli.commands import run_check
 from threadline._cli.commands import run_convert
+from threadline._cli.commands import run_list
 from threadline._cli.commands import run_repair
 from threadline._cli.commands import run_show
 from threadline._cli.commands import run_stats
@@ -61,6 +75,9 @@ from threadline._cli.reading import load_history as load_history
 from threadline._cli.render import Style as Style
 from threadline._cli.render import render_transcript as render_transcript
 from threadline._cli.render import use_colour as use_colour
+from threadline._cli.stores import FORMS
+from threadline._cli.stores import add_store_options as add_store_options
+from threadline._cli.stores import scrub
 from threadline.codecs import codec_names
 
 __all__ = ["EXIT_ISSUES", "EXIT_OK", "EXIT_UNREADABLE", "main"]
@@ -98,8 +115,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    url = getattr(args, "store", None)
     if getattr(args, "debug", False):
-        traceback.print_exc(file=sys.stderr)
+        trace = traceback.format_exc()
+        # A driver's error text may hold the URL's password: scrubbed here too.
+        print(trace if url is None else scrub(trace, url), end="", file=sys.stderr)
+    if url is not None:
+        message = scrub(message, url)
     print(f"{PROG}: error: {printable(message)}", file=sys.stderr)
     return code
 
@@ -121,7 +143,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for ``threadline`` and its five commands."""
+    """The argument parser for ``threadline`` and its commands."""
     from threadline import __version__
 
     parser = argparse.ArgumentParser(
@@ -130,12 +152,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_dedent(
             """
             FILE is a neutral JSON history (History.to_json, dump_json), a JsonlStore file, or,
-            with --from PROVIDER, a provider request body; '-' reads standard input.
+            with --from PROVIDER, a provider request body; '-' reads standard input. Instead of
+            FILE, --store URL --conversation ID reads a stored conversation.
 
             examples:
               threadline check conversation.jsonl
               threadline show history.json | less -R
               threadline convert claude-request.json --from anthropic --to openai_chat
+              threadline list --store sqlite:///app.db
+              threadline check --store sqlite:///app.db --conversation c1
 
             exit status: 0 ok, 1 integrity issues, 2 unreadable input or bad usage
             """
@@ -197,6 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
               threadline repair broken.json -o fixed.json
               threadline repair conversation.jsonl -o conversation.fixed.jsonl
               threadline repair - < broken.json > fixed.json
+              threadline repair --store sqlite:///app.db --conversation c1 -o fixed.json
+              threadline repair --store sqlite:///app.db --conversation c1 --write-back
 
             exit status: 0 written, 1 issues repair cannot fix (nothing written),
             2 unreadable input or unwritable output
@@ -218,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--rename-duplicate-ids",
         action="store_true",
         help="rename a reused tool-call id (and its result) when the pairing is unambiguous",
+    )
+    repair.add_argument(
+        "--write-back",
+        action="store_true",
+        help="with --store: replace the stored conversation with the repaired history, "
+        "atomically, only if nothing wrote to it since it was read (internal content is "
+        "dropped from the store too)",
     )
     _add_pending(repair)
 
@@ -322,7 +356,56 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    _add_list(commands)
     return parser
+
+
+def _add_list(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = commands.add_parser(
+        "list",
+        formatter_class=_Formatter,
+        help="page the ids of a store's conversations",
+        description=(
+            "Print a page of the ids of the conversations in a store, in code point order, "
+            "with each one's message count, version and last write (where the store keeps "
+            "times), and the --after that reads the next page."
+        ),
+        epilog=_dedent(
+            f"""
+            examples:
+              threadline list --store sqlite:///app.db
+              threadline list --store redis://localhost:6379/0 --limit 20 --after c42
+              threadline list --store jsonl:////var/lib/conversations --json
+
+            store URLs: {FORMS}
+            exit status: 0 listed, 2 the store cannot be read
+            """
+        ),
+    )
+    add_store_options(listing, conversation=False)
+    listing.add_argument(
+        "--limit",
+        type=_page_size,
+        default=100,
+        metavar="N",
+        help="at most N ids (1 to 10,000; default 100)",
+    )
+    listing.add_argument("--after", metavar="ID", help="start after this id (the last one seen)")
+    listing.add_argument("--json", action="store_true", help="print the page as JSON")
+    listing.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks"
+    )
+    listing.set_defaults(run=run_list)
+
+
+def _page_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 10,000, got {text!r}")
+    return value
 
 
 def _add_pending(parser: argparse.ArgumentParser) -> None:
@@ -362,7 +445,12 @@ def _add_command(
 
 def _common_options() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("file", metavar="FILE", help="the history to read; '-' for standard input")
+    common.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?",
+        help="the history to read; '-' for standard input (or --store URL --conversation ID)",
+    )
     common.add_argument(
         "--from",
         dest="source",
@@ -370,6 +458,7 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="PROVIDER",
         help=f"read FILE as a provider payload: {', '.join(codec_names())}",
     )
+    add_store_options(common)
     # SUPPRESS: without it, this default would overwrite `threadline --debug COMMAND`.
     common.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="print tracebacks"

@@ -795,6 +795,7 @@ def test_stats_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
             for role in ("system", "user", "assistant", "tool", "internal")
         },
         "attachments": {"inline": 1, "inline_bytes": 8, "by_url": 1},
+        "usage": {"messages": 0, "total": tl.Usage().to_dict(), "by_model": []},
     }
 
 

@@ -16,7 +16,8 @@ LAYERS = {
     "output": set(),
     "reading": {"output"},
     "render": {"output"},
-    "commands": {"output", "reading", "render"},
+    "stores": {"output", "reading"},
+    "commands": {"output", "reading", "render", "stores"},
 }
 
 

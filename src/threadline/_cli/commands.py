@@ -1,4 +1,5 @@
-"""The five commands: each reads FILE, does its one thing and prints, returning the exit status."""
+"""The commands: each reads FILE or a stored conversation, does its one thing and prints,
+returning the exit status; and ``list``, which pages a store's conversation ids."""
 
 from __future__ import annotations
 
@@ -29,13 +30,21 @@ from threadline._cli.output import print_lines
 from threadline._cli.output import print_text
 from threadline._cli.output import quoted
 from threadline._cli.reading import Loaded
-from threadline._cli.reading import load_history
 from threadline._cli.render import Style
 from threadline._cli.render import render_transcript
 from threadline._cli.render import use_colour
+from threadline._cli.stores import FORMS
+from threadline._cli.stores import id_problem
+from threadline._cli.stores import info_json
+from threadline._cli.stores import load_source
+from threadline._cli.stores import open_store
+from threadline._cli.stores import redacted
+from threadline._cli.stores import store_errors
 from threadline.codecs import encode
+from threadline.errors import ConflictError
 from threadline.errors import IntegrityError
 from threadline.errors import UnsupportedContentError
+from threadline.errors import ValidationError
 from threadline.integrity import IntegrityIssue
 from threadline.integrity import IntegrityReport
 from threadline.integrity import Pending
@@ -48,13 +57,18 @@ from threadline.messages import Part
 from threadline.messages import Role
 from threadline.messages import ToolResultPart
 from threadline.serialization import dump_json
+from threadline.stores import ConversationInfo
+from threadline.stores import validate_conversation_id
 from threadline.tokens import estimate_tokens
+from threadline.usage import Usage
 
 __all__ = [
     "history_stats",
     "jsonable",
+    "recorded_usage",
     "run_check",
     "run_convert",
+    "run_list",
     "run_repair",
     "run_show",
     "run_stats",
@@ -71,7 +85,7 @@ _INTERNAL_CODES: Final = frozenset({"internal-message", "internal-part"})
 
 def run_check(args: argparse.Namespace) -> int:
     """``threadline check``: print the integrity report; exit 1 when it counts any issue."""
-    loaded = load_history(args.file, args.source)
+    loaded = load_source(args)
     report = check_messages(loaded.messages, pending=args.pending)
     internal_only = set() if args.strict else _internal_content(report.issues)
     counted = [issue for issue in report.issues if issue not in internal_only]
@@ -114,13 +128,18 @@ def _check_lines(
                 "result answers would be a guess): fix or drop the parts named above"
             )
         else:
-            source = "-" if loaded.name == STDIN else quoted(loaded.name)
-            yield f"all can be repaired: threadline repair {source} -o FIXED"
+            yield f"all can be repaired: threadline repair {_repair_source(loaded)}"
     if internal:
         yield (
             f"note: {plural(internal, 'item')} of internal content (UI or resume state) "
             "would be dropped before a model call; --strict counts them as issues"
         )
+
+
+def _repair_source(loaded: Loaded) -> str:
+    if loaded.store is not None:
+        return f"--store {quoted(loaded.store)} --conversation {loaded.conversation} --write-back"
+    return ("-" if loaded.name == STDIN else quoted(loaded.name)) + " -o FIXED"
 
 
 def _pending_lines(report: IntegrityReport) -> Iterator[str]:
@@ -176,8 +195,20 @@ def _issue_json(issue: IntegrityIssue, repairable: bool) -> dict[str, Any]:
 
 
 def run_repair(args: argparse.Namespace) -> int:
-    """``threadline repair``: write the prepared history; print the report of changes."""
-    loaded = load_history(args.file, args.source)
+    """``threadline repair``: write the prepared history; print the report of changes.
+
+    With ``--write-back`` the history replaces the stored conversation it was read from, in
+    one atomic ``replace`` that only happens while the conversation is still at the version
+    that was read (a writer in between: nothing is written)."""
+    write_back = getattr(args, "write_back", False)
+    if write_back and getattr(args, "store", None) is None:
+        raise CliError(
+            "--write-back replaces the stored conversation: it needs --store URL "
+            "--conversation ID (for a file, write with -o OUT)"
+        )
+    if write_back and args.output is not None:
+        raise CliError("--write-back and -o both say where to write: give one of them")
+    loaded = load_source(args)
     try:
         repaired = repair_messages(
             loaded.messages, rename_duplicate_ids=args.rename_duplicate_ids, pending=args.pending
@@ -187,6 +218,8 @@ def run_repair(args: argparse.Namespace) -> int:
             f"{loaded.name}: {_integrity_summary(error)}; nothing was written",
             EXIT_ISSUES,
         ) from error
+    if write_back:
+        return _write_back(args.store, loaded, repaired.messages, repaired.report)
     to_stdout = args.output in (None, "-")
     target = "standard output" if to_stdout else args.output
     fmt = args.format or ("jsonl" if not to_stdout and args.output.endswith(".jsonl") else "json")
@@ -204,6 +237,37 @@ def run_repair(args: argparse.Namespace) -> int:
     lines += [f"  {issue}" for issue in issues]
     lines += _pending_lines(repaired.report)
     print_lines(lines, file=sys.stderr if to_stdout else sys.stdout)
+    return EXIT_OK
+
+
+def _write_back(url: str, loaded: Loaded, messages: list[Message], report: IntegrityReport) -> int:
+    """Replace the stored conversation with ``messages``, if it is still as it was read."""
+    issues = report.issues
+    if not issues:
+        lines = [f"{loaded.name}: nothing to repair; the store was not written"]
+    elif not messages:
+        raise CliError(
+            f"{loaded.name}: the repaired history holds no message, and replacing a stored "
+            "conversation with none deletes it; nothing was written (use -o OUT to see it)",
+            EXIT_ISSUES,
+        )
+    else:
+        assert loaded.conversation is not None
+        assert loaded.version is not None
+        with open_store(url) as store, store_errors(url):
+            try:
+                store.replace(loaded.conversation, messages, expected_version=loaded.version)
+            except ConflictError as error:
+                raise CliError(
+                    f"{loaded.name}: the conversation was written since it was read (version "
+                    f"{loaded.version}); nothing was written: run repair again"
+                ) from error
+        lines = [
+            f"{loaded.name}: repaired {plural(len(issues), 'issue')}; replaced the stored "
+            f"conversation with {plural(len(messages), 'message')} (version {loaded.version} "
+            f"to {loaded.version + 1})"
+        ]
+    print_lines([*lines, *(f"  {issue}" for issue in issues), *_pending_lines(report)])
     return EXIT_OK
 
 
@@ -259,7 +323,7 @@ def _umask() -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     """``threadline convert``: print ``threadline.encode(history, provider=TO)`` as JSON."""
-    loaded = load_history(args.file, args.source)
+    loaded = load_source(args)
     try:
         # What encode's integrity="auto" runs, done here to report what it changed.
         repaired = repair_messages(loaded.messages)
@@ -312,12 +376,68 @@ def _integrity_summary(error: IntegrityError) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# list
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """``threadline list``: a page of the store's conversation ids with what each holds, and
+    the ``--after`` that reads the next page."""
+    url: str | None = args.store
+    if url is None:
+        raise CliError(f"list needs --store URL: {FORMS}")
+    after: str | None = args.after
+    if after is not None:
+        try:
+            validate_conversation_id(after)
+        except ValidationError as error:
+            raise CliError(f"--after: {id_problem(error)}") from error
+    with open_store(url) as store, store_errors(url):
+        # One more than the page tells whether a next page exists.
+        ids = store.list_conversations(limit=args.limit + 1, after=after)
+        page = ids[: args.limit]
+        infos = [(cid, store.conversation_info(cid)) for cid in page]
+    next_after = page[-1] if len(ids) > len(page) else None
+    if args.json:
+        rows = [
+            info_json(info) if info is not None else {"id": cid, "deleted": True}
+            for cid, info in infos
+        ]
+        print_json({"store": redacted(url), "conversations": rows, "next_after": next_after})
+    else:
+        print_lines(_list_lines(redacted(url), infos, after, next_after, args.limit))
+    return EXIT_OK
+
+
+def _list_lines(
+    url: str,
+    infos: list[tuple[str, ConversationInfo | None]],
+    after: str | None,
+    next_after: str | None,
+    limit: int,
+) -> Iterator[str]:
+    if not infos:
+        yield f"{url}: no conversations" + ("" if after is None else f" after {after}")
+        return
+    width = max(len("id"), *(len(cid) for cid, _ in infos)) + 2
+    yield f"{'id':<{width}}{'messages':>9}{'version':>9}  updated"
+    for cid, info in infos:
+        if info is None:
+            yield f"{cid:<{width}}  (deleted since it was listed)"
+            continue
+        updated = "-" if info.updated_at is None else info.updated_at.isoformat(timespec="seconds")
+        branch = "" if info.parent is None else f"  (fork of {info.parent[0]} at {info.parent[1]})"
+        yield f"{cid:<{width}}{info.messages:>9,}{info.version:>9,}  {updated}{branch}"
+    if next_after is not None:
+        yield (f"more: threadline list --store {quoted(url)} --after {next_after} --limit {limit}")
+
+
+# ---------------------------------------------------------------------------------------------
 # show
 
 
 def run_show(args: argparse.Namespace) -> int:
     """``threadline show``: print the transcript."""
-    loaded = load_history(args.file, args.source)
+    loaded = load_source(args)
     style = Style(use_colour(sys.stdout, args.color))
     print_text("\n".join(render_transcript(loaded.messages, style, full=args.full)))
     return EXIT_OK
@@ -329,7 +449,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_stats(args: argparse.Namespace) -> int:
     """``threadline stats``: print counts, estimated tokens and attachment bytes."""
-    loaded = load_history(args.file, args.source)
+    loaded = load_source(args)
     numbers = history_stats(loaded.messages)
     if args.json:
         print_json({"source": loaded.name, **numbers})
@@ -345,7 +465,8 @@ _PART_ORDER: Final[tuple[str, ...]] = tuple(PART_BY_TAG)
 
 
 def history_stats(messages: Sequence[Message]) -> dict[str, Any]:
-    """Counts by role and part type, estimated tokens, and attachments.
+    """Counts by role and part type, estimated tokens, attachments, and the usage the
+    messages recorded (``"usage"``, see `recorded_usage`).
 
     Tokens are `threadline.tokens.estimate_tokens`. Attachments are file parts, also
     those inside tool results: ``inline`` ones with their bytes, ``by_url`` ones counted.
@@ -375,6 +496,39 @@ def history_stats(messages: Sequence[Message]) -> dict[str, Any]:
         "estimated_tokens": sum(tokens.values()),
         "estimated_tokens_by_role": {role: tokens[role] for role in _ROLE_ORDER if roles[role]},
         "attachments": files,
+        "usage": recorded_usage(messages),
+    }
+
+
+_NO_MODEL: Final = "(model not recorded)"
+
+
+def recorded_usage(messages: Sequence[Message]) -> dict[str, Any]:
+    """The usage the messages recorded (`Message.usage`, which ``decode_response`` writes), in
+    total and by the model in ``metadata["model"]`` (``None`` where none is named), in the
+    order each model first appears.
+
+    Args:
+        messages: the history.
+    """
+    total = Usage()
+    by_model: dict[str | None, tuple[int, Usage]] = {}
+    for message in messages:
+        usage = message.usage
+        if usage is None:
+            continue
+        model = message.metadata.get("model")
+        key = model if isinstance(model, str) else None
+        calls, so_far = by_model.get(key, (0, Usage()))
+        by_model[key] = (calls + 1, so_far + usage)
+        total = total + usage
+    return {
+        "messages": sum(calls for calls, _ in by_model.values()),
+        "total": total.to_dict(),
+        "by_model": [
+            {"model": model, "messages": calls, **usage.to_dict()}
+            for model, (calls, usage) in by_model.items()
+        ],
     }
 
 
@@ -411,3 +565,39 @@ def _stats_lines(name: str, numbers: Mapping[str, Any]) -> Iterator[str]:
         "tokens are threadline's estimate (4 per message, 1 per 4 characters of content, 256 "
         "per file), not a provider's count"
     )
+    yield ""
+    yield from _usage_lines(numbers["usage"])
+
+
+_USAGE_COLUMNS: Final = (
+    ("messages", "messages"),
+    ("input", "input_tokens"),
+    ("output", "output_tokens"),
+    ("cache read", "cache_read_tokens"),
+    ("cache write", "cache_write_tokens"),
+    ("reasoning", "reasoning_tokens"),
+)
+
+
+def _usage_lines(usage: Mapping[str, Any]) -> Iterator[str]:
+    if not usage["messages"]:
+        yield 'usage recorded: none (no message holds metadata["usage"])'
+        return
+    yield (
+        f"usage recorded by {plural(usage['messages'], 'message')} (the providers' counts; "
+        "input includes cache reads and writes, output includes reasoning):"
+    )
+    width = max(22, *(len(_model_name(row["model"])) + 2 for row in usage["by_model"]))
+    yield f"{'model':<{width}}" + "".join(f"{title:>13}" for title, _ in _USAGE_COLUMNS)
+    for row in usage["by_model"]:
+        yield f"{_model_name(row['model']):<{width}}" + "".join(
+            f"{row[key]:>13,}" for _, key in _USAGE_COLUMNS
+        )
+    total = {"messages": usage["messages"], **usage["total"]}
+    yield f"{'total':<{width}}" + "".join(f"{total[key]:>13,}" for _, key in _USAGE_COLUMNS)
+
+
+def _model_name(model: str | None) -> str:
+    if model is None:
+        return _NO_MODEL
+    return model if len(model) <= 60 else model[:57] + "..."

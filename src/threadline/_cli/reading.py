@@ -43,10 +43,16 @@ _PROVIDER_KEYS: Final = frozenset({"messages", "contents", "input", "system", "s
 
 @dataclass(frozen=True)
 class Loaded:
-    """A history read from a file, and what to call the file in messages."""
+    """A history read from a file or a store, and what to call it in messages."""
 
     name: str
     messages: list[Message]
+    store: str | None = None
+    """The store URL it was read from (credentials redacted); ``None`` for a file."""
+    conversation: str | None = None
+    """The conversation id it was read from; ``None`` for a file."""
+    version: int | None = None
+    """The stored conversation's version when it was read; ``None`` for a file."""
 
 
 def load_history(path: str, provider: str | None = None) -> Loaded:
