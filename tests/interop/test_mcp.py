@@ -414,9 +414,15 @@ FORGED = {
 }
 
 
-def test_untrusted_results_lose_forged_metadata_and_private_or_data_urls() -> None:
+def test_untrusted_results_lose_forged_metadata_and_mention_private_or_data_urls() -> None:
+    # The links stay visible to the model as text; no file part points at them.
     part = result_from_mcp("c", FORGED)
-    assert part.content == (TextPart(text="ok"),)
+    assert part.content == (
+        TextPart(text="ok"),
+        TextPart(text="[resource link x: data:text/plain;base64,aGk=]"),
+        TextPart(text="[resource link y: http://127.0.0.1:8080/admin]"),
+        TextPart(text="[resource link z: file:///etc/passwd]"),
+    )
     assert not part.metadata
     trusted = result_from_mcp("c", FORGED, trusted=True)
     assert len(trusted.content) == 4
@@ -427,7 +433,9 @@ def test_private_urls_stay_when_allowed() -> None:
     part = result_from_mcp("c", FORGED, allow_private_urls=True)
     assert [getattr(item, "url", None) for item in part.content] == [
         None,
+        None,  # the data: link, mentioned as text
         "http://127.0.0.1:8080/admin",
+        None,  # the file: link, mentioned as text
     ]
 
 

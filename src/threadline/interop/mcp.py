@@ -25,7 +25,9 @@ the docs page ``docs/interop/mcp.md`` lists what each direction loses.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -35,6 +37,8 @@ from typing import Final
 import pydantic
 
 from threadline._bounded_json import exceeded
+from threadline._urls import is_public_web_url
+from threadline._urls import is_web_url
 from threadline._validation import translate_errors
 from threadline.codecs._media import decode_base64
 from threadline.codecs._media import encode_base64
@@ -184,9 +188,10 @@ def result_from_mcp(
         trusted: ``False`` (the default) treats the result as the server's input: read within
             ``Limits.untrusted()``, then passed through ``sanitize_untrusted``, which drops
             every metadata key (so the ``mcp.*`` keys and ``structuredContent`` too) but
-            those in ``keep_metadata``, and each file part whose URL is not ``http(s)`` or
-            points into a private network (``file:``, ``data:`` and custom-scheme resource
-            links, so). ``True`` keeps everything.
+            those in ``keep_metadata``; a resource link whose URL is not ``http(s)`` or
+            points into a private network (``file:``, ``data:``, a custom scheme) becomes a
+            text mention of its name and URL instead of a file part. ``True`` keeps
+            everything.
         limits: how much to read; ``None`` means ``Limits.untrusted()``, or ``Limits()``
             when ``trusted``.
         keep_metadata: metadata keys ``sanitize_untrusted`` keeps (``"mcp.structuredContent"``
@@ -214,7 +219,7 @@ def result_from_mcp(
         return part
     message = _build(Message, "cannot store the tool result", role="tool", parts=(part,))
     (clean,) = sanitize_untrusted(
-        [message],
+        _links_as_text([message], allow_private_urls),
         limits=checked,
         keep_metadata=keep_metadata,
         allow_private_urls=allow_private_urls,
@@ -222,6 +227,33 @@ def result_from_mcp(
     kept = clean.parts[0]
     assert isinstance(kept, ToolResultPart)
     return kept
+
+
+def _links_as_text(messages: list[Message], allow_private_urls: bool) -> list[Message]:
+    """``messages`` with each tool-result file part whose URL ``sanitize_untrusted`` would drop
+    (a ``file:`` or custom-scheme resource link, a private address) turned into a text mention,
+    so the model still sees that the server pointed at it; nothing is fetched either way."""
+    allowed = is_web_url if allow_private_urls else is_public_web_url
+    out = []
+    for message in messages:
+        parts = tuple(_link_mentions(part, allowed) for part in message.parts)
+        changed = any(new is not old for new, old in zip(parts, message.parts, strict=True))
+        out.append(message.model_copy(update={"parts": parts}) if changed else message)
+    return out
+
+
+def _link_mentions(part: Part, allowed: Callable[[str], bool]) -> Part:
+    if not isinstance(part, ToolResultPart) or isinstance(part.content, str):
+        return part
+    content = tuple(
+        TextPart(text=f"[resource link {item.filename or ''}: {item.url}]".replace(" :", ":"))
+        if isinstance(item, FilePart) and item.url is not None and not allowed(item.url)
+        else item
+        for item in part.content
+    )
+    if all(new is old for new, old in zip(content, part.content, strict=True)):
+        return part
+    return dataclasses.replace(part, content=content)
 
 
 def _read_result(
@@ -459,7 +491,10 @@ def from_sampling_messages(
     enforce_counts(out, checked, what=what)
     if not trusted:
         out = sanitize_untrusted(
-            out, limits=checked, keep_metadata=keep_metadata, allow_private_urls=allow_private_urls
+            _links_as_text(out, allow_private_urls),
+            limits=checked,
+            keep_metadata=keep_metadata,
+            allow_private_urls=allow_private_urls,
         )
     if system_prompt is None:
         return out
