@@ -2,13 +2,14 @@
 
 A conversation that broke in production is usually a file by the time someone looks at it: a
 ``History.to_json()`` dump, a [`JsonlStore`][] file, or the request body a
-provider refused. Five commands work on such a file (``-`` reads standard input)::
+provider refused. Six commands work on such a file (``-`` reads standard input)::
 
     threadline check   FILE [--strict] [--json] [--pending CHOICE] [--from PROVIDER]
     threadline repair  FILE [-o OUT] [--pending CHOICE] [--from PROVIDER]
     threadline convert FILE --to PROVIDER [--from PROVIDER] [--system TEXT]
     threadline show    FILE [--full] [--color WHEN] [--from PROVIDER]
     threadline stats   FILE [--json] [--from PROVIDER]
+    threadline view    FILE [-o PAGE] [--seal-key KEY --seal SEAL --seal-conversation ID]
 
 Input is read as the neutral JSON envelope (or a bare list of messages), as JSON Lines the way
 ``JsonlStore`` writes them (one message object, or an array of messages, per line; a torn last
@@ -49,6 +50,7 @@ from threadline._cli.commands import run_convert
 from threadline._cli.commands import run_repair
 from threadline._cli.commands import run_show
 from threadline._cli.commands import run_stats
+from threadline._cli.commands import run_view
 from threadline._cli.output import EXIT_ISSUES as EXIT_ISSUES
 from threadline._cli.output import EXIT_OK
 from threadline._cli.output import EXIT_UNREADABLE
@@ -121,7 +123,7 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for ``threadline`` and its five commands."""
+    """The argument parser for ``threadline`` and its six commands."""
     from threadline import __version__
 
     parser = argparse.ArgumentParser(
@@ -322,6 +324,47 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
+
+    view = _add_command(
+        commands,
+        common,
+        "view",
+        run_view,
+        help="write the conversation as one self-contained HTML page",
+        description=(
+            "Write the conversation as one HTML page that needs nothing else and requests "
+            "nothing: roles and text, reasoning folded, each tool call beside its results, "
+            "images drawn from their bytes (a remote URL is shown, never fetched), files listed, "
+            "usage per turn and in total, integrity issues highlighted where they are, internal "
+            "messages marked. With a seal and its key, the page says whether the history is "
+            "what was sealed."
+        ),
+        epilog=_dedent(
+            """
+            examples:
+              threadline view history.json -o history.html
+              threadline view conversation.jsonl > page.html
+              threadline view history.json -o page.html --seal-key env:SEAL_KEY \\
+                  --seal v1.default.14.tQ3... --seal-conversation conv-42
+
+            KEY: hex:..., base64:..., env:NAME (a variable holding hex:... or base64:...)
+            or file:PATH (the key's raw bytes)
+            exit status: 0 written, 1 the seal does not match (the page is written and says
+            so), 2 unreadable input, unwritable output or bad seal options
+            """
+        ),
+    )
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PAGE",
+        help="where to write the page ('-' or absent: standard output); replaced atomically",
+    )
+    view.add_argument("--seal-key", metavar="KEY", help="the key the seal was made with")
+    view.add_argument("--seal", metavar="SEAL", help="the seal handed out with the history")
+    view.add_argument(
+        "--seal-conversation", metavar="ID", help="the conversation id the seal was made for"
+    )
     return parser
 
 
