@@ -120,6 +120,7 @@ def _document(
     for index, message in enumerate(messages):
         added = sealed is not None and index >= sealed
         yield _message(message, index, view, "added after sealing" if added else None, orphans)
+    yield "</main>"
 
 
 def _defects(issues: Sequence[IntegrityIssue]) -> list[IntegrityIssue]:
