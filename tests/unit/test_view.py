@@ -405,3 +405,16 @@ def test_view_refuses_a_short_key(tmp_path: Path, capsys: pytest.CaptureFixture[
     argv = ["view", write(tmp_path, messages), "--seal-key", "hex:" + "ab" * 8]
     assert cli.main([*argv, "--seal", seal, "--seal-conversation", "c"]) == 2
     assert "at least 32 random bytes" in capsys.readouterr().err
+
+
+def test_view_of_an_unreadable_file_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "broken.json"
+    source.write_text('{"format": "threadline", "version": 1, "messages": [{"role": "user"}]}')
+    target = tmp_path / "page.html"
+    assert cli.main(["view", str(source), "-o", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("threadline: error: ")
+    assert not target.exists()
