@@ -100,7 +100,7 @@ border:1px solid var(--line);border-radius:6px;padding:6px}}
 .tl .label{{font-size:12px;font-weight:600;color:var(--muted);margin:0 0 2px}}
 .tl .result.error .label{{color:var(--issue)}}
 .tl .none{{color:var(--muted);font-style:italic}}
-.tl .file{{display:inline-block;border:1px solid var(--line);border-radius:4px;
+.tl .chip{{display:inline-block;border:1px solid var(--line);border-radius:4px;
 padding:4px 8px;max-width:100%}}
 .tl img.inline{{display:block;max-width:100%;max-height:480px;height:auto;margin:4px 0;
 border:1px solid var(--line)}}

@@ -221,7 +221,7 @@ def file_label(part: FilePart) -> str:
         source = f"data: URL, {len(part.url):,} chars"
     else:
         source = f"<code>{text_html(part.url or '')}</code> (not fetched)"
-    return f'<span class="file">file {text_html(", ".join(facts))}, {source}</span>'
+    return f'<span class="chip">file {text_html(", ".join(facts))}, {source}</span>'
 
 
 def image_src(part: FilePart) -> str | None:
