@@ -306,6 +306,15 @@ def test_repr_html_of_a_message_and_a_history() -> None:
     assert all(selector.startswith(".tl") for selector in selectors), selectors
 
 
+def test_a_long_history_shows_its_newest_messages_in_a_notebook() -> None:
+    messages = [tl.user_message(f"turn {index}") for index in range(12)]
+    shown = Page(history_fragment(messages, last=5))
+    assert [a["id"] for a in shown.with_class("msg")] == [f"m{i}" for i in range(7, 12)]
+    assert "12 messages: 12 user." in shown.all_text  # the header covers them all
+    assert "Showing messages 7 to 11; threadline view writes them all." in shown.all_text
+    assert "Showing" not in Page(history_fragment(messages)).all_text
+
+
 def test_import_threadline_does_not_load_the_renderer() -> None:
     code = (
         "import sys, threadline; "

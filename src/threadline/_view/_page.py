@@ -36,6 +36,9 @@ from threadline.usage import Usage
 
 __all__ = ["fragment", "history_fragment", "message_fragment", "render_page"]
 
+NOTEBOOK_MESSAGES: Final = 500
+"""How many of a history's newest messages its notebook view shows."""
+
 _LISTED: Final = 200
 """How many issues and files the header lists before "and N more"."""
 
@@ -65,13 +68,20 @@ def render_page(
     )
 
 
-def history_fragment(messages: Sequence[Message]) -> str:
+def history_fragment(messages: Sequence[Message], *, last: int = NOTEBOOK_MESSAGES) -> str:
     """A history as an HTML fragment with its own scoped stylesheet (a notebook's output).
+
+    The header covers the whole history (counts, usage, issues, files); the messages shown are
+    the ``last`` ones, with their indexes in the history, so a long run does not fill the
+    notebook (``threadline view`` writes them all).
 
     Args:
         messages: the history.
+        last: how many of the newest messages to show.
     """
-    body = "".join(_document(messages, f"History, {len(messages):,} messages", None))
+    start = max(0, len(messages) - last)
+    title = f"History, {_count(len(messages), 'message')}"
+    body = "".join(_document(messages, title, None, start=start))
     return f'<div class="tl"><style>{CSS}</style>{body}</div>'
 
 
@@ -104,7 +114,7 @@ def fragment(shown: object) -> str:
 
 
 def _document(
-    messages: Sequence[Message], title: str, verdict: SealVerdict | None
+    messages: Sequence[Message], title: str, verdict: SealVerdict | None, *, start: int = 0
 ) -> Iterator[str]:
     results, orphans = _pair_results(messages)
     report = check_messages(messages, pending="keep")
@@ -116,8 +126,14 @@ def _document(
     flagged = frozenset(issue.message_index for issue in issues)
     view = View(results=results, issues=by_place, pending=pending, flagged=flagged)
     yield from _header(messages, title, verdict, issues)
+    if start:
+        yield (
+            f'<p class="facts">Showing messages {start:,} to {len(messages) - 1:,}; '
+            "<code>threadline view</code> writes them all.</p>"
+        )
     sealed = verdict.sealed if verdict is not None else None
-    for index, message in enumerate(messages):
+    for index in range(start, len(messages)):
+        message = messages[index]
         added = sealed is not None and index >= sealed
         yield _message(message, index, view, "added after sealing" if added else None, orphans)
     yield "</main>"
