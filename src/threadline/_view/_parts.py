@@ -193,9 +193,7 @@ def result_html(
         content = _long(part.content, pre=False)
     else:
         content = "".join(
-            f'<div class="text">{_long(item.text, pre=False)}</div>'
-            if isinstance(item, TextPart)
-            else file_html(item)
+            _long(item.text, pre=False) if isinstance(item, TextPart) else file_html(item)
             for item in part.content
         )
     notes = view.notes(placed.message_index, placed.part_index) if call_index is not None else ""
