@@ -26,7 +26,8 @@ if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
 fi
 PGBOUNCER=$(command -v pgbouncer || echo /usr/sbin/pgbouncer)
 
-# The browser the docs tests look at the built site with (tests/examples/test_docs_browser.py).
+# The browser the docs tests look at the built site with (tests/examples/test_docs_browser.py),
+# and the viewer tests at its pages (tests/examples/test_view_browser.py).
 if ! command -v chromium >/dev/null 2>&1; then
   log "installing chromium from Debian packages"
   export DEBIAN_FRONTEND=noninteractive

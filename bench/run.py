@@ -65,6 +65,7 @@ import step as step_workload  # noqa: E402
 import stores_peers  # noqa: E402
 import stores_servers  # noqa: E402
 import stores_watch  # noqa: E402
+import view as view_workload  # noqa: E402
 from timing import Clock  # noqa: E402
 from timing import CpuSample  # noqa: E402
 from timing import Stat  # noqa: E402
@@ -1236,6 +1237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         step_sizes = sizes if args.sizes or args.quick else list(step_workload.STEP_SIZES)
         progress(f"agent step (issue 39) at {', '.join(f'{s:,}' for s in step_sizes)}")
         step_workload.bench_step(report, Row, step_sizes, samples, min_time, progress)
+    if wanted("view"):
+        progress("viewer page (issue 42): render and open 10,000 messages in headless Chromium")
+        view_workload.bench_view(report, Row, 3 if args.quick else samples)
     if wanted("memory"):
         size = min(max(sizes), 100_000)
         progress(f"memory at {size:,}")

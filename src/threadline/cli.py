@@ -2,7 +2,7 @@
 
 A conversation that broke in production is usually a file by the time someone looks at it: a
 ``History.to_json()`` dump, a [`JsonlStore`][] file, or the request body a
-provider refused; or it is still in the application's store. Five commands work on such a file
+provider refused; or it is still in the application's store. Six commands work on such a file
 (``-`` reads standard input) or on a stored conversation (``--store URL --conversation ID``
 instead of FILE)::
 
@@ -11,6 +11,7 @@ instead of FILE)::
     threadline convert FILE --to PROVIDER [--from PROVIDER] [--system TEXT]
     threadline show    FILE [--full] [--color WHEN] [--from PROVIDER]
     threadline stats   FILE [--json] [--from PROVIDER]
+    threadline view    FILE [-o PAGE] [--seal-key KEY --seal SEAL --seal-conversation ID]
     threadline list    --store URL [--limit N] [--after ID] [--json]
 
 A store URL is ``sqlite:///PATH``, ``jsonl:///DIR``, ``redis://...`` / ``rediss://...``
@@ -19,7 +20,8 @@ A store URL is ``sqlite:///PATH``, ``jsonl:///DIR``, ``redis://...`` / ``rediss:
 reads stores and creates nothing in them; only ``repair --write-back`` writes, replacing the
 conversation atomically, and only while it is still at the version that was read. ``list``
 pages the ids, and prints the ``--after`` of the next page. ``stats`` adds the usage the
-messages recorded (``metadata["usage"]``) by model beside its estimate.
+messages recorded (``metadata["usage"]``) by model beside its estimate. ``view`` writes one
+self-contained HTML page (``threadline._view``).
 
 Input is read as the neutral JSON envelope (or a bare list of messages), as JSON Lines the way
 ``JsonlStore`` writes them (one message object, or an array of messages, per line; a torn last
@@ -63,6 +65,7 @@ from threadline._cli.commands import run_list
 from threadline._cli.commands import run_repair
 from threadline._cli.commands import run_show
 from threadline._cli.commands import run_stats
+from threadline._cli.commands import run_view
 from threadline._cli.output import EXIT_ISSUES as EXIT_ISSUES
 from threadline._cli.output import EXIT_OK
 from threadline._cli.output import EXIT_UNREADABLE
@@ -356,6 +359,50 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     stats.add_argument("--json", action="store_true", help="print the numbers as JSON")
+
+    view = _add_command(
+        commands,
+        common,
+        "view",
+        run_view,
+        help="write the conversation as one self-contained HTML page",
+        description=(
+            "Write the conversation as one HTML page that needs nothing else and requests "
+            "nothing: roles and text, reasoning folded, each tool call beside its results, "
+            "images drawn from their bytes (a remote URL is shown, never fetched), files listed, "
+            "usage per turn and in total, integrity issues highlighted where they are, internal "
+            "messages marked. With a seal and its key, the page says whether the history is "
+            "what was sealed."
+        ),
+        epilog=_dedent(
+            """
+            examples:
+              threadline view history.json -o history.html
+              threadline view conversation.jsonl > page.html
+              threadline view history.json -o page.html --seal-key env:SEAL_KEY \\
+                  --seal v1.default.14.tQ3... --seal-conversation conv-42
+              threadline view --store sqlite:///app.db --conversation conv-42 -o page.html
+
+            KEY: hex:..., base64:..., env:NAME (a variable holding hex:... or base64:...)
+            or file:PATH (the key's raw bytes)
+            exit status: 0 written, 1 the seal does not match (the page is written and says
+            so), 2 unreadable input, unwritable output or bad seal options
+            """
+        ),
+    )
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="PAGE",
+        help="where to write the page ('-' or absent: standard output); replaced atomically",
+    )
+    view.add_argument("--seal-key", metavar="KEY", help="the key the seal was made with")
+    view.add_argument("--seal", metavar="SEAL", help="the seal handed out with the history")
+    view.add_argument(
+        "--seal-conversation",
+        metavar="ID",
+        help="the conversation id the seal was made for (with --store: --conversation's)",
+    )
     _add_list(commands)
     return parser
 

@@ -74,6 +74,7 @@ from threadline._sequences import history_input
 from threadline._sequences import leading_messages
 from threadline._sequences import read_message
 from threadline._usage_readers import total_usage
+from threadline._view._notebook import HtmlRepr
 from threadline.integrity import Pending
 from threadline.integrity import pending_calls
 from threadline.integrity import prepare_messages
@@ -109,7 +110,7 @@ _rebuild_snapshot = rebuild_snapshot  # where pickles of a Snapshot from before 
 _rebuild_history = rebuild_history  # where pickles of a History from before _forking.py look
 
 
-class History(Branching, Refreshing, Encoding):
+class History(Branching, Refreshing, Encoding, HtmlRepr):
     """A conversation: an ordered, observable, thread-safe container of [`Message`][].
 
     ``len(history)``, iteration, ``history[i]`` and ``history[a:b]`` read the current

@@ -60,6 +60,7 @@ from threadline._usage_readers import message_usage
 from threadline._validation import RoleHints
 from threadline._validation import register_part_tags
 from threadline._validation import translate_errors
+from threadline._view._notebook import HtmlRepr
 from threadline.errors import ErrorDetail
 from threadline.errors import ValidationError
 from threadline.usage import Usage
@@ -415,7 +416,7 @@ ALLOWED_PARTS: dict[str, frozenset[type]] = {
 }
 
 
-class Message(RoleHints):
+class Message(RoleHints, HtmlRepr):
     """One message of a conversation: a role and at least one part.
 
     Frozen; compare with ``==`` (every field, ids and metadata included) or

@@ -1,8 +1,10 @@
-"""The docs site, built once per test session for the tests that read it."""
+"""The docs site, built once per test session for the tests that read it; the browser that
+looks at it and at the viewer's pages."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import require_module
+from tests.support import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,3 +41,14 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if result.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed:\n{result.stdout}{result.stderr}")
     return site
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The browser binary (asked for before the site is built, so a skip costs nothing)."""
+    names = [os.environ.get("THREADLINE_CHROMIUM") or "chromium", "chromium-browser"]
+    found = next(filter(None, map(shutil.which, names)), None)
+    if found is None:
+        unavailable(f"{names[0]} is not installed (apt-get install chromium, or .ci/services.sh)")
+    assert found is not None  # unavailable() raised
+    return found

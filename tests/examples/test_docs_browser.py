@@ -19,7 +19,6 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -27,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.support import unavailable
 
 PAGES = {
     "index": "",
@@ -65,17 +62,6 @@ window.addEventListener("load", () => {
 </script></body>"""
 """Measures the page once it has loaded and leaves the result in the DOM for --dump-dom."""
 RESULT = re.compile(r'<script type="application/json" id="threadline-probe">(.*?)</script>', re.S)
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """The browser binary (asked for before the site is built, so a skip costs nothing)."""
-    names = [os.environ.get("THREADLINE_CHROMIUM") or "chromium", "chromium-browser"]
-    found = next(filter(None, map(shutil.which, names)), None)
-    if found is None:
-        unavailable(f"{names[0]} is not installed (apt-get install chromium, or .ci/services.sh)")
-    assert found is not None  # unavailable() raised
-    return found
 
 
 class _ProbingHandler(http.server.SimpleHTTPRequestHandler):

@@ -838,7 +838,7 @@ def test_stats_unreadable_input_exits_2(
 # -- help, python -m, the console script --------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["check", "repair", "convert", "show", "stats"])
+@pytest.mark.parametrize("command", ["check", "repair", "convert", "show", "stats", "view"])
 def test_each_command_help_shows_an_example(
     capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
@@ -869,7 +869,7 @@ def test_python_dash_m_threadline(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("usage: threadline ")
-    for command in ("check", "repair", "convert", "show", "stats"):
+    for command in ("check", "repair", "convert", "show", "stats", "view"):
         assert command in result.stdout
 
 

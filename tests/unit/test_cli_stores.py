@@ -590,3 +590,21 @@ def test_the_helper_adds_the_group_to_any_parser() -> None:
     args = parser.parse_args(["--store", "memory:", "--conversation", "c"])
     assert (args.store, args.conversation) == ("memory:", "c")
     assert vars(commands)["load_source"] is cli_stores.load_source
+
+
+def test_view_of_a_stored_conversation_checks_its_seal_against_the_stored_id(
+    capsys: pytest.CaptureFixture[str], stored: Stored, tmp_path: Path
+) -> None:
+    history = showcase_history()
+    cid = stored.fill("trip-1", history)
+    key = b"k" * 32
+    seal = tl.seal(history, key, conversation_id=cid)
+    page = tmp_path / "page.html"
+    argv = ["view", *store_args(stored, cid), "-o", str(page), "--seal", seal]
+    code, out, _ = run(capsys, *argv, "--seal-key", "hex:" + key.hex())
+    assert code == 0, out
+    assert "seal verified" in out
+    assert "seal verified" in page.read_text(encoding="utf-8")
+    # An explicit --seal-conversation wins: the seal was not made for that id.
+    code, out, _ = run(capsys, *argv, "--seal-key", "hex:" + key.hex(), "--seal-conversation", "x")
+    assert code == 1

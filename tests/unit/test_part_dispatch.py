@@ -30,6 +30,7 @@ from threadline._message_fields import PART_CONFIG
 from threadline._repair import scan_messages
 from threadline._sanitize import Untrusted
 from threadline._sanitize import sanitized
+from threadline._view._page import render_page
 from threadline.codecs import codec_names
 from threadline.codecs import get_codec
 from threadline.errors import ThreadlineError
@@ -148,6 +149,10 @@ def _transcript(messages: list[Message]) -> Any:
     return list(render_transcript(messages, Style(False), full=True))
 
 
+def _view(messages: list[Message]) -> Any:
+    return render_page(messages, title="dispatch")
+
+
 def _langchain(messages: list[Message]) -> Any:
     require_module("langchain_core", 'pip install "threadline[langchain]"')
     from threadline.interop.langchain import to_langchain
@@ -188,6 +193,7 @@ PLACES: dict[str, Place] = {
     "prepare_messages": prepare_messages,
     "tokens.measure": lambda messages: [measure(message) for message in messages],
     "cli.render_transcript": _transcript,
+    "view.render_page": _view,
     "interop.langchain": _langchain,
     "interop.vercel": _vercel,
     "interop.otel": _otel,
@@ -274,6 +280,7 @@ _DISPATCHES: dict[str, Place] = {
     "repair.scan_messages": scan_messages,
     "tokens.measure": PLACES["tokens.measure"],
     "cli.render_transcript": _transcript,
+    "view.render_page": _view,
     "interop.vercel": _vercel,
     "interop.otel": _otel,
     "interop.langchain": _langchain,

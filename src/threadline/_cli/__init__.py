@@ -3,7 +3,8 @@
 Layers, each importing only those below it (and threadline's library modules)::
 
     threadline.cli        the parser, main and the dispatch to a command
-    commands              check, repair, convert, show, stats, list: what each does and prints
+    commands              check, repair, convert, show, stats, view, list: what each does
+                          and prints (view through threadline._view's renderer)
     stores                --store URL --conversation ID: opening a store URL, reading FILE
                           or the stored conversation, errors with credentials redacted
     reading   render      reading FILE (JSON, JSON Lines, --from payloads);

@@ -1,10 +1,12 @@
 """The commands: each reads FILE or a stored conversation, does its one thing and prints,
-returning the exit status; and ``list``, which pages a store's conversation ids."""
+returning the exit status (``view`` writes an HTML page); and ``list``, which pages a store's
+conversation ids."""
 
 from __future__ import annotations
 
 import argparse
 import base64
+import binascii
 import os
 import sys
 import tempfile
@@ -40,6 +42,9 @@ from threadline._cli.stores import load_source
 from threadline._cli.stores import open_store
 from threadline._cli.stores import redacted
 from threadline._cli.stores import store_errors
+from threadline._view._page import render_page
+from threadline._view._seal import SealVerdict
+from threadline._view._seal import seal_verdict
 from threadline.codecs import encode
 from threadline.errors import ConflictError
 from threadline.errors import IntegrityError
@@ -72,6 +77,7 @@ __all__ = [
     "run_repair",
     "run_show",
     "run_stats",
+    "run_view",
 ]
 
 # Stripped before every model call in both modes, and normal in a stored history (UI and resume
@@ -601,3 +607,76 @@ def _model_name(model: str | None) -> str:
     if model is None:
         return _NO_MODEL
     return model if len(model) <= 60 else model[:57] + "..."
+
+
+# ---------------------------------------------------------------------------------------------
+# view
+
+
+def run_view(args: argparse.Namespace) -> int:
+    """``threadline view``: write the history as one self-contained HTML page; exit 1 when a
+    seal was checked and does not match (the page is written, and says so)."""
+    loaded = load_source(args)
+    verdict = _verdict(args, loaded.messages)
+    page = render_page(loaded.messages, title=loaded.name, verdict=verdict).encode("utf-8")
+    if args.output in (None, "-"):
+        _write_stdout(page)
+    else:
+        _write_file(Path(args.output), page)
+        lines = [f"{loaded.name}: wrote {plural(len(loaded.messages), 'message')} to {args.output}"]
+        print_lines(lines + ([verdict.detail] if verdict is not None else []))
+    return EXIT_ISSUES if verdict is not None and not verdict.ok else EXIT_OK
+
+
+_SEAL_OPTIONS: Final = ("--seal-key", "--seal", "--seal-conversation")
+
+
+def _verdict(args: argparse.Namespace, messages: list[Message]) -> SealVerdict | None:
+    conversation = args.seal_conversation
+    if conversation is None and args.seal_key is not None and args.store is not None:
+        conversation = args.conversation  # the stored conversation's id is the one sealed
+    given = [args.seal_key, args.seal, conversation]
+    if all(value is None for value in given):
+        return None
+    missing = [name for name, value in zip(_SEAL_OPTIONS, given, strict=True) if value is None]
+    if missing:
+        raise CliError(
+            f"checking a seal needs {', '.join(_SEAL_OPTIONS)} together; "
+            f"missing {', '.join(missing)}"
+        )
+    try:
+        return seal_verdict(
+            messages, args.seal, _seal_key(args.seal_key), conversation_id=conversation
+        )
+    except ValueError as error:  # a key too short, an empty conversation id
+        raise CliError(f"--seal-key: {one_line(error)}") from error
+
+
+def _seal_key(text: str) -> bytes:
+    """The key ``--seal-key`` names: ``hex:...``, ``base64:...``, ``env:NAME`` (a variable
+    holding one of those) or ``file:PATH`` (the key's raw bytes); never echoed in errors."""
+    scheme, colon, value = text.partition(":")
+    if scheme == "env" and colon:
+        held = os.environ.get(value)
+        if held is None:
+            raise CliError(f"--seal-key: the environment variable {value!r} is not set")
+        if held.startswith(("env:", "file:")):
+            raise CliError(f"--seal-key: ${value} must hold hex:... or base64:..., not a name")
+        return _seal_key(held)
+    if scheme == "file" and colon:
+        try:
+            return Path(value).read_bytes()
+        except OSError as error:
+            raise CliError(f"--seal-key: cannot read {value}: {error.strerror or error}") from error
+    try:
+        if scheme == "hex" and colon:
+            return bytes.fromhex(value)
+        if scheme == "base64" and colon:
+            standard = value.strip().replace("-", "+").replace("_", "/")
+            return base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+    except (ValueError, binascii.Error) as error:
+        raise CliError(f"--seal-key: the {scheme} key does not decode") from error
+    raise CliError(
+        "--seal-key takes hex:KEY, base64:KEY, env:NAME (a variable holding hex:... or "
+        "base64:...) or file:PATH (the key's raw bytes)"
+    )
