@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
 from collections.abc import Sequence
@@ -393,15 +394,30 @@ def takes_versions(store: object) -> bool:
     without it, is bound unversioned)."""
     if not callable(getattr(store, "version", None)):
         return False
-    for name in ("append", "replace"):
-        try:
-            parameters = inspect.signature(getattr(store, name)).parameters
-        except (TypeError, ValueError):
-            return False
+    return all(_takes_expected_version(getattr(store, name)) for name in ("append", "replace"))
+
+
+_TAKES_EXPECTED: weakref.WeakKeyDictionary[Callable[..., Any], bool] = weakref.WeakKeyDictionary()
+"""`_takes_expected_version` per method's function: reading a signature is most of what a
+bind of a short conversation costs besides the store, and a class's methods keep theirs."""
+
+
+def _takes_expected_version(method: object) -> bool:
+    function = getattr(method, "__func__", None) if inspect.ismethod(method) else None
+    if function is not None:
+        known = _TAKES_EXPECTED.get(function)
+        if known is not None:
+            return known
+    try:
+        parameters = inspect.signature(method).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        takes = False
+    else:
         kinds = {parameter.kind for parameter in parameters.values()}
-        if "expected_version" not in parameters and inspect.Parameter.VAR_KEYWORD not in kinds:
-            return False
-    return True
+        takes = "expected_version" in parameters or inspect.Parameter.VAR_KEYWORD in kinds
+    if function is not None:
+        _TAKES_EXPECTED[function] = takes
+    return takes
 
 
 def check_on_conflict(on_conflict: object) -> OnConflict:

@@ -20,6 +20,7 @@ from typing import TypeVar
 from threadline._binding import OnConflict
 from threadline._binding import check_on_conflict
 from threadline._binding import refuse_store_kind
+from threadline._history_encoding import keep_turns
 from threadline.history import History
 from threadline.stores.base import AsyncStore
 from threadline.stores.base import Store
@@ -94,7 +95,9 @@ class _Cache(Generic[_S]):
         return history
 
     def _keep(self, conversation_id: str, made: History) -> History:
-        """Hold ``made`` (unless another caller bound one first: that one), then evict."""
+        """Hold ``made`` (unless another caller bound one first: that one), then evict. A held
+        history is encoded again: its first ``History.encode`` keeps the turns."""
+        keep_turns(made)
         with self._lock:
             history = self._histories.setdefault(conversation_id, made)
             self._histories.move_to_end(conversation_id)

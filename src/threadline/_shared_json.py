@@ -134,11 +134,47 @@ def share(value: Any) -> Any:
     """``value`` (JSON data: dicts, lists, scalars) with every dict and list, at any depth,
     made a `SharedDict` / `SharedList`; scalars as they are."""
     if isinstance(value, dict):
-        shared = dict.__new__(SharedDict)
-        dict.update(shared, ((key, share(item)) for key, item in value.items()))
-        return shared
+        return _share_dict(value)
     if isinstance(value, list):
-        items = list.__new__(SharedList)
-        list.extend(items, (share(item) for item in value))
-        return items
+        return _share_list(value)
     return value
+
+
+_CONTAINERS = (dict, list)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_new_dict = dict.__new__
+_fill_dict = dict.update
+_set_item = dict.__setitem__
+_new_list = list.__new__
+_fill_list = list.extend
+
+
+def _share_dict(value: dict[Any, Any]) -> SharedDict:
+    # a C copy of the dict, then only the values that are containers replaced: a body is
+    # mostly strings, and a Python call per scalar was most of the walk's cost
+    shared: SharedDict = _new_dict(SharedDict)
+    _fill_dict(shared, value if type(value) is dict else value.items())
+    for key, item in value.items():
+        if type(item) in _SCALARS:
+            continue
+        if isinstance(item, dict):
+            _set_item(shared, key, _share_dict(item))
+        elif isinstance(item, list):
+            _set_item(shared, key, _share_list(item))
+    return shared
+
+
+def _share_list(value: list[Any]) -> SharedList:
+    items: SharedList = _new_list(SharedList)
+    _fill_list(
+        items,
+        [
+            item
+            if not isinstance(item, _CONTAINERS)
+            else _share_dict(item)
+            if isinstance(item, dict)
+            else _share_list(item)
+            for item in value
+        ],
+    )
+    return items

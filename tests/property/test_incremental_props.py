@@ -28,6 +28,7 @@ from tests.support import examples
 from threadline import History
 from threadline import Message
 from threadline import ToolDefinition
+from threadline._history_encoding import keep_turns
 from threadline.codecs import codec_names
 from threadline.codecs._formats import DESCRIPTORS
 from threadline.codecs._incremental import is_boundary
@@ -144,11 +145,18 @@ def _run(
 
 
 @settings(max_examples=examples(120), deadline=None)
-@given(st.sampled_from(FORMATS), options, steps(), st.sampled_from([None, 5, 12]))
+@given(st.sampled_from(FORMATS), options, steps(), st.sampled_from([None, 5, 12]), st.booleans())
 def test_each_step_equals_the_full_encode(
-    provider: str, opts: dict[str, Any], plan: list[tuple[str, Any]], window: int | None
+    provider: str,
+    opts: dict[str, Any],
+    plan: list[tuple[str, Any]],
+    window: int | None,
+    cached: bool,
 ) -> None:
-    _run(History(max_messages=window), plan, provider, opts)
+    history = History(max_messages=window)
+    if cached:  # as a HistoryCache holds it: the turns kept from the first encode
+        keep_turns(history)
+    _run(history, plan, provider, opts)
 
 
 @settings(max_examples=examples(30), deadline=None)
@@ -182,18 +190,25 @@ def _long_history(rounds: int) -> History:
     return history
 
 
+@pytest.mark.parametrize("cached", [False, True])
 @pytest.mark.parametrize("provider", FORMATS)
-def test_a_caller_changing_a_body_never_changes_the_next(provider: str) -> None:
+def test_a_caller_changing_a_body_never_changes_the_next(provider: str, cached: bool) -> None:
+    """Every body of a history, the first (nothing kept yet, unless a cache holds it) and
+    those holding the kept turns, may be changed by its caller without reaching the next."""
     history = _long_history(3)
-    first = history.encode(provider, system="Be brief.")
-    expected = _dump(first)
-    for key, value in list(first.items()):  # what a caller may do to its body
-        if isinstance(value, list):
-            _try(value.append, {"extra": True})
-            for item in value:
-                if isinstance(item, dict):
-                    _try(item.__setitem__, "extra", True)
-        first[key] = "changed"
+    if cached:
+        keep_turns(history)
+    expected = _dump(history.encode(provider, system="Be brief."))
+    for _ in range(3):
+        body = history.encode(provider, system="Be brief.")
+        assert _dump(body) == expected
+        for key, value in list(body.items()):  # what a caller may do to its body
+            if isinstance(value, list):
+                _try(value.append, {"extra": True})
+                for item in value:
+                    if isinstance(item, dict):
+                        _try(item.__setitem__, "extra", True)
+            body[key] = "changed"
     copied = copy.deepcopy(history.encode(provider, system="Be brief."))
     assert _dump(copied) == expected
     copied["extra"] = 1  # a deep copy is plain data
@@ -235,12 +250,55 @@ INCREMENTAL = [
 ]
 
 
+def _counting(codec: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each history ``codec.encode`` is given from now on."""
+    seen: list[int] = []
+    real = codec.encode
+
+    def counting(messages: Any, **kwargs: Any) -> Any:
+        seen.append(len(messages))
+        return real(messages, **kwargs)
+
+    monkeypatch.setattr(codec, "encode", counting)
+    return seen
+
+
+@pytest.mark.parametrize("held", ["plain", "marked", "cache"])
+@pytest.mark.parametrize("provider", INCREMENTAL)
+def test_a_first_encode_keeps_nothing_unless_a_cache_holds_the_history(
+    provider: str, held: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A history's first ``encode`` is the full encode and keeps no turns (a handler that
+    encodes a loaded history once pays nothing more), its second keeps them, and from then on
+    a step encodes only what is new. A history a ``HistoryCache`` holds keeps them from the
+    first: the whole history is encoded once."""
+    history = _long_history(40)
+    if held == "marked":
+        keep_turns(history)
+    elif held == "cache":
+        store = MemoryStore()
+        store.append("c1", list(history))
+        history = tl.HistoryCache(store).get("c1")
+    seen = _counting(DESCRIPTORS[provider].codec(), monkeypatch)
+    history.encode(provider)
+    history.encode(provider)
+    history.append(question("And the day after?"))
+    later = len(seen)
+    body = history.encode(provider)
+    monkeypatch.undo()
+    whole = [n for n in seen if n > len(history) // 2]
+    assert len(whole) == (2 if held == "plain" else 1), seen
+    assert max(seen[later:]) <= 6, seen
+    assert _dump(body) == _dump(tl.encode(history.messages_for_model(), provider=provider))
+
+
 @pytest.mark.parametrize("provider", INCREMENTAL)
 def test_a_step_encodes_only_the_new_turns(provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """What the codec is given per step follows what changed, not the history's length."""
     history = _long_history(40)
     codec = DESCRIPTORS[provider].codec()
-    history.encode(provider, tools=[WEATHER])  # the first step encodes it all
+    history.encode(provider, tools=[WEATHER])  # the first step encodes it all, keeps nothing
+    history.encode(provider, tools=[WEATHER])  # the second keeps the turns
     seen: list[int] = []
     real = codec.encode
 

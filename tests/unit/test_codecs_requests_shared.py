@@ -19,7 +19,11 @@ import pytest
 import threadline as tl
 from tests.dialect_cases import DIALECTS as DIALECT_NAMES
 from tests.strategies import json_values
+from tests.support import examples
 from threadline import Message
+from threadline._json import FrozenJsonMap
+from threadline._shared_json import SharedDict
+from threadline._shared_json import SharedList
 from threadline._shared_json import share
 from threadline.codecs import codec_names
 from threadline.codecs import encode
@@ -287,6 +291,48 @@ def test_shared_json_reads_copies_and_serializes_as_the_plain_value(value: Any) 
     if isinstance(value, (dict, list)) and value:
         with pytest.raises(TypeError, match=r"copy\.deepcopy"):
             shared.clear()
+
+
+def containers(value: Any) -> list[Any]:
+    """Every dict and list in ``value``, at any depth, the value itself first."""
+    found: list[Any] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            found.append(item)
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            found.append(item)
+            pending.extend(item)
+    return found
+
+
+@hypothesis.settings(max_examples=examples(200))
+@hypothesis.given(json_values)
+def test_share_makes_every_container_read_only_and_holds_none_of_the_input(value: Any) -> None:
+    """``share`` copies only the containers (scalars stay), at every depth: each is a
+    `SharedDict` / `SharedList`, none is a container of the input, so a caller changing the
+    input afterwards never reaches the shared value."""
+    before = json.dumps(value)
+    shared = share(value)
+    theirs = {id(item) for item in containers(value)}
+    for item in containers(shared):
+        assert type(item) in (SharedDict, SharedList)
+        assert id(item) not in theirs
+    for item in containers(value):
+        item.clear()
+    assert json.dumps(shared) == before
+
+
+def test_share_reads_a_dict_subclass_through_its_items() -> None:
+    """A read-only mapping in a body (tool-call arguments) is shared as the plain data its
+    ``items`` give."""
+    arguments = FrozenJsonMap({"query": "limits", "scope": {"kind": ["docs"]}})
+    shared = share({"input": arguments})
+    assert type(shared["input"]) is SharedDict
+    assert type(shared["input"]["scope"]["kind"]) is SharedList
+    assert shared == {"input": {"query": "limits", "scope": {"kind": ["docs"]}}}
 
 
 def test_pydantic_rebuilds_a_shared_sequence_and_it_stays_read_only() -> None:

@@ -92,6 +92,25 @@ def test_a_store_without_versions_is_bound_unversioned() -> None:
     assert [m.id for m in store.load("c")] == ["a", "b"]
 
 
+def test_whether_a_store_takes_versions_is_read_per_method_each_bind() -> None:
+    """The answer is kept per method, so a subclass overriding ``append`` without
+    ``expected_version``, or an instance given its own ``append``, is read anew even after
+    its parent class was bound."""
+    from threadline._binding import takes_versions
+
+    class OldAppend(MemoryStore):
+        def append(self, conversation_id: str, messages: Sequence[tl.Message]) -> None:  # type: ignore[override]
+            super().append(conversation_id, messages)
+
+    assert takes_versions(MemoryStore())
+    assert not takes_versions(OldAppend())
+    assert takes_versions(MemoryStore())
+    patched = MemoryStore()
+    patched.append = lambda conversation_id, messages: None  # type: ignore[method-assign,assignment,misc]
+    assert not takes_versions(patched)
+    assert takes_versions(MemoryStore())
+
+
 def test_a_write_whose_reply_was_lost_counts_as_done() -> None:
     class LostReply(MemoryStore):
         lose = True

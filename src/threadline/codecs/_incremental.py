@@ -172,18 +172,17 @@ class SplicedEncoder:
         if boundary == self._stop:
             return
         segment = messages[self._stop : boundary + 1]
+        ids = self._check_segment(segment)
         if self._skeleton is None:  # the first segment: the body's other fields come from it
-            self._check_segment(segment)
             body = self._codec.encode(segment, **self._options)
             turns = self._turns_before(body, segment[-1])
             self._skeleton = {
                 key: (None if key == self._key else share(value)) for key, value in body.items()
             }
         else:
-            self._check_segment(segment)
             body = self._codec.encode(segment, **self._tail_options())
             turns = self._turns_before(body, segment[-1])
-        self._ids.update(_ids(segment))
+        self._ids.update(ids)
         self._wire.extend(share(turns))
         self._stop = boundary
 
@@ -215,9 +214,10 @@ class SplicedEncoder:
     def _tail_options(self) -> dict[str, Any]:
         return {**self._options, "system": None}
 
-    def _check_segment(self, segment: Sequence[Message]) -> None:
-        """Refuse a segment whose encoding alone may differ from its encoding in place."""
-        ids = _ids(segment)
+    def _check_segment(self, segment: Sequence[Message]) -> set[str]:
+        """Refuse a segment whose encoding alone may differ from its encoding in place;
+        return its tool-call ids."""
+        ids, names = _ids_and_names(segment)
         if not ids.isdisjoint(self._ids):
             raise _Refused
         takes_id, rule = self._takes_id, self._rule
@@ -225,30 +225,29 @@ class SplicedEncoder:
         assert rule is not None
         if not all(takes_id(call_id) for call_id in ids):
             raise _Refused
-        if map_tool_names(_names(segment), rule):
+        if map_tool_names(names, rule):
             raise _Refused
         if self._check is not None and not self._check(segment):
             raise _Refused
+        return ids
 
 
-def _ids(messages: Sequence[Message]) -> set[str]:
+def _ids_and_names(messages: Sequence[Message]) -> tuple[set[str], set[str]]:
+    """The tool-call ids and the tool names of ``messages``, in one pass."""
     ids: set[str] = set()
-    for message in messages:
-        if message.role in ("assistant", "tool"):
-            for part in message.parts:
-                if isinstance(part, (ToolCallPart, ProviderToolCallPart)):
-                    ids.add(part.id)
-                elif isinstance(part, (ToolResultPart, ProviderToolResultPart)):
-                    ids.add(part.call_id)
-    return ids
-
-
-def _names(messages: Sequence[Message]) -> set[str]:
     names: set[str] = set()
     for message in messages:
         if message.role in ("assistant", "tool"):
             for part in message.parts:
-                name = part.name if isinstance(part, (ToolCallPart, ToolResultPart)) else None
-                if name is not None:
-                    names.add(name)
-    return names
+                if isinstance(part, ToolCallPart):
+                    ids.add(part.id)
+                    names.add(part.name)
+                elif isinstance(part, ToolResultPart):
+                    ids.add(part.call_id)
+                    if part.name is not None:
+                        names.add(part.name)
+                elif isinstance(part, ProviderToolCallPart):
+                    ids.add(part.id)
+                elif isinstance(part, ProviderToolResultPart):
+                    ids.add(part.call_id)
+    return ids, names
