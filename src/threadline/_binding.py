@@ -347,14 +347,18 @@ def load_versioned(store: Any, conversation_id: str) -> tuple[list[Message], int
     """The conversation's messages and the version they are at (``None``: the store has no
     ``version``).
 
-    Versions never go back, so a version read before and after the load that did not move
-    is the version of what was loaded.
+    A store with ``load_after`` reads both in one consistent read (``load_after(id, 0)``:
+    everything, and its version). Otherwise: versions never go back, so a version read before
+    and after the load that did not move is the version of what was loaded.
 
     Raises:
         threadline.ConflictError: other writers kept changing the conversation meanwhile.
     """
     if not takes_versions(store):
         return store.load(conversation_id), None
+    if callable(getattr(store, "load_after", None)):
+        appended = store.load_after(conversation_id, 0)
+        return list(appended.messages), appended.version
     for _ in range(_ATTEMPTS):
         before = store.version(conversation_id)
         loaded: list[Message] = store.load(conversation_id)
@@ -376,6 +380,9 @@ async def aload_versioned(store: Any, conversation_id: str) -> tuple[list[Messag
     """
     if not takes_versions(store):
         return list(await store.load(conversation_id)), None
+    if callable(getattr(store, "load_after", None)):
+        appended = await store.load_after(conversation_id, 0)
+        return list(appended.messages), appended.version
     for _ in range(_ATTEMPTS):
         before = await store.version(conversation_id)
         loaded: list[Message] = list(await store.load(conversation_id))

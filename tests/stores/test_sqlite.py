@@ -216,3 +216,29 @@ def test_a_long_batch_sent_again_is_looked_up_in_chunks(path: Path) -> None:
         store.append("c", many[:700])
         store.append("c", many)
         assert store.load("c") == many
+
+
+def test_opening_an_existing_database_takes_no_write_lock(path: Path) -> None:
+    # A process opening the store while another holds the write lock reads at once: the
+    # schema is checked with one read, not created in a write transaction each time.
+    with SQLiteStore(path) as first:
+        first.append("c", [tl.user_message("hi")])
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        with SQLiteStore(path, timeout=0.05) as second:
+            assert [m.text for m in second.load("c")] == ["hi"]
+            assert [m.text for m in tl.History().bind(second, "c")] == ["hi"]
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+def test_a_database_missing_one_table_is_completed_not_trusted(path: Path) -> None:
+    with SQLiteStore(path) as first:
+        first.append("c", [tl.user_message("hi")])
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE threadline_parents")
+    with SQLiteStore(path) as second:
+        assert [m.text for m in second.load("c")] == ["hi"]
+        assert second.parent("c") is None  # the table is back

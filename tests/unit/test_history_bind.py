@@ -19,6 +19,7 @@ from threadline.context import RollingSummary
 from threadline.context import is_summary
 from threadline.history import History
 from threadline.history import HistoryEvent
+from threadline.stores import Appended
 from threadline.stores import MemoryStore
 from threadline.stores import SQLiteStore
 
@@ -45,6 +46,11 @@ class Recording(MemoryStore):
         if self.fail_loads:
             raise tl.StoreError("load failed: server unreachable")
         return super().load(conversation_id)
+
+    def load_after(self, conversation_id: str, version: int) -> Appended:
+        if self.fail_loads:  # bind reads through load_after(id, 0): the version and the rows
+            raise tl.StoreError("load failed: server unreachable")
+        return super().load_after(conversation_id, version)
 
     def append(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -35,6 +36,8 @@ _META = (
     f"INSERT OR IGNORE INTO threadline_meta (key, value) VALUES ('schema_version', "
     f"'{SCHEMA_VERSION}')",
 )
+
+_CREATED = re.compile(r"^CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)")
 
 # Connections inherited through fork(): SQLite must not use or close them in the child (closing
 # could disturb the parent's locks), so the child drops them here and opens its own.
@@ -67,6 +70,9 @@ class SQLiteDatabase:
         schema: the ``CREATE ... IF NOT EXISTS`` statements of the caller's tables.
         migrate: brings tables an older threadline created up to date (run after ``schema``,
             in the same transaction, once per store).
+        migrated: the names of the schema objects ``migrate`` creates last: when they and
+            every table and index ``schema`` creates are there, at this schema version, the
+            file is opened with one read and no write transaction (the usual case).
         timeout: seconds a writer waits for another writer's lock before failing.
         owner: how the owning store prints itself, for error messages.
     """
@@ -79,6 +85,7 @@ class SQLiteDatabase:
         timeout: float,
         owner: str,
         migrate: Callable[[sqlite3.Connection], None] | None = None,
+        migrated: Sequence[str] = (),
     ) -> None:
         text = os.fspath(path)
         if text in ("", ":memory:") or text.startswith("file:"):
@@ -88,6 +95,10 @@ class SQLiteDatabase:
             )
         self.path = Path(text)
         self._schema = (*_META, *schema)
+        self._names = (
+            *(match.group(1) for match in map(_CREATED.search, self._schema) if match),
+            *migrated,
+        )
         self._migrate = migrate
         self._timeout = timeout
         self._owner = owner
@@ -181,6 +192,9 @@ class SQLiteDatabase:
             if self._ready:
                 return
             self._enable_wal(connection)
+            if self._settled(connection):
+                self._ready = True
+                return
             connection.execute("BEGIN IMMEDIATE")
             try:
                 for statement in self._schema:
@@ -202,3 +216,19 @@ class SQLiteDatabase:
                     f"{SCHEMA_VERSION}; upgrade threadline to open it"
                 )
             self._ready = True
+
+    def _settled(self, connection: sqlite3.Connection) -> bool:
+        """Whether the file already holds every table and index of the schema (migrations
+        done) at this schema version: one read, so opening an existing database takes no
+        write lock. Anything else (a new file, an older layout, a newer version) goes the
+        ``BEGIN IMMEDIATE`` way, which creates, migrates or refuses."""
+        marks = ", ".join("?" * len(self._names))
+        try:
+            row = connection.execute(
+                f"SELECT (SELECT count(*) FROM sqlite_master WHERE name IN ({marks})),"
+                " (SELECT value FROM threadline_meta WHERE key = 'schema_version')",
+                self._names,
+            ).fetchone()
+        except sqlite3.OperationalError:  # no threadline_meta yet
+            return False
+        return bool(row == (len(self._names), str(SCHEMA_VERSION)))

@@ -216,7 +216,12 @@ class SQLiteStore(JsonRows, PollingWatch, Closing):
         self.blobs = blobs
         self.blob_threshold = blob_threshold
         self._db = SQLiteDatabase(
-            path, schema=_SCHEMA, timeout=timeout, owner=repr(self), migrate=_add_message_ids
+            path,
+            schema=_SCHEMA,
+            timeout=timeout,
+            owner=repr(self),
+            migrate=_add_message_ids,
+            migrated=("threadline_messages_by_id",),
         )
 
     def __repr__(self) -> str:
@@ -582,7 +587,8 @@ def _log_write(
     holds nothing) at ``version``, dropping the records ``load_after`` no longer needs (all
     older ones after a ``reset``: a replace, delete or fork)."""
     oldest = version - 1 if reset else version - _LOGGED_WRITES
-    connection.execute(_PRUNE_WRITES, (conversation_id, oldest))
+    if oldest >= 1:  # records start at version 1: below it there is nothing to drop
+        connection.execute(_PRUNE_WRITES, (conversation_id, oldest))
     connection.execute(_LOG_WRITE, (conversation_id, version, last))
 
 
