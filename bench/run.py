@@ -84,8 +84,16 @@ PROVIDERS = (
     "mistral",
     "bedrock",
     "ollama",
-    "deepseek",  # the OpenAI-compatible dialects: reasoning_content, and OpenRouter's entries
+    "cohere",
+    # the OpenAI-compatible dialects (issue 41): Chat Completions with each one's reasoning
+    "deepseek",
     "openrouter",
+    "vllm",
+    "groq",
+    "qwen",
+    "moonshot",
+    "xai",
+    "together",
 )
 TARGET_SIZES = (10_000, 100_000)
 APPEND_SIZES = (100, 10_000, 100_000)

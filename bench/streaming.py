@@ -11,7 +11,11 @@ call; citations, content parts, signed parts, chunks or blocks, where the format
 timed in CPU time at N = 1,000, 10,000 and 100,000, each (shape, N) in a fresh interpreter by
 ``hostile.py``'s loop, beside ``json.dumps`` of the same events: 10x the events must cost at
 most 12x the time. ``python bench/streaming.py --linear [--only anthropic/text,...]`` runs them
-alone; ``python bench/run.py --only streaming`` runs them as targets.
+alone; ``python bench/run.py --only streaming`` runs them as targets. Issue 41 adds Cohere
+(its four shapes), the OpenAI-compatible dialects (Chat's shapes for ``deepseek`` and
+``openrouter``, which share Chat's builder; a reasoning shape for every dialect; for the ones
+reading ``<think>`` tags, a reply cut into one-character pieces inside the tags) and, in the
+events-per-second table, a reply of each dialect (half reasoning, half text).
 """
 
 from __future__ import annotations
@@ -174,6 +178,58 @@ def ollama_events() -> list[dict[str, Any]]:
     return [*lines, _ollama_line({}, done=True)]
 
 
+def cohere_events() -> list[dict[str, Any]]:
+    def delta(at: int, content: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "content-delta", "index": at, "delta": {"message": {"content": content}}}
+
+    opening = {"message": {"content": {"type": "text", "text": ""}}}
+    return [
+        {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}},
+        {"type": "content-start", "index": 0, "delta": opening},
+        *(delta(0, {"text": word}) for word in WORDS[: EVENTS - 4]),
+        {"type": "content-end", "index": 0},
+        {"type": "message-end", "delta": {"finish_reason": "COMPLETE"}},
+    ]
+
+
+DIALECTS = ("deepseek", "openrouter", "vllm", "groq", "qwen", "moonshot", "xai", "together")
+"""The OpenAI-compatible dialects (``threadline.codecs._dialects``)."""
+_FIELDS = {
+    "deepseek": "reasoning_content",
+    "openrouter": "reasoning",
+    "vllm": "reasoning_content",
+    "groq": "reasoning",
+    "qwen": "reasoning_content",
+    "moonshot": "reasoning_content",
+    "xai": "reasoning_content",
+    "together": "reasoning",
+}
+"""The delta field each dialect streams reasoning text in."""
+THINK_TAGS = ("vllm", "groq", "together")
+"""The dialects that read ``<think>…</think>`` at the start of ``content``."""
+
+
+def _reasoning_delta(provider: str, piece: str) -> dict[str, Any]:
+    """A dialect's reasoning delta (OpenRouter's with its ``reasoning_details`` entry)."""
+    delta: dict[str, Any] = {_FIELDS[provider]: piece}
+    if provider == "openrouter":
+        delta["reasoning_details"] = [{"type": "reasoning.text", "text": piece, "index": 0}]
+    return delta
+
+
+def dialect_events(provider: str, think: bool = False) -> list[dict[str, Any]]:
+    """A dialect's reply: half reasoning deltas (in its field, or ``<think>`` in ``content``),
+    half text deltas."""
+    half = (EVENTS - 3) // 2
+    if think:
+        reasoning = [{"content": "<think>"}] + [{"content": w} for w in WORDS[: half - 2]]
+        reasoning.append({"content": "</think>\n\n"})
+    else:
+        reasoning = [_reasoning_delta(provider, word) for word in WORDS[:half]]
+    text = [{"content": word} for word in WORDS[: EVENTS - 3 - half]]
+    return _chat(provider, reasoning + text)
+
+
 def bedrock_events() -> list[dict[str, Any]]:
     return [
         {"messageStart": {"role": "assistant"}},
@@ -260,12 +316,25 @@ def anthropic_shape(shape: str, n: int) -> list[dict[str, Any]]:
     return _anthropic([({"type": "text", "text": ""}, deltas)])
 
 
+_MODELS = {
+    "mistral": "mistral-large-latest",
+    "deepseek": "deepseek-v4-pro",
+    "openrouter": "google/gemini-3-pro-preview",
+    "vllm": "Qwen/Qwen3-8B",
+    "groq": "openai/gpt-oss-120b",
+    "qwen": "qwen-plus",
+    "moonshot": "kimi-k2-thinking",
+    "xai": "grok-3-mini",
+    "together": "deepseek-ai/DeepSeek-R1",
+}
+
+
 def _chat(provider: str, deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
     top = {
         "id": "c1",
         "object": "chat.completion.chunk",
         "created": 1,
-        "model": "mistral-large-latest" if provider == "mistral" else "gpt-4o",
+        "model": _MODELS.get(provider, "gpt-4o"),
     }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -302,6 +371,11 @@ def chat_shape(provider: str, shape: str, n: int) -> list[dict[str, Any]]:
         calls = [{"tool_calls": [{**first, "function": {"name": "f", "arguments": pieces[0]}}]}]
         calls += [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces[1:]]
         return _chat(provider, calls)
+    if shape == "reasoning":
+        return _chat(provider, [_reasoning_delta(provider, "hm ") for _ in range(n)])
+    if shape == "think":  # the worst cuts: one character, newlines held back, half tags
+        pieces = ["<", "think", ">"] + ["h", "\n", "\n", "<", "/th", "m"] * (n // 6)
+        return _chat(provider, [{"content": p} for p in [*pieces, "</think>", "\n", "w"]])
     # Mistral's content chunks: thinking and text in turn, each a part of its own
     chunks = [
         {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "hm "}]}]}
@@ -391,6 +465,48 @@ def ollama_shape(shape: str, n: int) -> list[dict[str, Any]]:
     return [*lines, _ollama_line({}, done=True)]
 
 
+def cohere_shape(shape: str, n: int) -> list[dict[str, Any]]:
+    start = {"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}}
+    end = {"type": "message-end", "delta": {"finish_reason": "COMPLETE"}}
+
+    def content(at: int, kind: str, pieces: list[str]) -> list[dict[str, Any]]:
+        opening = {"message": {"content": {"type": kind, kind: ""}}}
+        return [
+            {"type": "content-start", "index": at, "delta": opening},
+            *(
+                {"type": "content-delta", "index": at, "delta": {"message": {"content": {kind: p}}}}
+                for p in pieces
+            ),
+            {"type": "content-end", "index": at},
+        ]
+
+    def call(at: int, pieces: list[str]) -> list[dict[str, Any]]:
+        opening = {"id": f"f_{at}", "type": "function", "function": {"name": "f", "arguments": ""}}
+        return [
+            {"type": "tool-call-start", "index": at, "delta": {"message": {"tool_calls": opening}}},
+            *(
+                {
+                    "type": "tool-call-delta",
+                    "index": at,
+                    "delta": {"message": {"tool_calls": {"function": {"arguments": p}}}},
+                }
+                for p in pieces
+            ),
+            {"type": "tool-call-end", "index": at},
+        ]
+
+    if shape == "text":
+        events = content(0, "text", ["w "] * n)
+    elif shape == "calls":
+        events = [e for at in range(n // 3) for e in call(at, ['{"i": 1}'])]
+    elif shape == "arguments":
+        events = call(0, _argument_pieces(n))
+    else:  # content items, thinking and text in turn
+        kinds = ("thinking", "text")
+        events = [e for at in range(n // 3) for e in content(at, kinds[at % 2], ["w "])]
+    return [start, *events, end]
+
+
 def bedrock_shape(shape: str, n: int) -> list[dict[str, Any]]:
     def delta(at: int, body: dict[str, Any]) -> dict[str, Any]:
         return {"contentBlockDelta": {"delta": body, "contentBlockIndex": at}}
@@ -441,6 +557,7 @@ _BOUNDARIES = {
     "gemini": "N parts closed by a signature",
     "mistral": "N content chunks, thinking and text in turn",
     "bedrock": "N/2 blocks",
+    "cohere": "N/3 content items, thinking and text in turn",
 }
 _BUILDERS: dict[str, Callable[[str, int], list[dict[str, Any]]]] = {
     "anthropic": anthropic_shape,
@@ -450,7 +567,18 @@ _BUILDERS: dict[str, Callable[[str, int], list[dict[str, Any]]]] = {
     "mistral": lambda shape, n: chat_shape("mistral", shape, n),
     "bedrock": bedrock_shape,
     "ollama": ollama_shape,
+    "cohere": cohere_shape,
+    **{
+        name: lambda shape, n, name=name: chat_shape(name, shape, n)
+        for name in ("deepseek", "openrouter")
+    },
 }
+_REASONING: dict[str, str] = {
+    **{name: f"N {_FIELDS[name]} deltas" for name in DIALECTS},
+    "openrouter": "N reasoning deltas, each with its reasoning_details entry",
+}
+"""The dialects' reasoning shapes (text, calls and arguments are Chat Completions': timed for
+``deepseek`` and ``openrouter`` only)."""
 
 
 def _linear_shapes() -> dict[str, hostile.Shape]:
@@ -462,13 +590,32 @@ def _linear_shapes() -> dict[str, hostile.Shape]:
             if shape == "arguments" and provider in ("gemini", "ollama"):
                 continue  # Gemini and Ollama send a call's arguments whole
             label = _BOUNDARIES[provider] if shape == "boundaries" else _SHAPE_LABELS[shape]
-            if shape == "calls" and provider in ("openai_chat", "mistral", "gemini", "ollama"):
+            if shape == "calls" and provider in (
+                "openai_chat",
+                "mistral",
+                "gemini",
+                "ollama",
+                "deepseek",
+                "openrouter",
+            ):
                 label = "N tool calls"  # one chunk each
             elif shape == "calls" and provider == "openai_responses":
                 label = "N/2 tool calls"
             shapes[f"{provider}/{shape}"] = hostile.Shape(
                 f"{provider}: {label}",
                 lambda n, build=build, shape=shape: build(shape, n),
+                _assemble(provider),
+                _dumps,
+                clock="cpu",
+            )
+    for provider in DIALECTS:
+        extra = {"reasoning": _REASONING[provider]}
+        if provider in THINK_TAGS:
+            extra["think"] = "<think> cut into N one-piece deltas (newlines, half tags)"
+        for shape, label in extra.items():
+            shapes[f"{provider}/{shape}"] = hostile.Shape(
+                f"{provider}: {label}",
+                lambda n, provider=provider, shape=shape: chat_shape(provider, shape, n),
                 _assemble(provider),
                 _dumps,
                 clock="cpu",
@@ -569,6 +716,9 @@ def main() -> None:
         "mistral": chat_events("mistral-large-latest"),
         "bedrock": bedrock_events(),
         "ollama": ollama_events(),
+        "cohere": cohere_events(),
+        **{name: dialect_events(name) for name in DIALECTS},
+        **{f"{name} <think>": dialect_events(name, think=True) for name in THINK_TAGS},
     }
     sdk_objects = {
         "anthropic": [
@@ -582,10 +732,11 @@ def main() -> None:
         "| SDK accumulator: µs/event | ratio |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for provider, events in streams.items():
+    for label, events in streams.items():
+        provider = label.split()[0]
         seconds = timed(ours(provider, events))
         row = [
-            provider,
+            label,
             str(len(events)),
             f"{seconds / len(events) * 1e6:.2f}",
             f"{len(events) / seconds:,.0f}",

@@ -42,6 +42,7 @@ from threadline.codecs._reading import read_payload
 from threadline.codecs._reading import read_response
 from threadline.codecs._round_trip import Turn
 from threadline.codecs._round_trip import read_back
+from threadline.codecs._think import split_think
 from threadline.codecs.base import IntegrityMode
 from threadline.codecs.base import ReasoningPolicy
 from threadline.codecs.base import TextFilesPolicy
@@ -60,7 +61,6 @@ DETAIL = "openrouter.reasoning_detail"
 came (``type``, ``id``, ``format``, ``index``, ``summary`` / ``data`` / ``text``,
 ``signature``), sent back unchanged."""
 _DETAIL_TYPES = {"reasoning.text": "text", "reasoning.summary": "summary"}
-_OPEN, _CLOSE = "<think>", "</think>"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +80,8 @@ class Dialect:
     details: bool = False
     """Reasoning also comes, and goes back, as OpenRouter's ``reasoning_details`` list."""
     think_tags: bool = False
-    """``content`` starting with ``<think>…</think>`` holds the reasoning first."""
+    """``content`` starting with ``<think>…</think>`` holds reasoning first
+    (``threadline.codecs._think.split_think``)."""
     refusing: tuple[str, ...] = ()
     """Model-id prefixes (lower case) of families that refuse ``sends`` back."""
     aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -275,9 +276,9 @@ class DialectCodec:
                 if text:
                     found.append(ReasoningPart(text=text, provider=provider, model=model))
                     break
-        if dialect.think_tags and not found:
+        if dialect.think_tags:
             parts, thought = _split_think(parts)
-            if thought is not None:
+            if thought:
                 found.append(ReasoningPart(text=thought, provider=provider, model=model))
         return [*found, *parts]
 
@@ -330,10 +331,10 @@ class DialectCodec:
             reasoning = list(details)
         elif texts and self.dialect.sends is not None:
             reasoning = [ReasoningPart(text=texts, provider=self.dialect.name)]
-        if self.dialect.think_tags and not reasoning:
+        if self.dialect.think_tags:
             rest, thought = _split_think(rest)
-            if thought is not None:
-                reasoning = [ReasoningPart(text=thought, provider=self.dialect.name)]
+            if thought:
+                reasoning = [*reasoning, ReasoningPart(text=thought, provider=self.dialect.name)]
         return [*reasoning, *rest]
 
 
@@ -367,17 +368,14 @@ def _detail_part(entry: Mapping[str, Any], provider: str, model: str | None) -> 
 
 def _split_think(parts: list[Any]) -> tuple[list[Any], str | None]:
     """``parts`` without the ``<think>…</think>`` that starts the first text part, and the
-    reasoning inside (``None`` when there is none)."""
+    reasoning inside (``None`` when there is none; see `split_think`)."""
     if not parts or type(parts[0]) is not TextPart or parts[0].metadata:
         return parts, None
-    text = parts[0].text
-    stripped = text.lstrip()
-    if not stripped.startswith(_OPEN) or _CLOSE not in stripped:
+    thought, answer = split_think(parts[0].text)
+    if thought is None:
         return parts, None
-    thought, _, answer = stripped[len(_OPEN) :].partition(_CLOSE)
-    answer = answer.lstrip("\n")
     rest = [TextPart(text=answer)] if answer else []
-    return [*rest, *parts[1:]], thought.strip("\n")
+    return [*rest, *parts[1:]], thought
 
 
 _CHAT = "OpenAI Chat Completions, as ``threadline.codecs.openai_chat`` writes it"

@@ -20,7 +20,12 @@ from threadline.codecs._stream_base import document
 from threadline.codecs._stream_base import index_of
 from threadline.codecs._stream_base import past_limits
 from threadline.codecs._stream_base import text_of
+from threadline.codecs._think import Piece
+from threadline.codecs._think import ThinkSplitter
+from threadline.codecs._think import split_think
 from threadline.errors import CodecError
+from threadline.messages import Part
+from threadline.messages import TextPart
 
 _TOP = ("id", "created", "model", "system_fingerprint", "service_tier")
 
@@ -45,7 +50,11 @@ def _error_text(error: Any) -> str:
 
 class ChatBuilder(Builder):
     def __init__(
-        self, provider: str, reasoning: tuple[str, ...] = (), details: bool = False
+        self,
+        provider: str,
+        reasoning: tuple[str, ...] = (),
+        details: bool = False,
+        think_tags: bool = False,
     ) -> None:
         super().__init__()
         self.provider = provider
@@ -53,6 +62,9 @@ class ChatBuilder(Builder):
         """The delta fields a dialect streams reasoning text in (``reasoning_content``)."""
         self._details: dict[Any, dict[str, Any]] | None = {} if details else None
         """OpenRouter's ``reasoning_details`` entries by their ``index``."""
+        self._think = ThinkSplitter() if think_tags else None
+        """Where ``content`` may start with ``<think>…</think>``: its pieces said as the
+        reasoning and the answer the response's ``decode_response`` reads."""
         self._top: dict[str, Any] = {}
         self._message: dict[str, Any] = {"role": "assistant"}
         self._content: list[dict[str, Any]] | None = None
@@ -119,6 +131,7 @@ class ChatBuilder(Builder):
                 if self.error is not None:
                     continue  # the stream ended in its error: no finish reason completes it
                 self.finished = True
+                out.extend(self._flush())
                 # only the open parts' blocks: a finish_reason on every chunk built them all
                 out.extend(self.end_all({key: self._block(key) for key in self._open}))
         if (
@@ -166,11 +179,33 @@ class ChatBuilder(Builder):
                 raise CodecError(f"{self.provider} stream: a delta after the finish reason")
 
     def close(self) -> list[StreamEvent]:
+        out = self._flush()
         # No usage chunk came (``include_usage`` was not asked for): finish without it.
         if self.finished and self.error is None and not self._finished_sent:
             self._finished_sent = True
-            return [Finish(self._finish, None)]
-        return []
+            out.append(Finish(self._finish, None))
+        return out
+
+    def _flush(self) -> list[StreamEvent]:
+        """The content held back to see whether ``<think>`` or ``</think>`` came, once the
+        reply ended."""
+        if self._think is None:
+            return []
+        return self._said(self._think.flush())
+
+    def _said(self, pieces: list[Piece]) -> list[StreamEvent]:
+        """Content split by its ``<think>`` tags: the reasoning part, then the text part."""
+        out: list[StreamEvent] = []
+        for kind, text in pieces:
+            if kind == "reasoning":
+                index, started = self.start("think", "reasoning")
+                out.extend(started)
+                out.append(ReasoningDelta(index, text))
+            else:
+                index, started = self.start("content", "text")
+                out.extend(started)
+                out.append(TextDelta(index, text))
+        return out
 
     def _thinking(self, delta: Mapping[str, Any]) -> list[StreamEvent]:
         """A dialect's reasoning pieces: its text fields, or OpenRouter's entries (each entry
@@ -216,6 +251,9 @@ class ChatBuilder(Builder):
             self._message.setdefault("content", "")
         elif isinstance(content, str) and content and self._content is not None:
             out.extend(self._chunk({"type": "text", "text": content}))  # after Mistral chunks
+        elif isinstance(content, str) and content and self._think is not None:
+            append(self._message, "content", content)
+            out.extend(self._said(self._think.feed(content)))
         elif isinstance(content, str) and content:
             index, out = self.start("content", "text")
             append(self._message, "content", content)
@@ -314,10 +352,22 @@ class ChatBuilder(Builder):
             chunks = self._content or ()
             return {"content": [chunks[key[1]]]} if key[1] < len(chunks) else None
         if key == "content" and "content" in self._message and self._content is None:
+            if self._think is not None:
+                thought, answer = split_think(text_of(self._message["content"]))
+                if thought is not None:  # the answer after the tags, as it is
+                    return TextPart(text=answer) if answer else None
             return {"content": self._message["content"]}
+        if key == "think" and self._think is not None:
+            thought, _ = split_think(text_of(self._message.get("content")))
+            return {"content": f"<think>{thought}</think>"} if thought else None
         if key == "refusal" and "refusal" in self._message:
             return {"refusal": self._message["refusal"]}
         return None
+
+    def part_of(self, block: Any) -> Part | None:
+        if isinstance(block, TextPart):  # read already (the answer after <think> tags)
+            return block
+        return super().part_of(block)
 
     def arguments(self) -> dict[str, str]:
         return {
@@ -369,9 +419,11 @@ def mistral_builder() -> ChatBuilder:
     return ChatBuilder("mistral")
 
 
-def _dialect_builder(name: str, reasoning: tuple[str, ...], details: bool = False) -> Any:
+def _dialect_builder(
+    name: str, reasoning: tuple[str, ...], details: bool = False, think_tags: bool = False
+) -> Any:
     def build() -> ChatBuilder:
-        return ChatBuilder(name, reasoning, details)
+        return ChatBuilder(name, reasoning, details, think_tags)
 
     build.__doc__ = f"A builder for a {name} chat stream (the format's descriptor names it)."
     return build
@@ -380,12 +432,12 @@ def _dialect_builder(name: str, reasoning: tuple[str, ...], details: bool = Fals
 dialect_builders = SimpleNamespace(
     deepseek=_dialect_builder("deepseek", ("reasoning_content",)),
     openrouter=_dialect_builder("openrouter", ("reasoning",), details=True),
-    vllm=_dialect_builder("vllm", ("reasoning_content", "reasoning")),
-    groq=_dialect_builder("groq", ("reasoning",)),
+    vllm=_dialect_builder("vllm", ("reasoning_content", "reasoning"), think_tags=True),
+    groq=_dialect_builder("groq", ("reasoning",), think_tags=True),
     qwen=_dialect_builder("qwen", ("reasoning_content",)),
     moonshot=_dialect_builder("moonshot", ("reasoning_content",)),
     xai=_dialect_builder("xai", ("reasoning_content",)),
-    together=_dialect_builder("together", ("reasoning",)),
+    together=_dialect_builder("together", ("reasoning",), think_tags=True),
 )
 """The OpenAI-compatible dialects' stream builders by codec name: Chat Completions chunks
 with the dialect's reasoning fields (``threadline.codecs._dialects``)."""
