@@ -465,6 +465,9 @@ def test_assemble_and_astream_take_limits(provider: str) -> None:
     assert asyncio.run(run()).text == "a" * 600 + "b" * 400
 
 
+# Slow (10,001 parts assembled twice, seconds): the full tier's. The quick tier holds the same
+# bound with a small max_parts (test_a_stream_of_more_parts_than_max_parts_is_refused_...).
+@pytest.mark.slow
 def test_untrusted_limits_bound_a_stream() -> None:
     untrusted = Limits.untrusted()
     assert untrusted.max_parts is not None
