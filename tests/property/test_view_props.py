@@ -22,6 +22,7 @@ from tests.strategies import conversations
 from tests.support import examples
 from threadline._view._page import render_page
 from threadline.messages import Message
+from threadline.messages import TextPart
 
 VOID = {"meta", "img", "br", "hr", "input", "link"}
 ATTRIBUTES = {"class", "id", "href", "src", "alt", "lang", "charset", "http-equiv", "content"}
@@ -84,9 +85,9 @@ def check_page(messages: list[Message]) -> None:
     shown = "".join(parser.text)
     for message in messages:
         assert message.id in shown or not message.id.isprintable()
-        text = message.text
-        if text.isprintable():
-            assert text in shown
+        for part in message.parts:  # each text part as written (an empty one is marked)
+            if isinstance(part, TextPart) and part.text.isprintable():
+                assert part.text in shown
 
 
 histories = st.one_of(
