@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Sequence
 from typing import Any
 from typing import Generic
@@ -148,6 +149,22 @@ class RoundTrip:
     one by one)."""
 
 
+def prepare_for(messages: Iterable[Message], spec: RoundTrip, **settings: Any) -> PreparedHistory:
+    """``messages`` read for an ``encode`` of the format ``spec`` describes: `prepare_history`
+    with the format's provider, capabilities, tool-name rule and id rules taken from ``spec``,
+    so the format's ``encode`` and its read-back cannot disagree on them; ``settings`` are
+    ``encode``'s options (``model``, ``integrity``, ``cache``...)."""
+    return prepare_history(
+        messages,
+        provider=spec.provider,
+        capabilities=spec.capabilities,
+        rule=spec.rule,
+        is_valid=spec.is_valid,
+        mint=spec.mint,
+        **settings,
+    )
+
+
 def prepared(
     messages: Sequence[Message],
     spec: RoundTrip,
@@ -159,13 +176,9 @@ def prepared(
 ) -> PreparedHistory:
     """``messages`` read as the format's ``encode`` reads them, integrity off (the caller
     passes prepared messages)."""
-    return prepare_history(
+    return prepare_for(
         messages,
-        provider=spec.provider,
-        capabilities=spec.capabilities,
-        rule=spec.rule,
-        is_valid=spec.is_valid,
-        mint=spec.mint,
+        spec,
         model=model,
         integrity="off",
         reasoning=reasoning,

@@ -66,7 +66,6 @@ from threadline.codecs._policies import ProviderToolPart
 from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import is_blank
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -79,6 +78,7 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import AFTER_RESULTS
@@ -198,12 +198,9 @@ def encode_cached(
 def _encode(
     messages: Iterable[Message], *, system: str | None = None, **settings: Any
 ) -> tuple[dict[str, Any], CacheState | None]:
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         **settings,
     )
     prepared, ids = history.messages, history.ids

@@ -38,18 +38,15 @@ from typing_extensions import assert_never
 from threadline._json import EMPTY
 from threadline._json import freeze_json_map
 from threadline._usage_readers import read_usage
+from threadline.codecs._chat_messages import chat_messages
 from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import data_url
 from threadline.codecs._media import image_type_from_url
 from threadline.codecs._media import parse_data_url
-from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
-from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
-from threadline.codecs._prepared import PreparedHistory
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -61,6 +58,7 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import add_error_prefix
@@ -135,12 +133,9 @@ def encode(
         reasoning: Cohere's own reasoning goes back as ``thinking`` content (``auto``, for
             the model that wrote it); ``text`` sends other reasoning as assistant text.
     """
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
@@ -148,51 +143,15 @@ def encode(
         text_files=text_files,
     )
     ids = history.ids
-    out: list[dict[str, Any]] = []
-    if system:
-        out.append({"role": "system", "content": system})
-    attachments: list[dict[str, Any]] = []
-    for index, message in enumerate(history.messages):
-        role = message.role
-        if role == "tool":
-            for part in history.parts(index):
-                if isinstance(part, ToolResultPart):
-                    out.append(_tool_message(part, ids, attachments))
-            continue
-        if attachments:
-            out.append({"role": "user", "content": attachments})
-            attachments = []
-        if role == "assistant":
-            item = _assistant_message(history.parts(index), ids)
-        elif role == "user" or role == "system":
-            item = _user_or_system_message(history, index)
-        else:  # internal messages never reach a model
-            continue
-        if item is not None:
-            out.append(item)
-    if attachments:
-        out.append({"role": "user", "content": attachments})
-    return {"messages": out}
-
-
-def _user_or_system_message(history: PreparedHistory, index: int) -> dict[str, Any] | None:
-    message = history.messages[index]
-    parts = message.parts
-    if len(parts) == 1 and type(parts[0]) is TextPart:
-        return {"role": message.role, "content": parts[0].text}
-    content: list[dict[str, Any]] = []
-    for part in history.parts(index):
-        if isinstance(part, (Placeholder, TextPart)):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, FilePart):
-            content.append(carried(_file_block(part)))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            raise AssertionError(f"a {message.role} message holds no {part.type} part")
-        else:
-            assert_never(part)
-    if not content:
-        return None
-    return {"role": message.role, "content": content}
+    return {
+        "messages": chat_messages(
+            history,
+            system,
+            assistant=lambda parts: _assistant_message(parts, ids),
+            tool=lambda part, attachments: _tool_message(part, ids, attachments),
+            file_block=_file_block,
+        )
+    }
 
 
 def _assistant_message(parts: Sequence[Resolved], ids: Mapping[str, str]) -> dict[str, Any] | None:

@@ -69,7 +69,6 @@ from threadline.codecs._policies import carried
 from threadline.codecs._policies import for_model
 from threadline.codecs._policies import is_one_of
 from threadline.codecs._prepared import PreparedHistory
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -83,6 +82,7 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import GEMINI
 from threadline.codecs._tools import call_names
@@ -228,12 +228,9 @@ def encode(
         reasoning: ``auto`` replays Gemini thoughts and thought signatures (to their model);
             ``drop`` sends no reasoning and no signature.
     """
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
         integrity=integrity,
         reasoning=reasoning,

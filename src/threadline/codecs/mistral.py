@@ -71,7 +71,6 @@ from threadline.codecs._policies import Resolved
 from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
 from threadline.codecs._prepared import PreparedHistory
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import build_message
 from threadline.codecs._reading import check_choice
@@ -81,6 +80,7 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import prepared
 from threadline.codecs._round_trip import read_parts
 from threadline.codecs._tool_names import STANDARD
@@ -184,13 +184,9 @@ def encode(
         system: sent first, as its own system message.
         reasoning: ``auto`` replays Mistral thinking (to its model).
     """
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
-        mint=_mint_id,
+        ROUND_TRIP,
         model=model,
         integrity=integrity,
         reasoning=reasoning,

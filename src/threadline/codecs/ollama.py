@@ -50,7 +50,6 @@ from threadline.codecs._media import encode_base64
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -62,6 +61,7 @@ from threadline.codecs._reading import response_metadata
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import add_error_prefix
@@ -161,12 +161,9 @@ def encode(
         system: sent first, as its own system message.
         reasoning: ``auto`` replays Ollama thinking (to its model) as ``thinking``.
     """
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_always,
+        ROUND_TRIP,
         model=model,
         integrity=integrity,
         reasoning=reasoning,

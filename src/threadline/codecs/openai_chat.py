@@ -38,6 +38,7 @@ from typing_extensions import assert_never
 
 from threadline._json import EMPTY
 from threadline._json import freeze_json_map
+from threadline.codecs._chat_messages import chat_messages
 from threadline.codecs._chat_response import read_chat_completion
 from threadline.codecs._media import UNKNOWN_IMAGE
 from threadline.codecs._media import data_url
@@ -46,13 +47,10 @@ from threadline.codecs._media import encode_base64
 from threadline.codecs._media import image_type_from_url
 from threadline.codecs._media import parse_data_url
 from threadline.codecs._media import parse_file_data
-from threadline.codecs._policies import NOT_IN_USER_MESSAGES
 from threadline.codecs._policies import Capabilities
 from threadline.codecs._policies import Placeholder
 from threadline.codecs._policies import Resolved
-from threadline.codecs._policies import carried
 from threadline.codecs._policies import never_refused
-from threadline.codecs._prepared import PreparedHistory
 from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import build_message
@@ -195,53 +193,16 @@ def encode_chat(
         unsupported=unsupported,
         text_files=text_files,
     )
-    prepared, ids = history.messages, history.ids
-    parts_of = history.parts  # each message\'s parts: the plan\'s, or resolved
-    out: list[dict[str, Any]] = []
-    if system:
-        out.append({"role": "system", "content": system})
-    attachments: list[dict[str, Any]] = []
-    for index, message in enumerate(prepared):
-        role = message.role
-        if role == "tool":  # the plan holds the parts of a message with nothing to resolve
-            for part in parts_of(index):
-                if isinstance(part, ToolResultPart):
-                    out.append(_tool_message(part, ids, attachments))
-            continue
-        if attachments:
-            out.append({"role": "user", "content": attachments})
-            attachments = []
-        if role == "assistant":
-            item = _assistant_message(parts_of(index), ids, write_reasoning)
-        elif role == "user" or role == "system":
-            item = _user_or_system_message(history, index)
-        else:  # internal messages never reach a model, even with integrity="off"
-            continue
-        if item is not None:
-            out.append(item)
-    if attachments:
-        out.append({"role": "user", "content": attachments})
-    return {"messages": out}
-
-
-def _user_or_system_message(history: PreparedHistory, index: int) -> dict[str, Any] | None:
-    message = history.messages[index]
-    parts = message.parts
-    if len(parts) == 1 and type(parts[0]) is TextPart:
-        return {"role": message.role, "content": parts[0].text}
-    content: list[dict[str, Any]] = []
-    for part in history.parts(index):
-        if isinstance(part, (Placeholder, TextPart)):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, FilePart):
-            content.append(carried(_file_block(part)))
-        elif isinstance(part, NOT_IN_USER_MESSAGES):
-            raise AssertionError(f"a {message.role} message holds no {part.type} part")
-        else:
-            assert_never(part)
-    if not content:
-        return None
-    return {"role": message.role, "content": content}
+    ids = history.ids
+    return {
+        "messages": chat_messages(
+            history,
+            system,
+            assistant=lambda parts: _assistant_message(parts, ids, write_reasoning),
+            tool=lambda part, attachments: _tool_message(part, ids, attachments),
+            file_block=_file_block,
+        )
+    }
 
 
 def _assistant_message(

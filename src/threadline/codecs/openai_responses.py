@@ -66,7 +66,6 @@ from threadline.codecs._policies import resolve
 from threadline.codecs._policies import resolve_indexed
 from threadline.codecs._policies import unanchored_reasoning
 from threadline.codecs._prepared import PreparedHistory
-from threadline.codecs._prepared import prepare_history
 from threadline.codecs._reading import Reader
 from threadline.codecs._reading import as_json_document
 from threadline.codecs._reading import build_message
@@ -79,6 +78,7 @@ from threadline.codecs._reading import strip_nulls
 from threadline.codecs._round_trip import ReadBacks
 from threadline.codecs._round_trip import RoundTrip
 from threadline.codecs._round_trip import Turn
+from threadline.codecs._round_trip import prepare_for
 from threadline.codecs._round_trip import read_back
 from threadline.codecs._tool_names import STANDARD
 from threadline.codecs._tools import add_error_prefix
@@ -332,12 +332,9 @@ def encode(
         reasoning: ``auto`` replays OpenAI reasoning items (to their model). Item ids tied to
             a reasoning item that is not sent are left out.
     """
-    history = prepare_history(
+    history = prepare_for(  # the format's own rules: its ROUND_TRIP's
         messages,
-        provider=PROVIDER,
-        capabilities=CAPABILITIES,
-        rule=TOOL_NAMES,
-        is_valid=_valid_id,
+        ROUND_TRIP,
         model=model,
         integrity=integrity,
         reasoning=reasoning,
