@@ -839,3 +839,20 @@ def test_messages_read_are_messages() -> None:
     )
     assert isinstance(message, Message)
     assert message.text == "x"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"keep_metadata": ["mcp._meta"]}, {"allow_private_urls": True}],
+    ids=["keep_metadata", "allow_private_urls"],
+)
+def test_sanitize_options_with_trusted_input_are_refused_not_ignored(
+    options: dict[str, Any],
+) -> None:
+    (name,) = options
+    with pytest.raises(ValueError, match=rf"{name} choose what sanitize_untrusted keeps.*drop"):
+        result_from_mcp("c", FORGED, trusted=True, **options)
+    sampling = [{"role": "user", "content": {"type": "text", "text": "hi"}}]
+    with pytest.raises(ValueError, match=rf"from_sampling_messages: {name}"):
+        from_sampling_messages(sampling, trusted=True, **options)
+    assert from_sampling_messages(sampling, **options)[0].text == "hi"  # untrusted: they apply

@@ -582,3 +582,17 @@ def test_an_id_a_split_ui_message_gives_is_refused_too() -> None:
 def test_unique_ids_read_as_before() -> None:
     messages = [ui("user", TEXT, id="a"), ui("assistant", TEXT, id="a.1"), ui("user", TEXT)]
     assert [m.id for m in from_ui_messages(messages)] == ["a", "a.1", "m1"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"keep_metadata": ["vercel.metadata"]}, {"allow_private_urls": True}],
+    ids=["keep_metadata", "allow_private_urls"],
+)
+def test_sanitize_options_with_trusted_input_are_refused_not_ignored(
+    options: dict[str, Any],
+) -> None:
+    (name,) = options
+    with pytest.raises(ValueError, match=rf"{name} choose what sanitize_untrusted keeps.*drop"):
+        from_ui_messages(body(), trusted=True, **options)
+    assert from_ui_messages(body(), **options)  # untrusted: they apply

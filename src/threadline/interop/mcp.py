@@ -46,11 +46,12 @@ from threadline.codecs._reading import Reader
 from threadline.errors import UnsupportedContentError
 from threadline.integrity import sanitize_untrusted
 from threadline.interop._missing import missing
+from threadline.interop._untrusted import reading_limits
+from threadline.interop._untrusted import refuse_sanitize_options
 from threadline.limits import Layout
 from threadline.limits import Limits
 from threadline.limits import enforce_counts
 from threadline.limits import enforce_limits
-from threadline.limits import resolve_limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
@@ -144,7 +145,7 @@ def tool_from_mcp(
         TypeError: ``tool`` is neither an MCP ``Tool`` nor a mapping.
     """
     document = _document(tool, "tool_from_mcp", "tool", "Tool")
-    enforce_limits(document, _limits(limits, trusted=False), what="mcp.tool_from_mcp")
+    enforce_limits(document, reading_limits(limits, trusted=False), what="mcp.tool_from_mcp")
     reader = Reader("MCP Tool")
     name = reader.str_field(document, "name", "")
     description = reader.optional_str(document, "description", "") or ""
@@ -195,8 +196,8 @@ def result_from_mcp(
         limits: how much to read; ``None`` means ``Limits.untrusted()``, or ``Limits()``
             when ``trusted``.
         keep_metadata: metadata keys ``sanitize_untrusted`` keeps (``"mcp.structuredContent"``
-            keeps the structured result); ignored when ``trusted``.
-        allow_private_urls: passed to ``sanitize_untrusted``; ignored when ``trusted``.
+            keeps the structured result); not with ``trusted``.
+        allow_private_urls: passed to ``sanitize_untrusted``; not with ``trusted``.
 
     Raises:
         threadline.LimitExceededError: the result exceeds ``limits``, naming the path.
@@ -205,12 +206,19 @@ def result_from_mcp(
             the JSON path (``content[1].data``).
         TypeError: ``result`` is neither a ``CallToolResult`` nor a mapping, or ``call_id``
             (``name``) is not a string.
+        ValueError: ``keep_metadata`` or ``allow_private_urls`` with ``trusted=True``.
     """
     if not isinstance(call_id, str):
         raise TypeError(f"call_id must be the tool call's id (a str), not {type(call_id).__name__}")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"name must be the tool's name (a str) or None, not {type(name).__name__}")
-    checked = _limits(limits, trusted=trusted)
+    refuse_sanitize_options(
+        "mcp.result_from_mcp",
+        trusted=trusted,
+        keep_metadata=keep_metadata,
+        allow_private_urls=allow_private_urls,
+    )
+    checked = reading_limits(limits, trusted=trusted)
     document = _document(result, "result_from_mcp", "result", "CallToolResult")
     enforce_limits(document, checked, what="mcp.result_from_mcp")
     _check_blocks(document, checked)
@@ -460,8 +468,8 @@ def from_sampling_messages(
             public ``http(s)``). ``True`` keeps everything.
         limits: how much to read; ``None`` means ``Limits.untrusted()``, or ``Limits()``
             when ``trusted``.
-        keep_metadata: metadata keys ``sanitize_untrusted`` keeps; ignored when ``trusted``.
-        allow_private_urls: passed to ``sanitize_untrusted``; ignored when ``trusted``.
+        keep_metadata: metadata keys ``sanitize_untrusted`` keeps; not with ``trusted``.
+        allow_private_urls: passed to ``sanitize_untrusted``; not with ``trusted``.
 
     Raises:
         threadline.LimitExceededError: the messages exceed ``limits``, naming the path.
@@ -470,14 +478,18 @@ def from_sampling_messages(
             base64 that is not), naming the JSON path (``messages[2].content[0].data``).
         threadline.ValidationError: ``system_prompt`` or a value cannot be stored.
         TypeError: ``messages`` is not a sequence of ``SamplingMessage`` objects or mappings.
+        ValueError: ``keep_metadata`` or ``allow_private_urls`` with ``trusted=True``.
     """
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise TypeError(
             "from_sampling_messages takes the request's list of SamplingMessage objects "
             f"(params.messages), not {type(messages).__name__}"
         )
-    checked = _limits(limits, trusted=trusted)
     what = "mcp.from_sampling_messages"
+    refuse_sanitize_options(
+        what, trusted=trusted, keep_metadata=keep_metadata, allow_private_urls=allow_private_urls
+    )
+    checked = reading_limits(limits, trusted=trusted)
     document = [
         _document(item, "from_sampling_messages", f"messages[{index}]", "SamplingMessage")
         for index, item in enumerate(messages)
@@ -678,12 +690,6 @@ def _sampling_block(part: Part, index: int) -> dict[str, Any] | None:
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _limits(limits: Limits | None, *, trusted: bool) -> Limits:
-    if limits is not None:
-        return resolve_limits(limits)
-    return Limits() if trusted else Limits.untrusted()
 
 
 def _check_blocks(document: Any, limits: Limits) -> None:

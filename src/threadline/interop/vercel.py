@@ -53,11 +53,12 @@ from threadline.codecs._media import parse_data_url
 from threadline.codecs._reading import Reader
 from threadline.errors import UnsupportedContentError
 from threadline.integrity import sanitize_untrusted
+from threadline.interop._untrusted import reading_limits
+from threadline.interop._untrusted import refuse_sanitize_options
 from threadline.limits import Layout
 from threadline.limits import Limits
 from threadline.limits import enforce_counts
 from threadline.limits import enforce_limits
-from threadline.limits import resolve_limits
 from threadline.messages import FilePart
 from threadline.messages import HookPart
 from threadline.messages import Message
@@ -122,8 +123,8 @@ def from_ui_messages(
         limits: how much to read; ``None`` means ``Limits.untrusted()``, or ``Limits()``
             when ``trusted``.
         keep_metadata: metadata keys ``sanitize_untrusted`` keeps (``"vercel.metadata"``
-            keeps each ``UIMessage``'s ``metadata``); ignored when ``trusted``.
-        allow_private_urls: passed to ``sanitize_untrusted``; ignored when ``trusted``.
+            keeps each ``UIMessage``'s ``metadata``); not with ``trusted``.
+        allow_private_urls: passed to ``sanitize_untrusted``; not with ``trusted``.
 
     Returns:
         The messages, with ids taken from the ``UIMessage`` ids (a ``UIMessage`` split into
@@ -137,8 +138,12 @@ def from_ui_messages(
             split ``UIMessage`` gives one of its messages), is refused at its ``messages[i].id``.
         threadline.ValidationError: the text is not JSON or not Unicode, or a value cannot be
             stored in a message.
+        ValueError: ``keep_metadata`` or ``allow_private_urls`` with ``trusted=True``.
     """
-    checked = resolve_limits(limits) if limits is not None else _default_limits(trusted)
+    refuse_sanitize_options(
+        _WHAT, trusted=trusted, keep_metadata=keep_metadata, allow_private_urls=allow_private_urls
+    )
+    checked = reading_limits(limits, trusted=trusted)
     document = enforce_limits(data, checked, what=_WHAT, layout=_LAYOUT)
     reader = Reader(_FORMAT)
     wire = reader.messages(document)
@@ -156,10 +161,6 @@ def from_ui_messages(
         keep_metadata=keep_metadata,
         allow_private_urls=allow_private_urls,
     )
-
-
-def _default_limits(trusted: bool) -> Limits:
-    return Limits() if trusted else Limits.untrusted()
 
 
 # ---------------------------------------------------------------------------------------------
