@@ -140,7 +140,7 @@ class RecordingProxy:
             except OSError:
                 return
             with connection:
-                connection.settimeout(1)
+                connection.settimeout(10)  # a loaded machine may be slow to send the first bytes
                 try:
                     request = connection.recv(200)
                 except OSError:

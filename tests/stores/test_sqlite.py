@@ -226,7 +226,7 @@ def test_opening_an_existing_database_takes_no_write_lock(path: Path) -> None:
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")
     try:
-        with SQLiteStore(path, timeout=0.05) as second:
+        with SQLiteStore(path, timeout=1.0) as second:  # the writer holds its lock throughout
             assert [m.text for m in second.load("c")] == ["hi"]
             assert [m.text for m in tl.History().bind(second, "c")] == ["hi"]
     finally:
