@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from tests import strategies
 from tests.support import examples
 from tests.support import require_module
 
@@ -856,3 +857,53 @@ def test_sanitize_options_with_trusted_input_are_refused_not_ignored(
     with pytest.raises(ValueError, match=rf"from_sampling_messages: {name}"):
         from_sampling_messages(sampling, trusted=True, **options)
     assert from_sampling_messages(sampling, **options)[0].text == "hi"  # untrusted: they apply
+
+
+# -- hostile shapes: a server's result is another party's data ---------------------------------
+
+_BLOCK_TYPES = ("text", "image", "audio", "resource_link", "resource", "x")
+_hostile_blocks = st.fixed_dictionaries(
+    {"type": st.sampled_from(_BLOCK_TYPES)},
+    optional={
+        "text": st.one_of(st.text(max_size=6), strategies.json_scalars),
+        "data": st.one_of(st.just("aGk="), st.text(max_size=6)),
+        "mimeType": st.one_of(st.sampled_from(["image/png", "audio/wav"]), st.text(max_size=6)),
+        "uri": st.one_of(
+            st.sampled_from(["https://example.com/a", "file:///etc/passwd", "data:,x"]),
+            st.text(max_size=6),
+        ),
+        "name": st.one_of(st.text(max_size=6), strategies.json_scalars),
+        "resource": strategies.json_values,
+        "_meta": strategies.json_values,
+        "threadline.seal": strategies.json_values,
+    },
+)
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.fixed_dictionaries(
+        {"content": st.one_of(st.lists(_hostile_blocks, max_size=4), strategies.json_values)},
+        optional={
+            "isError": strategies.json_scalars,
+            "structuredContent": strategies.json_values,
+            "_meta": strategies.json_values,
+        },
+    )
+)
+def test_any_result_shape_is_read_or_refused_with_a_threadline_error(result: Any) -> None:
+    try:
+        part = result_from_mcp("c", result, name="f")
+    except tl.ThreadlineError:
+        return  # refused, naming what
+    assert not part.metadata  # untrusted: sanitizing keeps no key unless asked
+    contents = () if isinstance(part.content, str) else part.content
+    for item in contents:
+        assert not item.metadata
+        assert not isinstance(item, FilePart) or item.url is None or item.url.startswith("https:")
+    tl.prepare_messages(
+        [
+            tl.assistant_message(ToolCallPart(id="c", name="f", arguments={})),
+            tl.Message(role="tool", parts=(part,)),
+        ]
+    )

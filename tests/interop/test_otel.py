@@ -6,6 +6,7 @@ exporter."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import json
 import subprocess
@@ -708,3 +709,69 @@ def test_span_helper_takes_its_tracer_from_the_global_provider_when_given_none(
     assert asked == ["threadline.interop.otel"]
     (span,) = exporter.get_finished_spans()
     assert span.attributes["gen_ai.provider.name"] == "ollama"  # a name the conventions lack
+
+
+# -- hostile shapes: a trace is another party's data --------------------------------------------
+
+_PART_TYPES = ("text", "reasoning", "tool_call", "tool_call_response", "blob", "uri", "file", "x")
+_hostile_parts = st.fixed_dictionaries(
+    {"type": st.sampled_from(_PART_TYPES)},
+    optional={
+        "content": strategies.json_values,
+        "id": st.one_of(st.text(max_size=4), strategies.json_scalars),
+        "name": st.one_of(st.text(max_size=4), strategies.json_scalars),
+        "arguments": strategies.json_values,
+        "response": strategies.json_values,
+        "modality": st.one_of(st.sampled_from(["image", "audio", "video"]), st.text(max_size=3)),
+        "mime_type": st.one_of(st.just("image/png"), st.text(max_size=8)),
+        "uri": st.one_of(st.just("https://example.com/a.png"), st.text(max_size=8)),
+        "threadline.seal": strategies.json_values,
+    },
+)
+_hostile_messages = st.lists(
+    st.fixed_dictionaries(
+        {"role": st.sampled_from(["user", "assistant", "tool", "system", "boss", ""])},
+        optional={
+            "parts": st.one_of(st.lists(_hostile_parts, max_size=4), strategies.json_values),
+            "finish_reason": st.one_of(st.text(max_size=6), strategies.json_scalars),
+        },
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=examples(200))
+@given(_hostile_messages, _hostile_messages, st.booleans())
+def test_any_shape_is_read_or_refused_with_a_threadline_error(
+    inputs: list[Any], outputs: list[Any], as_text: bool
+) -> None:
+    attributes: dict[str, Any] = {INPUT_MESSAGES: inputs, OUTPUT_MESSAGES: outputs}
+    if as_text:
+        attributes = {key: json.dumps(value) for key, value in attributes.items()}
+    try:
+        messages = from_otel_messages(attributes)
+    except tl.ThreadlineError:
+        return  # refused, naming what (every refusal is one of the library's errors)
+    for message in messages:  # what was read is threadline's own shape, and no forged key
+        assert not any(key.startswith("threadline.") for key in message.metadata)
+        for part in message.parts:
+            assert not any(key.startswith("threadline.") for key in part.metadata)
+    with contextlib.suppress(tl.IntegrityError):  # what integrity refuses, it names
+        tl.prepare_messages(messages)
+
+
+def test_a_lone_surrogate_in_a_trace_is_refused_naming_it() -> None:
+    text = '[{"role": "user", "parts": [{"type": "text", "content": "\\ud800"}]}]'
+    with pytest.raises(tl.ThreadlineError):
+        from_otel_messages({INPUT_MESSAGES: text})
+
+
+def test_one_call_id_repeated_ten_thousand_times_is_read_and_left_to_integrity() -> None:
+    calls = [{"type": "tool_call", "id": "c", "name": "f", "arguments": {}}] * 10_000
+    inputs = [{"role": "assistant", "parts": calls}]
+    messages = from_otel_messages({INPUT_MESSAGES: inputs})  # 10,000 parts: within untrusted
+    assert len(messages[0].parts) == 10_000
+    with pytest.raises(tl.LimitExceededError, match="max_parts"):
+        from_otel_messages({INPUT_MESSAGES: [{"role": "assistant", "parts": [*calls, *calls]}]})
+    with pytest.raises(tl.IntegrityError, match="duplicate-tool-call"):  # integrity refuses it
+        tl.prepare_messages(messages)
