@@ -572,8 +572,15 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
+_LISTED_ISSUES = 20
+"""How many issues an `IntegrityError`'s message lists; ``issues`` holds them all (a hostile
+history with 10,000 bad calls makes a short error, not megabytes of text)."""
+
+
 def _error_message(issues: Sequence[IntegrityIssue], mode: Mode) -> str:
-    lines = "\n".join(f"  {issue}" for issue in issues)
+    lines = "\n".join(f"  {issue}" for issue in issues[:_LISTED_ISSUES])
+    if len(issues) > _LISTED_ISSUES:
+        lines += f"\n  ... and {len(issues) - _LISTED_ISSUES} more (the error's issues lists all)"
     text = (
         f"the history cannot be sent to a model (mode={mode!r}): "
         f"{_count(len(issues), 'integrity issue')}\n{lines}"

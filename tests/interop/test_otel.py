@@ -775,3 +775,13 @@ def test_one_call_id_repeated_ten_thousand_times_is_read_and_left_to_integrity()
         from_otel_messages({INPUT_MESSAGES: [{"role": "assistant", "parts": [*calls, *calls]}]})
     with pytest.raises(tl.IntegrityError, match="duplicate-tool-call"):  # integrity refuses it
         tl.prepare_messages(messages)
+
+
+def test_the_integrity_error_for_ten_thousand_repeats_is_short_and_keeps_every_issue() -> None:
+    calls = [{"type": "tool_call", "id": "c", "name": "f", "arguments": {}}] * 10_000
+    messages = from_otel_messages({INPUT_MESSAGES: [{"role": "assistant", "parts": calls}]})
+    with pytest.raises(tl.IntegrityError) as caught:
+        tl.prepare_messages(messages)
+    assert len(caught.value.issues) == 9_999
+    assert str(caught.value).count("duplicate-tool-call at") == 20
+    assert "and 9979 more" in str(caught.value)
